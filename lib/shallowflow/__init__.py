@@ -1,0 +1,21 @@
+"""shallowflow: gradient descent and gradient flow of shallow networks, batched over runs.
+
+The library behind the reproducible book.  Modules, each about one idea:
+
+- ``config``   float64 default, device choice, thread count
+- ``models``   two-layer networks (ReLU, leaky ReLU, Sigmoid, Tanh) with a leading runs dimension
+- ``init``     balanced and unbalanced initialisations, seeded per run
+- ``data``     the datasets of the sources, built by name
+- ``train``    full-batch gradient descent over ensembles, snapshot schedules
+- ``metrics``  balancedness, kinks, alignment, exit times and plateaus
+- ``theory``   closed forms (key directions D+/D-, minimum-norm interpolators)
+- ``claims``   claim checks, their records and the verdict registry
+- ``plots``    the figure types the chapters share
+- ``params``   validation of chapter parameters
+- ``cli``      re-run a chapter with a profile or single parameters
+"""
+from . import config
+
+config.set_threads()
+
+__version__ = "0.1.0"

@@ -1,0 +1,142 @@
+"""003 (orthogonal inputs): the toy of Section 5, Figures 2 and 3.
+
+Source: 003_2cfc81695abc9c19.txt.  Data x = (-0.5, 1), y = -1 and x = (2, 1), y = 1; width m = 60;
+balanced initialisation at lambda = init_scale / sqrt(m) with init_scale = 1e-6; gradient descent
+with step 1e-3 for 20,000 iterations.
+
+The paper writes its loss as 1/(2n) sum (eq. (1)); the authors' code trains torch's mean MSE, which
+is twice that.  GD with step eta on the mean MSE *is* GD with step 2 eta on the paper's loss, so
+both readings train here as one ensemble on the paper's loss: each seed once with step 2 eta
+(convention "mean") and once with step eta (convention "half").
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .. import data as datasets
+from .. import init, metrics, theory
+from ..models import Network, Params, flow_time_per_step
+from ..params import Float, Int, Ints, Str
+from ..train import Trajectory, geometric_schedule, gradient_descent, union
+
+PROFILES = ("book", "smoke", "paper", "custom")
+
+TOY_SCHEMA = {
+    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "width": Int("number of hidden neurons m", low=1, high=100_000),
+    "init_scale": Float("initial scale; lambda = init_scale / sqrt(width)", low=0, low_open=True, high=10),
+    "lr": Float("gradient-descent step size (in the convention of each run)", low=0, low_open=True, high=1),
+    "steps": Int("number of gradient-descent iterations", low=1, high=10_000_000),
+    "seeds": Ints("one run per seed (and per loss convention)", low=0),
+    "conventions": Str("loss conventions to train: 'both', 'mean' (authors' code) or 'half' (eq. (1))",
+                       choices=("both", "mean", "half")),
+    "panels": Ints("iterations shown in Figure 2 (a)-(d)", low=0),
+}
+
+
+@dataclass
+class ToyRun:
+    data: datasets.Dataset
+    network: Network
+    seeds: list[int]
+    conventions: list[str]  # convention of each run
+    scale: float  # lambda
+    traj: Trajectory  # trained on the paper's loss ("half"), one run per (convention, seed)
+    p0: Params
+    s_plus: torch.Tensor  # (R, m) masks of S_{+,1}, S_{-,1}
+    s_minus: torch.Tensor
+
+    def runs_of(self, convention: str) -> list[int]:
+        return [i for i, c in enumerate(self.conventions) if c == convention]
+
+    @property
+    def iterations_per_unit_time(self) -> torch.Tensor:
+        """GD iterations per unit of gradient-flow time, per run."""
+        return 1.0 / self.traj.lr
+
+
+def run_toy(P) -> ToyRun:
+    """Train the 003 toy for every seed and loss convention in one batched computation."""
+    data = datasets.get("orthogonal-toy")
+    conv = ["mean", "half"] if P.conventions == "both" else [P.conventions]
+    conventions = [c for c in conv for _ in P.seeds]
+    seeds = [s for _ in conv for s in P.seeds]
+    scale = P.init_scale / math.sqrt(P.width)
+    p0 = init.balanced(seeds, P.width, data.d, scale)
+    # step on the paper's loss: lr * 2 for the mean-MSE reading, lr for the printed one
+    lr = [flow_time_per_step(P.lr, c) for c in conventions]
+    snaps = union(geometric_schedule(P.steps), [k for k in P.panels if k <= P.steps])
+    net = Network("relu")
+    traj = gradient_descent(p0, data, net, steps=P.steps, lr=lr, loss="half", snapshots=snaps)
+    s_plus, s_minus = theory.key_sets(p0.to(data.X.device), data)
+    return ToyRun(data, net, seeds, conventions, scale, traj, p0.to("cpu"), s_plus.cpu(), s_minus.cpu())
+
+
+def exits(run: ToyRun) -> tuple[torch.Tensor, torch.Tensor]:
+    """First iterations with L < 0.99 L(0) and with L < 0.99 L(theta_S), per run (-1: never)."""
+    L = run.traj.loss
+    first = metrics.first_below(L, 0.99 * L[:, 0], run.traj.loss_steps)
+    second = metrics.first_below(L, 0.99 * theory.saddle_loss(run.data.to("cpu")), run.traj.loss_steps)
+    return first, second
+
+
+def end_state(run: ToyRun, grown_threshold: float = 1e-3) -> dict:
+    """The end-of-training quantities of Figure 2d, per run."""
+    data = run.data.to("cpu")
+    p = run.traj.final
+    star = theory.min_norm_interpolator(data)
+    norms = metrics.neuron_norms(p)
+    grown = norms > grown_threshold
+    s = metrics.signs(p)
+    target_kink = torch.where(s > 0, torch.tensor(star.kinks()[0]), torch.tensor(star.kinks()[1]))
+    kink_dev = torch.where(grown, (metrics.kinks(p) - target_kink).abs(), torch.zeros_like(norms)).amax(1)
+    grid = datasets.augment_bias(torch.linspace(-1.5, 3.0, 451, dtype=torch.float64))
+    sup = (run.network.forward(p, grid) - star(grid)).abs().amax(1)
+    return dict(
+        loss=run.network.loss(p, data.X, data.y, "half"),
+        squared_norm=metrics.squared_norm(p),
+        min_squared_norm=star.squared_norm,
+        kink_deviation=kink_dev,
+        sup_distance=sup,
+        grown=grown.sum(1),
+        grown_is_key_sets=(grown == (run.s_plus | run.s_minus)).all(1),
+        key_set_sizes=(run.s_plus.sum(1), run.s_minus.sum(1)),
+        star=star,
+    )
+
+
+def alignment(run: ToyRun, step: int) -> dict:
+    """Panel 2b quantities at a snapshot: alignment of S_{+,1} with D_+, of S_{-,1} with -D_-, sizes."""
+    data = run.data.to("cpu")
+    p = run.traj.at(step)
+    dp, dm = theory.key_directions(data)
+    cos_p = torch.where(run.s_plus, metrics.cosines(p.W, dp), torch.full_like(p.a, math.inf)).amin(1)
+    cos_m = torch.where(run.s_minus, metrics.cosines(p.W, -dm), torch.full_like(p.a, math.inf)).amin(1)
+    L = run.network.loss(p, data.X, data.y, "half")
+    L0 = run.network.loss(run.p0, data.X, data.y, "half")
+    kinks = metrics.kinks(p)
+    med_p = torch.stack([kinks[r][run.s_plus[r]].median() for r in range(p.runs)])
+    med_m = torch.stack([kinks[r][run.s_minus[r]].median() for r in range(p.runs)])
+    return dict(cos_plus=cos_p, cos_minus=cos_m, max_norm=metrics.neuron_norms(p).amax(1),
+                loss_change=(L - L0).abs(), median_kink_plus=med_p, median_kink_minus=med_m)
+
+
+def variation_norms(interval=(-1.5, 3.0)) -> dict:
+    """F1 norms of the minimum-norm interpolator h* and of the linear interpolator on an interval."""
+    data = datasets.get("orthogonal-toy", device="cpu")
+    star = theory.min_norm_interpolator(data)
+    x, y = data.x1d.numpy(), data.y.numpy()
+    slope = (y[1] - y[0]) / (x[1] - x[0])
+    intercept = y[0] - slope * x[0]
+    extra = [star.u_plus.numpy(), star.u_minus.numpy()]
+
+    def h_star(t):
+        X = datasets.augment_bias(torch.as_tensor(t))
+        return star(X).numpy()
+
+    return dict(star=theory.variation_norm_1d(h_star, interval, extra_directions=extra),
+                linear=theory.variation_norm_1d(lambda t: slope * t + intercept, interval, extra_directions=extra),
+                half_min_squared_norm=star.squared_norm / 2)

@@ -1,0 +1,124 @@
+"""Closed forms of the sources, computed from the data (never typed in).
+
+For orthogonal inputs (003) everything the paper's theorems predict is explicit: the key
+directions D_+ and D_-, the sets S_{+,1}, S_{-,1} of neurons that follow them, the minimum-l2-norm
+interpolator (Prop. 1, whose proof is in the paper's missing appendix: here it is [derived] and
+cross-checked numerically), the saddle's loss and the leading-order exit times.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .data import Dataset
+from .models import Params
+
+
+def key_directions(data: Dataset) -> tuple[torch.Tensor, torch.Tensor]:
+    """D_+ = 1/n sum_{y_k>0} y_k x_k and D_- = 1/n sum_{y_k<0} y_k x_k (003, Section 4.1)."""
+    X, y = data.X, data.y
+    pos, neg = (y > 0).to(X.dtype), (y < 0).to(X.dtype)
+    return (pos * y) @ X / data.n, (neg * y) @ X / data.n
+
+
+def key_sets(p0: Params, data: Dataset) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boolean masks (R, m) of S_{+,1} and S_{-,1} (003, eqs. (5)-(6)) at the initial parameters.
+
+    S_{+,1}: s_j = +1 and <w_j, x_k> >= 0 for every k with y_k > 0; S_{-,1} likewise with s_j = -1
+    and the negative labels.
+    """
+    Z = p0.W @ data.X.T  # (R, m, n)
+    s = torch.where(p0.a >= 0, 1.0, -1.0)
+    pos_ok = (Z[..., data.y > 0] >= 0).all(-1)
+    neg_ok = (Z[..., data.y < 0] >= 0).all(-1)
+    return (s > 0) & pos_ok, (s < 0) & neg_ok
+
+
+def assumption3_probability(n_pos: int, n_neg: int, m: int) -> float:
+    """P(S_{+,1} and S_{-,1} both non-empty) for Gaussian balanced init on orthonormal data [derived]."""
+    p_pos = 1 - (1 - 2.0 ** -(n_pos + 1)) ** m
+    p_neg = 1 - (1 - 2.0 ** -(n_neg + 1)) ** m
+    return p_pos * p_neg
+
+
+@dataclass
+class MinNormInterpolator:
+    """h*(x) = sigma(<u_+, x>) - sigma(<u_-, x>), the minimum-l2-norm interpolator for orthogonal inputs.
+
+    u_+ = sum_{y_k>0} y_k x_k / ||x_k||^2 and u_- = sum_{y_k<0} |y_k| x_k / ||x_k||^2, realised by two
+    balanced neurons; min_{L=0} ||theta||^2 = 2 (||u_+|| + ||u_-||) [derived from 003, Prop. 1].
+    """
+
+    u_plus: torch.Tensor
+    u_minus: torch.Tensor
+
+    @property
+    def squared_norm(self) -> float:
+        return float(2 * (self.u_plus.norm() + self.u_minus.norm()))
+
+    def __call__(self, X: torch.Tensor) -> torch.Tensor:
+        return torch.clamp_min(X @ self.u_plus, 0) - torch.clamp_min(X @ self.u_minus, 0)
+
+    def kinks(self) -> tuple[float, float]:
+        """Kinks -u_2/u_1 of the two neurons (bias-augmented 1-D data)."""
+        return float(-self.u_plus[1] / self.u_plus[0]), float(-self.u_minus[1] / self.u_minus[0])
+
+
+def orthogonality_defect(data: Dataset) -> float:
+    """max_{k != l} |<x_k, x_l>| / (||x_k|| ||x_l||)."""
+    Xn = data.X / data.X.norm(dim=1, keepdim=True)
+    G = Xn @ Xn.T
+    return float((G - torch.diag(torch.diagonal(G))).abs().max()) if data.n > 1 else 0.0
+
+
+def min_norm_interpolator(data: Dataset, atol: float = 1e-12) -> MinNormInterpolator:
+    """The minimum-norm interpolator of orthogonal data (raises if the inputs are not orthogonal)."""
+    defect = orthogonality_defect(data)
+    if defect > atol:
+        raise ValueError(f"inputs are not orthogonal (max |cos| = {defect:.3g}); no closed form")
+    rho2 = (data.X ** 2).sum(1)
+    y = data.y
+    u_plus = ((y > 0) * y / rho2) @ data.X
+    u_minus = ((y < 0) * (-y) / rho2) @ data.X
+    return MinNormInterpolator(u_plus, u_minus)
+
+
+def saddle_loss(data: Dataset) -> float:
+    """L(theta_S) = 1/(2n) sum_{y_k<0} y_k^2: the loss once the positive labels are fitted (003, Fact 1)."""
+    y = data.y
+    return float((y[y < 0] ** 2).sum() / (2 * data.n))
+
+
+def exit_times(data: Dataset, scale: float) -> tuple[float, float]:
+    """Leading-order gradient-flow exit times -ln(lambda)/||D_+|| and -ln(lambda)/||D_-|| (003, Section 4)."""
+    dp, dm = key_directions(data)
+    ln = -math.log(scale)
+    return ln / float(dp.norm()), ln / float(dm.norm())
+
+
+def variation_norm_1d(f, interval: tuple[float, float], n_points: int = 200, n_directions: int = 2000,
+                      extra_directions=()) -> float:
+    """The F1 (variation) norm of a univariate function on an interval, by a linear program.
+
+    min sum_i |c_i| subject to sum_i c_i sigma(<theta_i, (x, 1)>) = f(x) on ``n_points`` grid points,
+    over ``n_directions`` unit vectors theta_i on the circle S^1 plus ``extra_directions`` (e.g. the
+    exact kink directions).  This is the discretised form of 003, eq. (8).
+    """
+    import numpy as np
+    from scipy.optimize import linprog
+
+    x = np.linspace(*interval, n_points)
+    phi = np.linspace(-np.pi, np.pi, n_directions, endpoint=False)
+    thetas = np.stack([np.cos(phi), np.sin(phi)], 1)
+    if len(extra_directions):
+        extra = np.asarray(extra_directions, dtype=float).reshape(-1, 2)
+        thetas = np.vstack([thetas, extra / np.linalg.norm(extra, axis=1, keepdims=True)])
+    A = np.maximum(np.stack([x, np.ones_like(x)], 1) @ thetas.T, 0.0)  # (points, directions)
+    k = A.shape[1]
+    res = linprog(np.ones(2 * k), A_eq=np.hstack([A, -A]), b_eq=np.asarray(f(x), dtype=float),
+                  bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"F1-norm linear program failed: {res.message}")
+    return float(res.fun)
