@@ -5,7 +5,7 @@ of the spec, shows the table, and calls :meth:`Claims.finish`, which
 
 1. writes the checks to ``artifacts/claims/<profile>/<source>__<chapter>.json`` (the scorecard page
    reads these files), and
-2. compares every verdict with the committed registry ``verdicts.yml``.  A verdict that differs
+2. compares every verdict with the committed registry ``verdicts/<source>.yml``.  A verdict that differs
    from the registry (a regression, or a newly reproduced target nobody has acknowledged), a check
    the registry does not know, or a registered check that did not run raises
    :class:`VerdictMismatch`, which fails the notebook and therefore the tests and the book build.
@@ -37,8 +37,8 @@ def repo_root() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2]
 
 
-def registry_path() -> Path:
-    return repo_root() / "verdicts.yml"
+def registry_dir() -> Path:
+    return repo_root() / "verdicts"
 
 
 def claims_dir(profile: str) -> Path:
@@ -187,17 +187,18 @@ class Claims:
         problems = []
         for c in self.checks:
             if c.expected == "missing":
-                problems.append(f"{self.source}:{c.id} is not in verdicts.yml (measured {c.verdict}); add it there")
+                problems.append(f"{self.source}:{c.id} is not in verdicts/{self.source}.yml (measured {c.verdict}); add it there")
             elif c.expected not in (UNDECIDED, c.verdict):
                 problems.append(f"{self.source}:{c.id}: verdict {c.verdict}, registry expects {c.expected} "
                                 f"(measured {c.measured}, criterion {c.criterion})")
         ran = {c.id for c in self.checks}
         for key, entry in self._registry_targets().items():
-            if entry.get("chapter") != self.chapter:
+            if not key.startswith(self.source + ":"):
                 continue
             target = key.split(":", 1)[1]
             for name, verdicts in (entry.get("checks") or {}).items():
-                if self.profile in verdicts and f"{target}/{name}" not in ran:
+                chapter = verdicts.get("chapter", entry.get("chapter"))
+                if chapter == self.chapter and self.profile in verdicts and f"{target}/{name}" not in ran:
                     problems.append(f"{key}/{name} is registered for this chapter but was not checked")
         return problems
 
@@ -237,13 +238,23 @@ class Claims:
         self.save()
         problems = self.mismatches()
         if problems:
-            raise VerdictMismatch("verdicts differ from verdicts.yml:\n  - " + "\n  - ".join(problems))
+            raise VerdictMismatch(f"verdicts differ from verdicts/{self.source}.yml:\n  - " + "\n  - ".join(problems))
         return self
 
 
-def load_registry(path: Path | None = None) -> dict:
-    with open(path or registry_path()) as f:
-        return yaml.safe_load(f) or {}
+def load_registry(directory: Path | None = None) -> dict:
+    """The registry as {"sources": {key: meta}, "targets": {"<source>:<target>": entry}}.
+
+    One file per source, ``verdicts/<source>.yml`` with keys ``source`` and ``targets``.
+    """
+    sources, targets = {}, {}
+    for path in sorted((directory or registry_dir()).glob("*.yml")):
+        doc = yaml.safe_load(path.read_text()) or {}
+        key = path.stem
+        sources[key] = doc.get("source") or {}
+        for target, entry in (doc.get("targets") or {}).items():
+            targets[f"{key}:{target}"] = entry or {}
+    return {"sources": sources, "targets": targets}
 
 
 def load_records(profile: str = "book") -> list[dict]:
@@ -299,3 +310,59 @@ def scorecard(profile: str = "book") -> list[dict]:
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
                          note=entry.get("note", "")))
     return rows
+
+
+def _chapter_link(docname: str | None, here: str = "book") -> str:
+    import html
+    import posixpath
+
+    if not docname:
+        return ""
+    href = posixpath.relpath(docname + ".html", here)
+    return f'<a href="{html.escape(href)}">{html.escape(docname.split("/", 1)[-1])}</a>'
+
+
+def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
+    """The scorecard: one table per source, one row per target (verdict, checks passed, chapter)."""
+    import html
+
+    sources = registry.get("sources", {})
+    out = []
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    summary = ", ".join(f"{badge(v)}: {n}" for v, n in sorted(counts.items()))
+    out.append(f"<p><b>{len(rows)} targets</b> — {summary}</p>")
+    for key in sorted(sources):
+        meta = sources[key] or {}
+        mine = [r for r in rows if r["source"] == key]
+        title = html.escape(meta.get("title", ""))
+        out.append(f"<h3>{key} {('— ' + title) if title else ''}</h3><p><code>{html.escape(meta.get('seed', ''))}</code></p>")
+        if not mine:
+            out.append("<p><i>No targets catalogued in the registry yet: not attempted.</i></p>")
+            continue
+        body = "".join(
+            f"<tr><td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
+            f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
+            f"<td>{r['n_pass']}/{len(r['checks'])}</td><td>{_chapter_link(r['chapter'], here)}</td></tr>"
+            for r in mine)
+        out.append('<table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
+                   f'<th>checks passed</th><th>chapter</th></tr></thead><tbody>{body}</tbody></table>')
+    return "\n".join(out)
+
+
+def checks_html(rows: list[dict], here: str = "book") -> str:
+    """Every recorded check of every attempted target: claim, source value, measured, criterion, verdict."""
+    import html
+
+    out = []
+    for r in rows:
+        if not r["checks"]:
+            continue
+        out.append(f"<h4>{r['source']}:{html.escape(r['target'])} — {html.escape(r['title'])} "
+                   f"({badge(r['verdict'])}, {_chapter_link(r['chapter'], here)})</h4>")
+        out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
+                                            measured=c["measured"], criterion=c["criterion"],
+                                            verdict=c["verdict"], registry=c.get("note", ""))
+                                       for c in r["checks"]]).replace("<th>registry</th>", "<th>note</th>"))
+    return "\n".join(out)

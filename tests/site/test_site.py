@@ -1,0 +1,121 @@
+"""Tier 4: the built site shows what it should (run by `make book` after the build).
+
+Static checks (always): every chapter of the toc has a page, every page's images exist, no page
+loads a script, style sheet or font from the network, MathJax is served from the build, the
+scorecard lists every registered target with a verdict and a link to its chapter, and each chapter
+shows its verdict table.  Browser check (when Debian's chromium is installed, as in CI): the pages
+render in a real headless browser with the network off, MathJax typesets the math and the images load.
+"""
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from shallowflow import cli
+from shallowflow.claims import load_registry
+
+ROOT = cli.repo_root()
+HTML = ROOT / "_build" / "html"
+
+
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.resources, self.images, self.links, self.text = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script" and a.get("src"):
+            self.resources.append(a["src"])
+        if tag == "link" and a.get("rel") in ("stylesheet", "preload") and a.get("href"):
+            self.resources.append(a["href"])
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(path: Path) -> Page:
+    p = Page()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.fixture(scope="module")
+def pages():
+    if not (HTML / "index.html").exists():
+        pytest.fail("no built site in _build/html: run `make book` first")
+    docs = ["book/intro", "book/scorecard"] + [f"book/{c}" for c in cli.chapters() if c != "scorecard"]
+    return {d: parse(HTML / f"{d}.html") for d in docs}
+
+
+def test_every_toc_page_is_built(pages):
+    toc = (ROOT / "_toc.yml").read_text()
+    for doc in re.findall(r"file: (\S+)", toc):
+        assert (HTML / f"{doc}.html").exists(), doc
+
+
+def test_no_network_resources_and_local_mathjax(pages):
+    for doc, page in pages.items():
+        remote = [r for r in page.resources if re.match(r"^(https?:)?//", r)]
+        assert not remote, f"{doc} loads {remote}"
+        if 'class="math' in (HTML / f"{doc}.html").read_text():
+            assert any(r.endswith("_static/mathjax/tex-chtml.js") for r in page.resources), doc
+    assert 'class="math' in (HTML / "book/orthogonal-inputs/toy.html").read_text()
+    assert (HTML / "_static" / "mathjax" / "tex-chtml.js").exists()
+    assert (HTML / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
+
+
+def test_images_exist(pages):
+    for doc, page in pages.items():
+        for src in page.images:
+            assert (HTML / doc).parent.joinpath(src).resolve().exists(), (doc, src)
+
+
+def test_chapters_show_figures_and_verdicts(pages):
+    for chapter in cli.chapters():
+        if chapter == "scorecard":
+            continue
+        page = pages[f"book/{chapter}"]
+        text = " ".join(page.text)
+        assert page.images, f"{chapter} shows no figure"
+        assert re.search(r"\b(PASS|FAIL)\b", text) and "sf-claims" in (HTML / f"book/{chapter}.html").read_text()
+
+
+def test_scorecard_lists_every_target_with_verdict_and_link(pages):
+    html = (HTML / "book" / "scorecard.html").read_text()
+    reg = load_registry()
+    for key, entry in reg["targets"].items():
+        source, target = key.split(":", 1)
+        assert f"id='{source}-{target}'" in html or f'id="{source}-{target}"' in html, key
+        if entry.get("chapter"):
+            href = Path(entry["chapter"]).relative_to("book").as_posix() + ".html"
+            assert href in html, (key, href)
+            assert (HTML / f"{entry['chapter']}.html").exists()
+    assert "not run" not in " ".join(pages["book/scorecard"].text)
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no chromium on this machine (CI installs Debian's)")
+@pytest.mark.parametrize("doc", ["book/intro", "book/orthogonal-inputs/toy", "book/scorecard"])
+def test_pages_render_in_a_browser_offline(doc, tmp_path):
+    """Dump the DOM after scripts ran: MathJax must have typeset (mjx-container) and images loaded."""
+    url = (HTML / f"{doc}.html").as_uri()
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path}", "--proxy-server=127.0.0.1:9", "--virtual-time-budget=15000",
+           "--dump-dom", url]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    assert "<body" in dom, "chromium produced no DOM"
+    if doc != "book/scorecard":
+        assert "<mjx-container" in dom, f"MathJax did not typeset {doc}"
+        assert "merror" not in dom, f"MathJax reported an error on {doc}"

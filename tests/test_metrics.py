@@ -1,0 +1,32 @@
+import torch
+
+from shallowflow import metrics
+from shallowflow.models import Params
+
+
+def test_first_below_and_never():
+    curve = torch.tensor([[1.0, 0.9, 0.5, 0.1], [1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)
+    steps = torch.tensor([0, 10, 20, 30])
+    assert metrics.first_below(curve, 0.6, steps).tolist() == [20, -1]
+    assert metrics.first_below(curve, torch.tensor([0.95, 1.5]), steps).tolist() == [10, 0]
+
+
+def test_longest_run_within():
+    curve = torch.tensor([[1, .25, .251, .25, 2, .25, .25], [.25] * 7], dtype=torch.float64)
+    assert metrics.longest_run_within(curve, 0.25, 0.01).tolist() == [3, 7]
+
+
+def test_kinks_signed_norms_cosines():
+    W = torch.tensor([[[2.0, 1.0], [-0.5, 1.0]]], dtype=torch.float64)
+    p = Params(torch.tensor([[3.0, -2.0]], dtype=torch.float64), W)
+    torch.testing.assert_close(metrics.kinks(p), torch.tensor([[-0.5, 2.0]], dtype=torch.float64))
+    torch.testing.assert_close(metrics.signed_norms(p), torch.tensor([[5 ** .5, -(1.25 ** .5)]], dtype=torch.float64))
+    torch.testing.assert_close(metrics.cosines(W, torch.tensor([2.0, 1.0], dtype=torch.float64)),
+                               torch.tensor([[1.0, 0.0]], dtype=torch.float64))
+    torch.testing.assert_close(metrics.squared_norm(p), torch.tensor([9 + 4 + 5 + 1.25], dtype=torch.float64))
+    torch.testing.assert_close(metrics.balancedness(p), torch.tensor([[4.0, 2.75]], dtype=torch.float64))
+
+
+def test_max_relative_increase():
+    c = torch.tensor([[3.0, 2.0, 1.0], [1.0, 1.5, 1.0]], dtype=torch.float64)
+    torch.testing.assert_close(metrics.max_relative_increase(c), torch.tensor([-1 / 3, 0.5], dtype=torch.float64))
