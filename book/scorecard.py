@@ -22,7 +22,7 @@
 #   none did (each chapter says why); **not attempted**: no chapter checks this target yet.
 # - A target's checks are listed under the table, with the source's value and the measured one.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "remove-cell"]
 profile = "book"  # which claim records to read
 
 # %% tags=["remove-input"]

@@ -92,10 +92,14 @@ print(f"{run.traj.runs} runs x {P.steps} iterations in {run.traj.seconds:.1f} s 
 # with $-D_-$ (kink at $2$), that the former grow first, and that the limit is the two-kink function
 # $h^*(x) = 0.4(x+0.5)_+ - 0.4(2-x)_+$.
 
-# %%
+# %% tags=["hide-input"]
 main = run.runs_of(run.conventions[0])[0]
-fig, axes = plt.subplots(1, len(P.panels), figsize=(4.2 * len(P.panels), 3.6))
-for ax, k, letter in zip(np.atleast_1d(axes), P.panels, "abcdefgh"):
+cols = 2 if len(P.panels) > 1 else 1
+rows_ = math.ceil(len(P.panels) / cols)
+fig, axes = plt.subplots(rows_, cols, figsize=(5.6 * cols, 3.9 * rows_), squeeze=False)
+for ax in axes.flat[len(P.panels):]:
+    ax.set_visible(False)
+for ax, k, letter in zip(axes.flat, P.panels, "abcdefgh"):
     if k > P.steps:
         ax.set_visible(False)
         continue
@@ -114,7 +118,7 @@ plt.show()
 # the first iteration with $L < 0.99\,L(\theta^0)$ (first saddle) and with
 # $L < 0.99\,L(\theta_S)$, $L(\theta_S) = \frac{1}{2n}\sum_{y_k<0}y_k^2 = 0.25$ (second saddle).
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for conv, colour in (("mean", "tab:blue"), ("half", "tab:orange")):
     idx = run.runs_of(conv)

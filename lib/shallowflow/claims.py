@@ -307,6 +307,7 @@ def scorecard(profile: str = "book") -> list[dict]:
         else:
             verdict = target_verdict([c["verdict"] for c in checks])
         rows.append(dict(source=source, target=target, title=entry.get("title", ""), chapter=entry.get("chapter"),
+                         function=entry.get("function"),
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
                          note=entry.get("note", "")))
     return rows
@@ -320,6 +321,17 @@ def _chapter_link(docname: str | None, here: str = "book") -> str:
         return ""
     href = posixpath.relpath(docname + ".html", here)
     return f'<a href="{html.escape(href)}">{html.escape(docname.split("/", 1)[-1])}</a>'
+
+
+def _function_link(function: str | None, here: str = "book") -> str:
+    """A link to a function's entry in the API reference (book/appendix/api)."""
+    import html
+    import posixpath
+
+    if not function:
+        return ""
+    href = posixpath.relpath("book/appendix/api.html", here) + "#" + function
+    return f'<a href="{html.escape(href)}"><code>{html.escape(function.rsplit(".", 1)[-1])}</code></a>'
 
 
 def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
@@ -344,10 +356,12 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
         body = "".join(
             f"<tr><td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
             f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
-            f"<td>{r['n_pass']}/{len(r['checks'])}</td><td>{_chapter_link(r['chapter'], here)}</td></tr>"
+            f"<td>{r['n_pass']}/{len(r['checks'])}</td><td>{_chapter_link(r['chapter'], here)}</td>"
+            f"<td>{_function_link(r.get('function'), here)}</td></tr>"
             for r in mine)
         out.append('<table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
-                   f'<th>checks passed</th><th>chapter</th></tr></thead><tbody>{body}</tbody></table>')
+                   '<th>checks passed</th><th>chapter</th><th>computed by</th></tr></thead>'
+                   f'<tbody>{body}</tbody></table>')
     return "\n".join(out)
 
 

@@ -19,7 +19,7 @@ NEURON_COLOUR = "tab:blue"
 def setup() -> None:
     """The book's plotting theme (call once per chapter)."""
     sns.set_theme(context="notebook", style="whitegrid", font_scale=0.95)
-    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "semibold"})
+    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold"})
 
 
 def neurons_and_function(ax, p: Params, data: Dataset, network: Network, run: int = 0,
