@@ -6,7 +6,6 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # the kernels started by papermill, nbval and myst-nb use this environment's python
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
