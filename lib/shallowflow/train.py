@@ -415,7 +415,8 @@ class TorchStep:
             torch.gt(Z, 0, out=D)  # sigma'(z) = 1{z > 0}; S = Z * D
             Z.mul_(D)
         elif act == "leaky_relu":
-            torch.where(Z > 0, 1.0, self.net.leak, out=D)
+            torch.gt(Z, 0, out=D)  # D = leak + (1 - leak) 1{z > 0}
+            D.mul_(1.0 - self.net.leak).add_(self.net.leak)
             Z.mul_(D)
         elif act == "sigmoid":
             torch.sigmoid(Z, out=Z)
