@@ -34,7 +34,8 @@ test-smoke: setup
 		--nbval-sanitize-with tests/nbval_sanitize.cfg artifacts/runs/smoke
 
 book: setup
-	rm -rf artifacts/claims/book _build/html _build/jupyter_execute
+	# a clean build: Sphinx would otherwise re-read (and re-execute) only the changed pages
+	rm -rf artifacts/claims/book _build
 	$(BIN)/jupyter-book build . -W --keep-going
 	$(MAKE) site-check
 
