@@ -71,7 +71,7 @@ def test_balancedness_is_conserved(toy_flow):
 
 
 def test_unbalanced_balancedness_is_conserved():
-    p = init.unbalanced([3], 6, 3, 0.3, output_scale=0.7, device="cpu")
+    p = init.unbalanced([3], 6, 4, 0.3, output_scale=0.7, device="cpu")
     d = datasets.get("ortho-A", device="cpu")
     fl = gradient_flow(p, d, Network(), t_end=30.0)
     drift = (metrics.balancedness(fl.final) - metrics.balancedness(p)).abs()

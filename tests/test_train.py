@@ -230,3 +230,5 @@ def test_argument_validation():
         gradient_descent(p, toy(), steps=10, lr=0.1, engine="fast")
     with pytest.raises(ValueError):
         gradient_descent(p, toy(), steps=10, lr=0.1, on_nonfinite="ignore")
+    with pytest.raises(ValueError):  # inputs of the wrong dimension never reach the kernel
+        gradient_descent(p, datasets.get("ortho-A", device="cpu"), steps=10, lr=0.1)

@@ -182,7 +182,7 @@ def gradient_flow(
     device = params.a.device
     R, m, d = params.W.shape
     q = d + 1
-    X, y = as_data(data, R, device)
+    X, y = as_data(data, R, device, d)
     if engine not in ("auto", "kernel", "torch"):
         raise ValueError(f"engine must be 'auto', 'kernel' or 'torch', got {engine!r}")
     fits = kernel.usable(params.a, params.W, X)

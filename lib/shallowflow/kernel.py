@@ -494,6 +494,8 @@ def grad(a, W, X, y, kind: int, leak: float, c: float, lf: float, out=None):
     R, m, d = W.shape
     X, y, xs, ys = run_strides(X, y, R)
     n = X.shape[-2]
+    if X.shape[-1] != d or a.shape != (R, m):
+        raise ValueError(f"shapes disagree: a {tuple(a.shape)}, W {tuple(W.shape)}, X {tuple(X.shape)}")
     a, W = a.contiguous(), W.contiguous()
     if out is None:
         out = (torch.empty(R, dtype=a.dtype), torch.empty_like(a), torch.empty_like(W))

@@ -137,7 +137,7 @@ def _per_run(lr, runs: int, device) -> torch.Tensor:
     return t.clone().to(device)
 
 
-def as_data(data, runs: int | None = None, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+def as_data(data, runs: int | None = None, device=None, dim: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(X, y) from a Dataset, an (X, y) pair, or a sequence of equal-shape Datasets (one per run).
 
     X is (n, d) or (R, n, d), y is (n,) or (R, n); shared data stays shared (not copied per run).
@@ -162,6 +162,8 @@ def as_data(data, runs: int | None = None, device=None) -> tuple[torch.Tensor, t
         raise ValueError(f"inconsistent data shapes X {tuple(X.shape)}, y {tuple(y.shape)}")
     if runs is not None and X.ndim == 3 and X.shape[0] != runs:
         raise ValueError(f"per-run data has {X.shape[0]} runs, parameters have {runs}")
+    if dim is not None and X.shape[-1] != dim:
+        raise ValueError(f"inputs have dimension {X.shape[-1]}, the parameters {dim}")
     return X, y
 
 
@@ -221,7 +223,7 @@ def gradient_descent(
     p = Params(params.a.detach().clone().contiguous(), params.W.detach().clone().contiguous())
     device = p.a.device
     R = p.runs
-    X, y = as_data(data, R, device)
+    X, y = as_data(data, R, device, p.dim)
     lr_t = _per_run(lr, R, device)
     eng = choose_engine(engine, p, X)
     snap_list = fixed_schedule(snapshots, steps)
@@ -459,7 +461,7 @@ def gradient_descent_many(params: Sequence[Params], data, network: Network = Net
     lrs = list(lr) if isinstance(lr, (list, tuple)) and len(lr) == len(P) else [lr] * len(P)
     prepared = []
     for p, dta, l in zip(P, datas, lrs):
-        X, y = as_data(dta, p.runs, p.a.device)
+        X, y = as_data(dta, p.runs, p.a.device, p.dim)
         if X.ndim == 2:
             X, y = X.expand(p.runs, *X.shape), y.expand(p.runs, *y.shape)
         prepared.append((p, X, y, _per_run(l, p.runs, p.a.device)))
