@@ -257,8 +257,12 @@ def machine() -> str:
         cpu = f"{names[0]} x {len(names)}" if names else cpu
     except OSError:
         pass
+    try:
+        load = "load average %.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "load unknown"
     return (f"{cpu}; Python {platform.python_version()}, {config.describe()}, NumPy {np.__version__}; "
-            f"kernel: {'yes' if kernel.available() else 'no (' + kernel.reason() + ')'}")
+            f"kernel: {'yes' if kernel.available() else 'no (' + kernel.reason() + ')'}; {load} at start")
 
 
 def main(argv=None):
@@ -331,6 +335,11 @@ def main(argv=None):
     if comp:
         for k, v in comp.items():
             print(f"- torch.compile {k}: compile {v['compile_s']:.1f} s, then {v['us_per_step']:.1f} us/step")
+    try:
+        print("\nload average at the end: %.2f %.2f %.2f (over 2 on a 2-core machine: the numbers are noisy)"
+              % os.getloadavg())
+    except OSError:
+        pass
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1, default=float)

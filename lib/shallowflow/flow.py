@@ -15,8 +15,8 @@ Design choices:
 - **Per-run step sizes.**  Every run of the ensemble has its own time t_r and step h_r; all runs
   take one Dormand-Prince step per iteration (one batched field evaluation per stage), and each
   run accepts or rejects its own step.  A run's trajectory therefore does not depend on the
-  ensemble around it (to rounding), and a fast run is not slowed by a stiff one.  Runs that reach
-  ``t_end`` (or ``stop_below``) drop out of the field evaluations.
+  ensemble around it (bit for bit in the kernel, to rounding in torch), and a fast run is not
+  slowed by a stiff one.  Runs that reach ``t_end`` (or ``stop_below``) stop moving.
 - **Relative error per neuron, atol = 0 by default.**  The local error of neuron j,
   ||e_j|| over (a_j, w_j), is compared with rtol * ||(a_j, w_j)||: parameters of size 1e-100 are
   followed with the same relative accuracy as those of size 1, and a neuron's norm never vanishes
@@ -24,8 +24,15 @@ Design choices:
   coordinate of w_j crosses 0).  The step is accepted when the worst neuron of the run passes.
 - **Snapshot times are hit exactly** by shortening the step that would cross them (no dense
   output interpolation error).
-- The field -grad L is the C kernel (:mod:`shallowflow.kernel`) on float64 CPU tensors and the
-  batched torch gradients of :class:`~shallowflow.models.Network` otherwise.
+- Two implementations of the same algorithm: on float64 CPU tensors the whole integration loop
+  runs in the C kernel (:mod:`shallowflow.kernel`, ~15 us per step of the 003 toy); otherwise a
+  batched torch loop with the gradients of :class:`~shallowflow.models.Network` (any device).
+- ReLU makes the field discontinuous where a neuron's kink crosses a sample; the controller
+  localises each crossing by rejecting a few steps (10-45% of the attempts on the 003 toy,
+  depending on how much of the time is spent aligning).
+
+Cost on the 003 toy (m = 60, 2-core CPU, C kernel): lambda = 1e-100 to L < 1e-20 at t = 429 takes
+~10,000 steps and ~0.15 s; the torch loop takes ~17 s for the same steps.
 """
 from __future__ import annotations
 
@@ -173,8 +180,15 @@ def gradient_flow(
     t_end: a scalar or one end time per run.  rtol, atol: the local error of each neuron, over
     (a_j, w_j), must be <= atol + rtol * ||(a_j, w_j)|| (relative control: atol = 0 follows
     parameters of any size).  snapshots_t: times at which parameters are stored (hit exactly).
-    stop_below: a run stops at its first accepted point with L < stop_below.  data: as in
-    :func:`shallowflow.train.gradient_descent`.  engine: "auto", "kernel" or "torch" (the field).
+    stop_below: a run stops at its first accepted point with L < stop_below (``stopped_at``); its
+    snapshots at later times hold its final state.  data: as in
+    :func:`shallowflow.train.gradient_descent`.  h0: the first step (default: 0.01-ish of the
+    fastest relative growth).  max_steps: attempts per run before :class:`FlowError`.
+    engine: "auto" (the C kernel on float64 CPU tensors, else torch), "kernel" or "torch"; both
+    run the same algorithm (same tableau, error norm and step-size control) and agree to ~1e-11.
+
+    Returns a :class:`FlowTrajectory`: accepted times and losses per run, snapshots, the final
+    parameters, accepted/rejected step counts.
     """
     loss_factor(loss)
     if rtol <= 0 and atol <= 0:
