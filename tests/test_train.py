@@ -169,13 +169,14 @@ def first_bad_iteration(p, lr, steps, explode=1e12):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_divergence_error_names_the_iteration(engine):
+@pytest.mark.parametrize("stop_below", [None, 1e-30])
+def test_divergence_error_names_the_iteration(engine, stop_below):
     p = init.balanced([0, 1], 10, 2, 1.0, device="cpu")
     lrs = [1e-3, 5.0]
     k_ref = first_bad_iteration(p.select(1), 5.0, 200)
     assert k_ref is not None and k_ref > 0
     with pytest.raises(DivergenceError) as info:
-        gradient_descent(p, toy(), steps=200, lr=lrs, engine=engine, check_every=7)
+        gradient_descent(p, toy(), steps=200, lr=lrs, engine=engine, check_every=7, stop_below=stop_below)
     assert info.value.iteration == k_ref and info.value.run == 1
     assert f"iteration {k_ref}" in str(info.value)
 

@@ -308,15 +308,17 @@ def _run_torch(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, m
     snap_pos = {k: i for i, k in enumerate(snap_list)}
     status = torch.zeros(R, dtype=torch.int32, device=device)
     stopped_at = torch.full((R,), steps, dtype=torch.int64, device=device)
-    # -lr * (dL/dh factor): the update is p += coef * (unscaled gradient)
-    coef0 = (-lr_t * (2.0 * loss_factor(loss) / n)).view(R, 1, 1)
+    # -lr * (dL/dh factor): the update is p += coef * (unscaled gradient); a stopped run has coef 0
+    coef = (-lr_t * (2.0 * loss_factor(loss) / n)).view(R, 1, 1).clone()
     stopping = masked or stop_below is not None
-    coef = coef0.clone()
-    L0 = None
-    Llast = torch.zeros(R, dtype=DTYPE, device=device)
-    nan = torch.tensor(float("nan"), dtype=DTYPE, device=device)
-    sb = -math.inf if stop_below is None else float(stop_below)
+    # per-step stop tests without host synchronisation: keep = lim >= L >= stop_below (False for
+    # NaN) zeroes the run's step factor for good; `alive` counts the iterations a run was active,
+    # which is the iteration where it stopped
+    keep = torch.empty(R, dtype=torch.bool, device=device)
+    alive = torch.zeros(R, dtype=torch.int64, device=device)
+    sb = torch.tensor(-math.inf if stop_below is None else float(stop_below), dtype=DTYPE, device=device)
     check_every = max(1, check_every)
+    L = lim = None
     for k in range(steps + 1):
         i = snap_pos.get(k)
         if i is not None:
@@ -324,35 +326,39 @@ def _run_torch(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, m
             snap_W[i].copy_(p.W)
         L = step.loss_and_prepare(p)  # (R,)
         if k == 0:
-            L0 = L.clone()
-            lim = explode * L0
-        if stopping:
-            active = status == 0
-            bad = active & ~(torch.isfinite(L) & (L <= lim))
-            low = active & ~bad & (L < sb)
-            stopped_at.copy_(torch.where(bad | low, k, stopped_at))
-            status.copy_(torch.where(bad, 2, torch.where(low, 1, status)))
-            Llast.copy_(torch.where(active, L, Llast))
-            rec_L = torch.where(status == 2, nan, Llast) if masked else Llast
-            coef.copy_(torch.where((status == 0).view(R, 1, 1), coef0, 0.0))
-        else:
-            rec_L = L
+            lim = explode * L
         if k % rec == 0:
-            hist[k // rec].copy_(rec_L)
+            hist[k // rec].copy_(L)
+        if stopping:
+            torch.logical_and(L <= lim, L >= sb, out=keep)
+            coef.mul_(keep.view(R, 1, 1))
+            alive.add_(coef.view(R) != 0)
         if k % check_every == 0 or k == steps:
-            if not masked:
-                if stopping:
-                    if bool((status == 2).any()):
-                        break
-                elif _first_bad_torch(hist, rec, k, check_every, L, lim, status, stopped_at):
+            if not stopping:
+                if _first_bad_torch(hist, rec, k, check_every, L, lim, status, stopped_at):
                     break
-            if stopping and bool((status != 0).all()):
-                _fill_frozen(hist, rec, k, status, Llast)
-                break
+            else:
+                frozen = coef.view(R) == 0
+                if not masked and bool((frozen & ~(L <= lim)).any()):
+                    break  # raise mode: some run diverged (its records and stop iteration are exact)
+                if bool(frozen.all()):
+                    break
         if k < steps:
             step.update(p, coef)
+    k_end = k
+    if stopping:
+        stopped = alive <= k_end
+        stopped_at.copy_(torch.where(stopped, alive, stopped_at))
+        # a frozen run keeps its parameters, hence its loss: bad now means it diverged when it stopped
+        diverged = stopped & ~(L <= lim)
+        status.copy_(torch.where(diverged, 2, torch.where(stopped, 1, 0)).to(torch.int32))
+        if k_end < steps:  # early exit (everyone stopped): later records are the frozen losses
+            hist[k_end // rec + 1:] = L[None, :]
+        if masked and bool(diverged.any()):  # NaN from the iteration of divergence on
+            it = torch.arange(K, device=device)[:, None] * rec
+            hist.masked_fill_(diverged[None, :] & (it >= stopped_at[None, :]), float("nan"))
     for i, ks in enumerate(snap_list):  # after an early exit, later snapshots are the frozen state
-        if ks > k:
+        if ks > k_end:
             snap_a[i].copy_(p.a)
             snap_W[i].copy_(p.W)
     return hist.T.contiguous(), snap_a, snap_W, stopped_at, status
@@ -373,14 +379,6 @@ def _first_bad_torch(hist, rec, k, check_every, L, lim, status, stopped_at) -> b
     stopped_at.copy_(torch.where(bad, first, stopped_at))
     status.copy_(torch.where(bad, 2, status))
     return True
-
-
-def _fill_frozen(hist, rec, k, status, Llast):
-    """All runs stopped by iteration k: later records are their frozen values (NaN if diverged)."""
-    start = k // rec + 1
-    if start < hist.shape[0]:
-        vals = torch.where(status == 2, torch.full_like(Llast, float("nan")), Llast)
-        hist[start:] = vals[None, :]
 
 
 class TorchStep:
