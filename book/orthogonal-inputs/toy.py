@@ -31,6 +31,15 @@
 # trajectory" of its loss $L(\theta) = \frac{1}{2n}\sum_k (h_\theta(x_k)-y_k)^2$ (eq. (1)), with
 # $m = 60$ and $\lambda = 10^{-6}/\sqrt{m}$; the iteration count (20,000) comes from the authors' code.
 #
+# :::{prf:theorem} 003, Theorem 1 (informal)
+# :label: thm-003-implicit-bias
+# For orthogonal inputs, labels with $\|D_+\| \ne \|D_-\|$ and a balanced initialisation whose key sets
+# $S_{+,1}$, $S_{-,1}$ are non-empty, gradient flow from a small enough scale $\lambda$ reaches zero loss,
+# and as $\lambda \to 0$ its limit tends to a minimum-$\ell_2$-norm interpolator: here
+# $\|\theta^*\|^2 = 6/\sqrt5$ and $h^*(x) = 0.4(x+0.5)_+ - 0.4(2-x)_+$ (closed form derived from the
+# paper's Prop. 1 by {py:func}`shallowflow.theory.min_norm_interpolator`).
+# :::
+#
 # :::{admonition} Which loss? Both, in one batch
 # :class: note
 # The authors' code minimises torch's mean squared error $\frac1n\sum_k(h_\theta(x_k)-y_k)^2 = 2L$.
