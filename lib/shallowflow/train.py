@@ -207,11 +207,14 @@ def gradient_descent(
     ``on_nonfinite="raise"`` training ends with :class:`DivergenceError` naming the first such
     iteration (and run, step size); with ``"stop"`` only that run is frozen and its later records
     are NaN.  A run with L_k < ``stop_below`` is frozen at k (its loss is recorded unchanged from
-    then on).  ``stopped_at`` gives the iteration where each run stopped (``steps`` if it never did).
+    then on).  ``stopped_at`` gives the iteration where each run stopped (``steps`` if it never did);
+    ``info["converged"]`` and ``info["diverged"]`` say why.  A diverged run's parameters are those
+    of the bad iteration (kernel) or may have become non-finite (torch).
 
     engine: "auto" (the C kernel for float64 CPU tensors when it compiles, else torch), "kernel" or
-    "torch".  ``check_every`` is the torch engine's divergence-check interval in raise mode
-    (the kernel checks every iteration for free).
+    "torch".  ``check_every`` is the torch engine's divergence-check interval (the kernel checks
+    every iteration for free); without ``stop_below`` or ``"stop"`` the torch engine finds the first
+    bad iteration among the recorded ones, exact with ``record_every=1``.
     """
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
