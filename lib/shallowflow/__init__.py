@@ -6,7 +6,9 @@ The library behind the reproducible book.  Modules, each about one idea:
 - ``models``   two-layer networks (ReLU, leaky ReLU, Sigmoid, Tanh) with a leading runs dimension
 - ``init``     balanced and unbalanced initialisations, seeded per run
 - ``data``     the datasets of the sources, built by name
-- ``train``    full-batch gradient descent over ensembles, snapshot schedules
+- ``train``    full-batch gradient descent over ensembles, snapshot schedules, per-run stopping
+- ``flow``     exact gradient flow: adaptive Dormand-Prince 5(4), per run, relative error per neuron
+- ``kernel``   the fused C engine behind both on the CPU (torch is the fallback and the GPU path)
 - ``metrics``  balancedness, kinks, alignment, exit times and plateaus
 - ``theory``   closed forms (key directions D+/D-, minimum-norm interpolators)
 - ``claims``   claim checks, their records and the verdict registry
