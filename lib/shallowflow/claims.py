@@ -120,7 +120,7 @@ def _fmt1(x: float) -> str:
         return str(x)
     if x == int(x) and abs(x) < 1e7:
         return str(int(x))
-    return f"{x:.6g}"
+    return f"{x:.7g}"
 
 
 # ----------------------------------------------------------------------------------------------
