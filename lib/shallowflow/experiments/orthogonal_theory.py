@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
@@ -1255,8 +1255,6 @@ def asymptotic_rates(run: ImplicitRun, name: str, lo: float = 1e-24, hi: float =
 
 def implicit_findings(claims, run: ImplicitRun, tables: dict) -> str:
     """The implicit-bias chapter's conclusions, written from its checks and measurements (Markdown)."""
-    from ..claims import fmt
-
     by = _by(claims)
     out = []
     n_ok, n, failed = _verdicts(by, "T1/")
