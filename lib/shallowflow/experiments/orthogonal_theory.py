@@ -1275,9 +1275,9 @@ def implicit_findings(claims, run: ImplicitRun, tables: dict) -> str:
                                          f"rel.gap < 1e-6 would need lambda ~ 1e{math.log10(lam_min) + math.log10(1e-6 / g_min) / kap:.0f}.")
         out.append(f"- **ORTHO-C, the slow case:** rel.gap ~ lambda^kappa with kappa = {kap:.4f}, derived from neurons active "
                    f"on proper subsets of same-sign labels (relative deviation {by['T1/gap-exponent-ortho-C'].measured}, "
-                   f"{by['T1/gap-exponent-ortho-C'].verdict}); the spec's single-label exponent does not match "
-                   f"(deviation {by['T1/gap-exponent-single-label-ortho-C'].measured}, check "
-                   f"{by['T1/gap-exponent-single-label-ortho-C'].verdict}).{need}")
+                   f"{by['T1/gap-exponent-ortho-C'].verdict}); the largest such neuron is active on the predicted pair "
+                   f"of labels ({by['T1/stray-subset-ortho-C'].verdict}). The spec's explanation uses single labels, "
+                   f"whose exponent {stray_exponents(e.data)['single']:.3f} is four times too large.{need}")
     if "T1/necessity-gap" in by:
         out.append(f"- **Assumption 3:** with S+,1 empty the loss still converges ({by['T1/necessity-converges'].verdict}) "
                    f"but to rel.gap {by['T1/necessity-gap'].measured} with {by['T1/necessity-directions'].measured} "
