@@ -106,3 +106,97 @@ def get(name: str, device=None, **kwargs) -> Dataset:
 
 def names() -> list[str]:
     return sorted([*BUILDERS, *ORTHO_PRESETS])
+
+
+# --------------------------------------------------------------------------------------------
+# 003, Appendix A and Section 3 remarks: non-orthogonal toy, teacher data, nearly orthogonal inputs
+NONORTHO_X = (-1.5, -1.0, 0.0, 0.25, 2.0)
+NONORTHO_LABELS = {
+    # [authors' code] camera-ready commit dc5fce5 (the dataset lines are commented out there)
+    "camera-ready": (0.7, -0.3, -0.3, 0.4, 0.2),
+    # [authors' code] earlier commits d1f95d2 / 39688ff, where this dataset was the active one
+    "early": (0.7, -0.3, -0.4, 0.4, 0.2),
+}
+
+
+def nonorthogonal_toy(variant: str = "camera-ready", device=None) -> Dataset:
+    """003, Appendix A (from the authors' code): x = (-1.5, -1, 0, 0.25, 2) with a bias coordinate.
+
+    ``variant`` picks the labels: "camera-ready" (y_3 = -0.3) or "early" (y_3 = -0.4); the two
+    commits of the authors' code disagree on the third label.
+    """
+    if variant not in NONORTHO_LABELS:
+        raise ValueError(f"variant must be one of {sorted(NONORTHO_LABELS)}, got {variant!r}")
+    ds = univariate(f"nonorthogonal-toy-{variant}", NONORTHO_X, NONORTHO_LABELS[variant],
+                    source="003_2cfc81695abc9c19.txt, Appendix A [authors' code]", device=device)
+    ds.meta["variant"] = variant
+    return ds
+
+
+def _torch_linear_draw(gen: torch.Generator, fan_out: int, fan_in: int, std: float) -> torch.Tensor:
+    """The float32 random draws of ``torch.nn.Linear(fan_in, fan_out, bias=False)`` followed by
+    ``torch.nn.init.normal_(weight, std=std)``: torch's default (Kaiming-uniform) initialisation is
+    drawn first and then overwritten, so it still consumes random numbers of the stream."""
+    w = torch.empty(fan_out, fan_in, dtype=torch.float32)
+    bound = 1.0 / fan_in ** 0.5
+    w.uniform_(-bound, bound, generator=gen)
+    if std is not None:
+        w.normal_(0.0, std, generator=gen)
+    return w
+
+
+def teacher_relu(n: int = 75, d: int = 150, width: int = 6, seed: int = 4, generator=None,
+                 device=None) -> Dataset:
+    """003, Appendix A high-dimensional data [authors' code, reconstructed]: a bias-free ReLU teacher.
+
+    Teacher hidden weights ~ N(0, 1/(width d)), output weights ~ N(0, 1/width) (unbalanced), inputs
+    x ~ N(0, I_d) (an n x d float32 matrix), labels y = teacher(x), all drawn from one torch CPU
+    stream seeded with ``seed`` in the order of the authors' notebook: the teacher's hidden layer
+    (torch's default init, then the normal init), its output layer (likewise), then x.  With a
+    ``generator`` the draws come from it (and leave it advanced, so that a student can be drawn
+    next from the same stream); otherwise from ``torch.Generator().manual_seed(seed)``, which is the
+    stream of ``torch.manual_seed(seed)``.  Returned in float64; the teacher is in ``meta``.
+    """
+    gen = generator if generator is not None else torch.Generator().manual_seed(int(seed))
+    W1 = _torch_linear_draw(gen, width, d, 1.0 / (width * d) ** 0.5)
+    a1 = _torch_linear_draw(gen, 1, width, 1.0 / width ** 0.5)
+    x = torch.randn(n, d, generator=gen, dtype=torch.float32)
+    y = (torch.clamp_min(x @ W1.T, 0.0) @ a1.T).reshape(-1)  # float32, as the authors' forward pass
+    ds = Dataset(f"teacher-relu-n{n}-d{d}", x.to(DTYPE), y.to(DTYPE),
+                 source="003_2cfc81695abc9c19.txt, Appendix A [authors' code, reconstructed]",
+                 meta={"seed": seed, "teacher_W": W1.to(DTYPE), "teacher_a": a1.reshape(-1).to(DTYPE)})
+    return ds.to(device or default_device())
+
+
+def nearly_orthonormal(labels, delta: float, d: int | None = None, seed: int = 0,
+                       name: str = "nearly-orthonormal", device=None) -> Dataset:
+    """n unit-norm inputs with <x_k, x_l> = +-delta exactly for k != l (003, Section 3 remark).
+
+    The Gram matrix is G = I + delta S with S symmetric, zero diagonal and seeded random signs; the
+    inputs are the rows of G^(1/2) (n x n), padded with zeros to d >= n columns.  delta = 0 gives the
+    standard basis e_1..e_n.  Needs delta * ||S||_2 < 1 (delta < 1/(n-1) always suffices).
+    """
+    y = torch.as_tensor(labels, dtype=DTYPE).reshape(-1)
+    n = y.numel()
+    d = n if d is None else d
+    if d < n:
+        raise ValueError(f"need d >= n, got d={d} < n={n}")
+    gen = torch.Generator().manual_seed(int(seed))
+    S = torch.triu(2.0 * torch.randint(0, 2, (n, n), generator=gen).to(DTYPE) - 1.0, diagonal=1)
+    S = S + S.T
+    G = torch.eye(n, dtype=DTYPE) + float(delta) * S
+    evals, evecs = torch.linalg.eigh(G)
+    if float(evals.min()) <= 0:
+        raise ValueError(f"delta = {delta} is too large: the Gram matrix is not positive definite")
+    root = torch.eye(n, dtype=DTYPE) if delta == 0 else (evecs * evals.sqrt()) @ evecs.T
+    X = torch.zeros(n, d, dtype=DTYPE)
+    X[:, :n] = root
+    ds = Dataset(name, X, y, source="003_2cfc81695abc9c19.txt, Section 3 (nearly orthogonal data)",
+                 meta={"delta": float(delta), "seed": seed})
+    return ds.to(device or default_device())
+
+
+BUILDERS["nonorthogonal-toy"] = nonorthogonal_toy
+BUILDERS["teacher-relu"] = teacher_relu
+BUILDERS["nearly-orthonormal"] = lambda device=None, labels=(1.0, 1.0, -0.5, -0.5), delta=0.0, d=6, seed=0: \
+    nearly_orthonormal(labels, delta, d=d, seed=seed, device=device)

@@ -77,3 +77,195 @@ def longest_run_within(curve: torch.Tensor, value, rtol: float) -> torch.Tensor:
 def max_relative_increase(curve: torch.Tensor) -> torch.Tensor:
     """max_k (L_{k+1} - L_k) / L_k per run: <= 0 means the curve never increases."""
     return ((curve[:, 1:] - curve[:, :-1]) / curve[:, :-1].abs().clamp_min(1e-300)).max(dim=1).values
+
+
+# --------------------------------------------------------------------------------------------
+# saddles, plateaus, turning, kinks (003 remarks and Appendix A)
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def loglog_slopes(curve: torch.Tensor, steps: torch.Tensor, factor: float = 1.02, floor_rel: float = 1e-24,
+                  stopped_at: torch.Tensor | None = None):
+    """-d ln L / d ln k on a geometric grid of recorded iterations k >= 1 (the decay rate per e-fold of time).
+
+    curve (R, K) recorded at ``steps`` (K,).  Returns (grid (G,), midpoints (G-1,), slopes (R, G-1)),
+    with NaN where the loss is below ``floor_rel`` times its initial value (rounding level), not
+    finite, or after the run was stopped.  A plateau has slope ~0; a saddle escape a slope >> 1.
+    """
+    steps = torch.as_tensor(steps)
+    pos = torch.nonzero(steps >= 1).flatten()
+    if pos.numel() < 2:
+        raise ValueError("need at least two recordings at iterations >= 1")
+    first, last = int(steps[pos[0]]), int(steps[-1])
+    targets = [first]
+    while targets[-1] < last:
+        targets.append(max(targets[-1] + 1, int(targets[-1] * factor)))
+    idx = torch.searchsorted(steps, torch.tensor(targets, dtype=steps.dtype)).clamp(max=steps.numel() - 1)
+    idx = torch.unique(idx)
+    grid = steps[idx].to(torch.float64)
+    L = curve[:, idx].to(torch.float64)
+    bad = ~torch.isfinite(L) | (L <= floor_rel * curve[:, :1].abs().to(torch.float64)) | (L <= 0)
+    if stopped_at is not None:
+        bad |= grid[None, :] > torch.as_tensor(stopped_at, dtype=torch.float64)[:, None]
+    lnL = torch.where(bad, torch.full_like(L, float("nan")), L).log()
+    lnt = grid.log()
+    slopes = -(lnL[:, 1:] - lnL[:, :-1]) / (lnt[1:] - lnt[:-1])[None, :]
+    mid = (grid[1:] * grid[:-1]).sqrt()
+    return grid, mid, slopes
+
+
+def saddle_visits(curve: torch.Tensor, steps: torch.Tensor, ratio: float = 0.2, min_peak: float = 1.0,
+                  factor: float = 1.02, floor_rel: float = 1e-24, stopped_at=None) -> dict:
+    """Escapes from saddles seen in loss curves (R, K), by the log-log decay rate s = -d ln L / d ln k.
+
+    An *escape* is a peak of s (at least ``min_peak``: faster than L ~ 1/k); two peaks are separate
+    escapes when the rate between them falls below ``ratio`` times the smaller peak (the loss slows
+    down by a factor >= 1/ratio: a saddle visit), otherwise they are merged.  Returns per run:
+    ``escapes`` (number), ``escape_steps`` (list of iterations of the peaks), ``ends_on_plateau``
+    (the rate at the last valid recording is below ``ratio`` times the last peak: the run ends near a
+    saddle or a non-zero floor), and the slope curves for plotting.
+    """
+    grid, mid, slopes = loglog_slopes(curve, steps, factor, floor_rel, stopped_at)
+    S = slopes.numpy()
+    out_n, out_steps, out_end, out_valley = [], [], [], []
+    for s in S:
+        valid = np.isfinite(s)
+        if not valid.any():
+            out_n.append(0); out_steps.append([]); out_end.append(False); out_valley.append([])
+            continue
+        end = int(np.nonzero(valid)[0][-1]) + 1
+        s = np.where(valid[:end], s[:end], np.nan)
+        peaks = [i for i in range(end) if np.isfinite(s[i]) and s[i] >= min_peak
+                 and (i == 0 or not np.isfinite(s[i - 1]) or s[i] >= s[i - 1])
+                 and (i == end - 1 or not np.isfinite(s[i + 1]) or s[i] >= s[i + 1])]
+        merged = True
+        while merged and len(peaks) > 1:
+            merged = False
+            for j in range(len(peaks) - 1):
+                p, q = peaks[j], peaks[j + 1]
+                valley = np.nanmin(s[p:q + 1])
+                if valley >= ratio * min(s[p], s[q]):
+                    peaks.pop(j + 1 if s[p] >= s[q] else j)
+                    merged = True
+                    break
+        valleys = [float(np.nanmin(s[p:q + 1])) for p, q in zip(peaks[:-1], peaks[1:])]
+        last_ok = end - 1
+        ends = bool(peaks) and last_ok > peaks[-1] and s[last_ok] < ratio * s[peaks[-1]]
+        out_n.append(len(peaks))
+        out_steps.append([float(mid[i]) for i in peaks])
+        out_end.append(ends)
+        out_valley.append(valleys)
+    return dict(escapes=torch.tensor(out_n), escape_steps=out_steps, valleys=out_valley,
+                ends_on_plateau=torch.tensor(out_end), grid=grid, mid=mid, slopes=slopes)
+
+
+def flat_plateaus(curve: torch.Tensor, steps: torch.Tensor, max_change: float = 0.05, min_span: float = 1.1,
+                  factor: float = 1.02, floor_rel: float = 1e-24, stopped_at=None) -> dict:
+    """Strictly flat stretches: maximal intervals [k1, k2] with k2 >= min_span * k1 on which the loss
+    changes by less than ``max_change`` (relative) per ``min_span`` factor of iterations, i.e.
+    |d ln L / d ln k| <= ln(1 + max_change) / ln(min_span) everywhere on the interval.
+
+    Returns per run the list of (k1, k2, loss at k1) and ``intermediate``: the number of flat stretches
+    that begin after the loss has dropped below 99% of its initial value and end before the last
+    valid recording (saddles that are entered and left).
+    """
+    grid, mid, slopes = loglog_slopes(curve, steps, factor, floor_rel, stopped_at)
+    tol = math.log(1 + max_change) / math.log(min_span)
+    S = slopes.numpy()
+    g = grid.numpy()
+    idx = torch.searchsorted(torch.as_tensor(steps), grid.to(torch.as_tensor(steps).dtype)).numpy()
+    Lg = curve[:, idx].numpy()
+    out, inter = [], []
+    for r, s in enumerate(S):
+        flat = np.isfinite(s) & (np.abs(s) <= tol)
+        valid_end = int(np.nonzero(np.isfinite(s))[0][-1]) if np.isfinite(s).any() else -1
+        stretches, i = [], 0
+        while i < len(s):
+            if flat[i]:
+                j = i
+                while j + 1 < len(s) and flat[j + 1]:
+                    j += 1
+                if g[j + 1] >= min_span * g[i]:
+                    stretches.append((float(g[i]), float(g[j + 1]), float(Lg[r, i]), j))
+                i = j + 1
+            else:
+                i += 1
+        L0 = float(curve[r, 0])
+        inter.append(sum(1 for (k1, k2, lev, j) in stretches if lev < 0.99 * L0 and j < valid_end))
+        out.append([(k1, k2, lev) for (k1, k2, lev, j) in stretches])
+    return dict(stretches=out, intermediate=torch.tensor(inter), tolerance=tol)
+
+
+def turning_angles(snap_W: torch.Tensor, final_W: torch.Tensor | None = None, frac: float = 0.1,
+                   grown_rel: float = 0.1, grown_threshold: float = 1e-3) -> torch.Tensor:
+    """Angle (radians) between w_j at the first snapshot with ||w_j|| >= frac * ||w_j^final|| and w_j^final.
+
+    snap_W (S, R, m, d) in time order; final_W (R, m, d) defaults to the last snapshot.  Only *grown*
+    neurons are measured: final norm above ``grown_threshold`` and at least ``grown_rel`` times the
+    largest final norm of the run; the others get NaN.  Small angles: the neuron stopped turning once
+    it had grown (003, Section 3: true for orthogonal data).
+    """
+    final = snap_W[-1] if final_W is None else final_W
+    fn = final.norm(dim=-1)  # (R, m)
+    norms = snap_W.norm(dim=-1)  # (S, R, m)
+    reached = norms >= frac * fn[None]
+    first = reached.to(torch.int8).argmax(dim=0)  # (R, m)
+    W0 = torch.gather(snap_W, 0, first[None, ..., None].expand(1, *snap_W.shape[1:]))[0]
+    cos = (W0 * final).sum(-1) / (W0.norm(dim=-1) * fn).clamp_min(1e-300)
+    ang = torch.arccos(cos.clamp(-1.0, 1.0))
+    grown = (fn > grown_threshold) & (fn >= grown_rel * fn.amax(-1, keepdim=True))
+    return torch.where(grown, ang, torch.full_like(ang, float("nan")))
+
+
+def kinks_of_function(p: Params, interval: tuple[float, float], min_jump: float = 1e-2,
+                      merge_tol: float = 1e-2) -> torch.Tensor:
+    """Number of kinks of h on an interval for bias-augmented 1-D inputs, per run.
+
+    Neuron j puts a slope jump a_j |w_j1| at -w_j2/w_j1; jumps closer than ``merge_tol`` are summed,
+    and a kink counts when its summed jump exceeds ``min_jump`` in absolute value.
+    """
+    k = kinks(p)
+    jump = p.a * p.W[..., 0].abs()
+    out = []
+    for r in range(p.runs):
+        inside = torch.isfinite(k[r]) & (k[r] >= interval[0]) & (k[r] <= interval[1])
+        ks, js = k[r][inside], jump[r][inside]
+        order = torch.argsort(ks)
+        ks, js = ks[order].tolist(), js[order].tolist()
+        count, i = 0, 0
+        while i < len(ks):
+            j, total = i, js[i]
+            while j + 1 < len(ks) and ks[j + 1] - ks[j] <= merge_tol:
+                j += 1
+                total += js[j]
+            count += abs(total) > min_jump
+            i = j + 1
+        out.append(count)
+    return torch.tensor(out)
+
+
+def distinct_directions(W: torch.Tensor, grown_rel: float = 0.1, grown_threshold: float = 1e-3,
+                        cos_tol: float = 1e-3) -> torch.Tensor:
+    """Number of distinct directions among grown neurons, per run: final norm above ``grown_threshold``
+    and at least ``grown_rel`` times the largest norm of the run (greedy clustering: a neuron joins a
+    cluster when cos(w_j, representative) > 1 - cos_tol).  For bias-free ReLU neurons on orthogonal
+    data these are the distinct kink hyperplanes of h."""
+    out = []
+    for Wr in W:
+        nr = Wr.norm(dim=-1)
+        keep = (nr > grown_threshold) & (nr >= grown_rel * nr.max())
+        U = Wr[keep] / nr[keep, None]
+        reps: list[torch.Tensor] = []
+        for u in U:
+            if not any(float(u @ v) > 1 - cos_tol for v in reps):
+                reps.append(u)
+        out.append(len(reps))
+    return torch.tensor(out)
+
+
+def explained_variance_ratio(W: torch.Tensor) -> torch.Tensor:
+    """Uncentred PCA of the rows of W (m, d) or (R, m, d): squared singular values over their sum."""
+    s = torch.linalg.svdvals(W)
+    return s ** 2 / (s ** 2).sum(-1, keepdim=True)

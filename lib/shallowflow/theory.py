@@ -122,3 +122,57 @@ def variation_norm_1d(f, interval: tuple[float, float], n_points: int = 200, n_d
     if res.status != 0:
         raise RuntimeError(f"F1-norm linear program failed: {res.message}")
     return float(res.fun)
+
+
+# --------------------------------------------------------------------------------------------
+# 003 remarks and Appendix A: Assumption 3 exactly, minimal norm of 1-D interpolators by LP
+def assumption3_probability_exact(n_pos: int, n_neg: int, m: int) -> float:
+    """P(S_{+,1} and S_{-,1} both non-empty) for Gaussian balanced init on orthonormal data [derived].
+
+    Neuron j is in S_{+,1} with probability p_+ = 2^-(n_+ + 1), in S_{-,1} with p_- = 2^-(n_- + 1),
+    and never in both (the sets need opposite signs s_j), independently over j; by inclusion-exclusion
+    P = 1 - (1 - p_+)^m - (1 - p_-)^m + (1 - p_+ - p_-)^m.  :func:`assumption3_probability` multiplies
+    the two marginals, which treats the two events as independent: it overestimates P by
+    (1 - p_+)^m (1 - p_-)^m - (1 - p_+ - p_-)^m > 0 (visible at small m).
+    """
+    pp, pm = 2.0 ** -(n_pos + 1), 2.0 ** -(n_neg + 1)
+    return 1 - (1 - pp) ** m - (1 - pm) ** m + (1 - pp - pm) ** m
+
+
+def min_squared_norm_1d(X: torch.Tensor, y: torch.Tensor, activation: str = "relu", leak: float = 0.1,
+                        n_directions: int = 4000) -> float:
+    """min ||theta||^2 over interpolating networks sum_j a_j sigma(<w_j, x>) of bias-augmented 1-D data.
+
+    For a positively homogeneous sigma, (a^2 + ||w||^2) / 2 >= |a| ||w|| with equality for balanced
+    neurons, so min ||theta||^2 / 2 equals the linear program min sum_i |c_i| subject to
+    sum_i c_i sigma(<theta_i, x_k>) = y_k over unit directions theta_i (003, eq. (8) with the
+    constraints at the data points only).  The directions are ``n_directions`` points of the circle
+    plus, for every data point, the two directions whose kink sits exactly on it; the value is an
+    upper bound that is exact when an optimal network has its kinks at data points or on the grid.
+    ``activation``: "relu" or "leaky_relu" (slope ``leak`` below 0).
+    """
+    import numpy as np
+    from scipy.optimize import linprog
+
+    Xn = np.asarray(X, dtype=float)
+    if Xn.ndim != 2 or Xn.shape[1] != 2:
+        raise ValueError(f"need bias-augmented 1-D inputs of shape (n, 2), got {Xn.shape}")
+    phi = np.linspace(-np.pi, np.pi, n_directions, endpoint=False)
+    thetas = [np.stack([np.cos(phi), np.sin(phi)], 1)]
+    for x in Xn[:, 0]:
+        t = np.array([[1.0, -x], [-1.0, x]])
+        thetas.append(t / np.linalg.norm(t, axis=1, keepdims=True))
+    T = np.vstack(thetas)
+    Z = Xn @ T.T  # (n, directions)
+    if activation == "relu":
+        A = np.maximum(Z, 0.0)
+    elif activation == "leaky_relu":
+        A = np.where(Z > 0, Z, leak * Z)
+    else:
+        raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+    k = A.shape[1]
+    res = linprog(np.ones(2 * k), A_eq=np.hstack([A, -A]), b_eq=np.asarray(y, dtype=float),
+                  bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"minimal-norm linear program failed: {res.message}")
+    return 2.0 * float(res.fun)

@@ -1,0 +1,541 @@
+"""003 (orthogonal inputs): the remarks R1-R8 of Sections 3-4 and the Appendix-A experiments E3a-E3c.
+
+Source: 003_2cfc81695abc9c19.txt.  Appendix A is not in the source file; its parameters come from
+the authors' code (github.com/eboursier/GFdynamics) as described in the specification, and the
+high-dimensional data are a *reconstruction* of that code's random stream (see :func:`highdim_draws`).
+
+Conventions, stated once for every function here:
+
+- training is on the paper's loss L = 1/(2n) sum_k (h(x_k) - y_k)^2 ("half");
+- the toy experiments follow the authors' code: torch's mean MSE (= 2L) with step 1e-3, i.e. step
+  2e-3 on L, so GD iteration k is gradient-flow time 2e-3 k (:func:`shallowflow.models.flow_time_per_step`);
+- the orthonormal ("ORTHO-B") experiments take steps of ``lr`` on L directly: iteration k is time lr k;
+- the toy's initial scale is lambda = init_scale / sqrt(m) (the authors' camera-ready convention).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from .. import data as datasets
+from .. import init, metrics, theory
+from ..config import DTYPE, default_device
+from ..models import Network, Params, flow_time_per_step
+from ..params import Float, Floats, Int, Ints, Str
+from ..train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
+
+PROFILES = ("book", "smoke", "paper", "custom")
+ORTHO_B = dict(labels=[1.0, 1.0, -0.5, -0.5], d=6)
+
+
+# ============================================================================================
+# R1: sigma'(0)
+# ============================================================================================
+def sigma_prime_zero(step_sizes, c: float = 1.0, horizon: float = 1.0) -> dict:
+    """The scalar system z' = -c sigma'(z), z(0) = 0, discretised by GD (explicit Euler), for both
+    conventions sigma'(0) = 0 and sigma'(0) = 1 [derived illustration, spec R1].
+
+    z is the pre-activation <w_j, x_k> of a neuron with s_j = +1 on a point with y_k < 0, at an
+    activation boundary.  Returns, per convention and step size, the GD path on [0, horizon] and
+    sup |z|; and, for the small-step limit z = 0, the residual |z'(0) + c sigma'(0)| of the ODE.
+    """
+    out = {}
+    for conv in (0, 1):
+        paths, sups = [], []
+        for eta in step_sizes:
+            K = int(round(horizon / eta))
+            z = torch.zeros(K + 1, dtype=DTYPE)
+            for k in range(K):  # K <= 1e4 scalar steps: an illustration, not a training loop
+                dz = 1.0 if float(z[k]) > 0 else (float(conv) if float(z[k]) == 0 else 0.0)
+                z[k + 1] = z[k] - eta * c * dz
+            paths.append((torch.arange(K + 1, dtype=DTYPE) * eta, z))
+            sups.append(float(z.abs().max()))
+        out[conv] = dict(paths=paths, sup=torch.tensor(sups, dtype=DTYPE),
+                         limit_residual=abs(0.0 + c * conv))  # the limit z = 0 has z'(0) = 0
+    sup1 = out[1]["sup"]
+    eta = torch.as_tensor(step_sizes, dtype=DTYPE)
+    out["sup_slope_sigma1"] = float(torch.linalg.lstsq(
+        torch.stack([eta.log(), torch.ones_like(eta)], 1), sup1.log()[:, None]).solution[0, 0])
+    return out
+
+
+def boundary_neuron_run(steps: int = 2000, lr: float = 0.05, scale: float = 1e-3) -> dict:
+    """The library's GD from a neuron placed exactly on an activation boundary (spec R1).
+
+    Data x_1 = e_1 (y = -1), x_2 = e_2 (y = +1) in R^2; one neuron w = (0, scale), a = +scale: its
+    pre-activation on x_1 is exactly 0.  With sigma'(0) = 0 the update never has an e_1 component, so
+    <w, x_1> stays exactly 0 (the flow solution z = 0); with sigma'(0) = 1 it would become
+    -lr * a * (h(x_1) - y_1) / n < 0 at the first step.  Returns max_k |<w^k, x_1>| and the loss.
+    """
+    data = datasets.orthonormal([-1.0, 1.0], d=2, name="boundary", device="cpu")
+    p0 = Params(torch.tensor([[scale]], dtype=DTYPE), torch.tensor([[[0.0, scale]]], dtype=DTYPE))
+    traj = gradient_descent(p0, data, Network("relu"), steps=steps, lr=lr, loss="half",
+                            snapshots=range(steps + 1))
+    z1 = traj.snap_W[:, 0, 0, :] @ data.X[0]
+    return dict(max_abs_z1=float(z1.abs().max()), final_loss=float(traj.loss[0, -1]),
+                first_step_if_sigma1=lr * scale * (0.0 - (-1.0)) / data.n, traj=traj)
+
+
+# ============================================================================================
+# toy sweeps: R2 (initial scale), R7 (leaky ReLU), R8 (no turning)
+# ============================================================================================
+REMARKS_SCHEMA = {
+    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "width": Int("number of hidden neurons m of the toy", low=1, high=100_000),
+    "seeds": Ints("toy seeds (one run per seed and per scale)", low=0),
+    "init_scales": Floats("toy initial scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
+    "lr": Float("toy step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
+    "steps": Int("toy GD iterations", low=1, high=10_000_000),
+    "leak": Float("leaky-ReLU slope for R7", low=0, low_open=True, high=1),
+    "sigma_steps": Floats("R1: GD step sizes of the scalar illustration", low=0, low_open=True),
+    "a3_sizes": Ints("R3: numbers of data points n (balanced labels)", low=2, high=40),
+    "a3_trials": Int("R3: Monte-Carlo trials per n", low=10, high=10_000_000),
+    "a3_max_width": Int("R3: largest width m", low=1, high=10_000_000),
+    "ortho_widths": Ints("R4: widths m on ORTHO-B (one ensemble per width)", low=1),
+    "ortho_seeds": Ints("R4: seeds per width", low=0),
+    "ortho_scale": Float("R4: initial scale lambda on ORTHO-B", low=0, low_open=True, high=1),
+    "ortho_lr": Float("R4-R6: GD step on L for ORTHO-B", low=0, low_open=True, high=1),
+    "ortho_steps": Int("R4-R6: GD iterations on ORTHO-B", low=1, high=10_000_000),
+    "wide_width": Int("R5, R6, R8: width of the ORTHO-B runs that satisfy Assumption 3", low=1),
+    "wide_seeds": Ints("R5, R6, R8: seeds", low=0),
+    "near_scale": Float("R5: initial scale lambda", low=0, low_open=True, high=1),
+    "near_delta_factors": Floats("R5: inner products delta between inputs, as multiples of near_scale", low=0),
+    "near_delta_large": Float("R5: the large delta", low=0, low_open=True, high=0.3),
+    "near_fine": Int("R5: the flow-limit replicate divides the step by this", low=1, high=1000),
+    "unbalanced_scales": Floats("R6: initial scales lambda, largest first", low=0, low_open=True),
+}
+
+
+@dataclass
+class ToySweep:
+    """Toy runs (seeds x initial scales) trained as one ensemble."""
+
+    data: datasets.Dataset
+    network: Network
+    seeds: list[int]
+    init_scales: list[float]  # init_scale of each run
+    traj: Trajectory
+    p0: Params
+    width: int
+
+    def runs_at(self, init_scale: float) -> list[int]:
+        return [i for i, s in enumerate(self.init_scales) if s == init_scale]
+
+    @property
+    def lam(self) -> torch.Tensor:
+        return torch.tensor(self.init_scales, dtype=DTYPE) / math.sqrt(self.width)
+
+
+def run_toy_sweep(width: int, init_scales, seeds, lr: float, steps: int, network: Network = Network("relu"),
+                  snapshot_factor: float = 1.02, data=None) -> ToySweep:
+    """Every (init_scale, seed) pair on the orthogonal toy, one ensemble; step 2 lr on L (mean MSE)."""
+    data = data if data is not None else datasets.get("orthogonal-toy")
+    scales = [float(s) for s in init_scales for _ in seeds]
+    run_seeds = [int(r) for _ in init_scales for r in seeds]
+    p0 = init.balanced(run_seeds, width, data.d, [s / math.sqrt(width) for s in scales])
+    traj = gradient_descent(p0, data, network, steps=steps, lr=flow_time_per_step(lr, "mean"), loss="half",
+                            snapshots=geometric_schedule(steps, snapshot_factor))
+    return ToySweep(data, network, run_seeds, scales, traj, p0.to("cpu"), width)
+
+
+def toy_sweep_summary(sweep: ToySweep, min_squared_norm: float) -> dict:
+    """Final loss, ||theta||^2, relative gap to the minimum, plateau length at L(theta_S), escapes."""
+    data = sweep.data.to("cpu")
+    p = sweep.traj.final
+    L = sweep.traj.loss
+    sq = metrics.squared_norm(p)
+    return dict(
+        final_loss=L[:, -1],
+        squared_norm=sq,
+        rel_gap=(sq - min_squared_norm) / min_squared_norm,
+        plateau=metrics.longest_run_within(L, theory.saddle_loss(data), 0.01) * int(sweep.traj.loss_steps[1]),
+        saddles=metrics.saddle_visits(L, sweep.traj.loss_steps),
+        turning=metrics.turning_angles(sweep.traj.snap_W, p.W),
+    )
+
+
+# ============================================================================================
+# R3: probability of Assumption 3
+# ============================================================================================
+def assumption3_monte_carlo(sizes, trials: int, max_width: int, seed: int = 0,
+                            widths=(1, 2, 3, 5, 10, 30, 100, 300, 1000, 3000, 10_000)) -> dict:
+    """Monte Carlo of Assumption 3 for orthonormal data with n_+ = ceil(n/2) positive labels.
+
+    For orthonormal x_k and g_j ~ N(0, I_d), the projections <g_j, x_k> are i.i.d. N(0, 1); each trial
+    draws neurons (Gaussian projections and a sign s_j ~ U{-1, 1}) one after the other and records the
+    critical width M* = the smallest m for which the first m neurons give non-empty S_{+,1} and
+    S_{-,1} (censored above ``max_width``).  P(Assumption 3 at width m) is then P(M* <= m) for every
+    m at once.  All trials of an n are one batched draw per block of neurons.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    widths = [w for w in widths if w <= max_width]
+    res = {}
+    for n in sizes:
+        n_pos, n_neg = (n + 1) // 2, n // 2
+        inf = max_width + 1
+        first_p = torch.full((trials,), inf, dtype=torch.int64)
+        first_m = torch.full((trials,), inf, dtype=torch.int64)
+        pending = torch.arange(trials)
+        done, block = 0, 64
+        while done < max_width and pending.numel() > 0:
+            c = max(1, min(block, max_width - done, int(2e7 // max(1, pending.numel() * n))))
+            G = torch.randn(pending.numel(), c, n, generator=gen, dtype=torch.float32)
+            s = torch.randint(0, 2, (pending.numel(), c), generator=gen)
+            in_p = (s == 1) & (G[..., :n_pos] >= 0).all(-1)
+            in_m = (s == 0) & (G[..., n_pos:] >= 0).all(-1)
+            for hit, first in ((in_p, first_p), (in_m, first_m)):
+                idx = torch.where(hit.any(1), hit.to(torch.int8).argmax(1) + done + 1, torch.full_like(pending, inf))
+                first[pending] = torch.minimum(first[pending], idx)
+            done += c
+            block *= 2
+            pending = pending[(first_p[pending] == inf) | (first_m[pending] == inf)]
+        mstar = torch.maximum(first_p, first_m)
+        p_hat = torch.tensor([float((mstar <= m).double().mean()) for m in widths], dtype=DTYPE)
+        exact = torch.tensor([theory.assumption3_probability_exact(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
+        product = torch.tensor([theory.assumption3_probability(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
+        q95 = float(torch.quantile(mstar.double(), 0.95, interpolation="higher"))
+        res[n] = dict(n_pos=n_pos, n_neg=n_neg, mstar=mstar, p_hat=p_hat, exact=exact, product=product,
+                      m95=q95 if q95 <= max_width else math.inf, m95_exact=_m95_exact(n_pos, n_neg))
+    return dict(per_n=res, widths=widths, trials=trials)
+
+
+def _m95_exact(n_pos: int, n_neg: int) -> int:
+    lo, hi = 1, 2
+    while theory.assumption3_probability_exact(n_pos, n_neg, hi) < 0.95:
+        hi *= 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if theory.assumption3_probability_exact(n_pos, n_neg, mid) >= 0.95:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def z_scores(p_hat: torch.Tensor, p: torch.Tensor, trials: int) -> torch.Tensor:
+    """(p_hat - p) / sqrt(p (1 - p) / trials); 0 where both agree exactly (degenerate p in {0, 1})."""
+    se = (p * (1 - p) / trials).sqrt()
+    diff = p_hat - p
+    return torch.where(diff == 0, torch.zeros_like(diff), diff / se.clamp_min(1e-300))
+
+
+def bonferroni_z(cells: int, level: float = 0.0027) -> float:
+    """Two-sided critical |z| for a family-wise error ``level`` over ``cells`` comparisons (3 sigma: 0.0027)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - level / (2 * max(1, cells))))
+
+
+def assumption3_library(cells, trials: int) -> dict:
+    """P(Assumption 3) from the library's own path: init.balanced on a random orthonormal frame
+    (data.orthonormal, seeded) and theory.key_sets, one batch of ``trials`` seeds per (n, m) cell."""
+    out = []
+    for n, m in cells:
+        labels = [1.0] * ((n + 1) // 2) + [-1.0] * (n // 2)
+        data = datasets.orthonormal(labels, d=n + 2, seed=1000 + n, device="cpu")
+        p0 = init.balanced(list(range(trials)), m, data.d, 1.0, device="cpu")
+        sp, sm = theory.key_sets(p0, data)
+        p_hat = float((sp.any(1) & sm.any(1)).double().mean())
+        exact = theory.assumption3_probability_exact((n + 1) // 2, n // 2, m)
+        out.append(dict(n=n, m=m, p_hat=p_hat, exact=exact,
+                        z=float(z_scores(torch.tensor([p_hat]), torch.tensor([exact]), trials)[0])))
+    return dict(cells=out, trials=trials)
+
+
+# ============================================================================================
+# R4: fewer neurons (width sweep on ORTHO-B)
+# ============================================================================================
+def covered_labels(p0: Params, data: datasets.Dataset) -> torch.Tensor:
+    """(R, n): label k is *covered* when some neuron has s_j = sign(y_k) and <w_j, x_k> > 0 at init.
+
+    For orthogonal inputs a neuron's pre-activation on an inactive x_k never changes under GF or GD
+    (its update lies in the span of the points it is active on), so an uncovered label can never be
+    fitted and the loss stays >= y_k^2 / (2n) [derived].  Assumption 3 implies that every label is
+    covered; the converse fails."""
+    Z = p0.W @ data.X.T  # (R, m, n)
+    s = torch.where(p0.a >= 0, 1.0, -1.0)
+    return ((Z > 0) & (s[..., None] == torch.sign(data.y)[None, None, :])).any(1)
+
+
+ORTHO_GENERIC = dict(labels=[1.0, 0.8, -0.5, -0.35], d=6)  # distinct labels: no tied growth rates
+
+
+def r4_datasets() -> list:
+    """ORTHO-B (the spec's dataset: y = (1, 1, -0.5, -0.5)) and the same inputs with distinct labels."""
+    return [datasets.get("ortho-B"), datasets.orthonormal(name="ortho-distinct", **ORTHO_GENERIC)]
+
+
+@dataclass
+class WidthSweep:
+    data: list  # the datasets
+    widths: list[int]
+    seeds: list[int]
+    entries: list[tuple[int, int]]  # (dataset index, width) of each trajectory
+    trajs: list[Trajectory]
+    p0s: list[Params]
+    lr: float
+
+
+def run_width_sweep(dsets, widths, seeds, scale: float, lr: float, steps: int) -> WidthSweep:
+    """Every dataset at every width: one ensemble per (dataset, width), trained by
+    gradient_descent_many, which groups the ensembles of equal width into one computation."""
+    from ..train import gradient_descent_many
+
+    entries = [(i, int(m)) for i in range(len(dsets)) for m in widths]
+    p0s = [init.balanced(list(seeds), m, dsets[i].d, scale) for i, m in entries]
+    trajs = gradient_descent_many(p0s, [dsets[i] for i, _ in entries], Network("relu"), lr=lr, steps=steps,
+                                  loss="half")
+    return WidthSweep([d.to("cpu") for d in dsets], [int(m) for m in widths], list(seeds), entries, trajs,
+                      [p.to("cpu") for p in p0s], lr)
+
+
+def width_sweep_summary(sw: WidthSweep) -> dict:
+    """Per run: dataset index, width, Assumption 3, label coverage, class (0: A3 holds, 1: A3 fails but
+    every label is covered, 2: some label uncovered), final loss, relative gap to the minimal norm,
+    number of grown directions (kinks), escapes, ends-on-plateau, loss floor of uncovered labels."""
+    cols = {k: [] for k in ("dataset", "width", "a3", "covered", "final_loss", "rel_gap", "directions",
+                            "escapes", "ends_on_plateau", "uncovered_floor")}
+    for (i, m), t, p0 in zip(sw.entries, sw.trajs, sw.p0s):
+        data = sw.data[i]
+        min_sq = theory.min_norm_interpolator(data).squared_norm
+        sp, sm = theory.key_sets(p0, data)
+        ok = covered_labels(p0, data)  # (R, n)
+        sv = metrics.saddle_visits(t.loss, t.loss_steps)
+        cols["dataset"].append(torch.full((p0.runs,), i))
+        cols["width"].append(torch.full((p0.runs,), m))
+        cols["a3"].append(sp.any(1) & sm.any(1))
+        cols["covered"].append(ok.all(1))
+        cols["final_loss"].append(t.loss[:, -1])
+        cols["rel_gap"].append((metrics.squared_norm(t.final) - min_sq) / min_sq)
+        cols["directions"].append(metrics.distinct_directions(t.final.W))
+        cols["escapes"].append(sv["escapes"])
+        cols["ends_on_plateau"].append(sv["ends_on_plateau"])
+        cols["uncovered_floor"].append(((~ok) * data.y ** 2).sum(1) / (2 * data.n))
+    out = {k: torch.cat(v) for k, v in cols.items()}
+    out["cls"] = torch.where(out["a3"], 0, torch.where(out["covered"], 1, 2))  # A, B, C
+    return out
+
+
+# ============================================================================================
+# R5 (nearly orthogonal), R6 (unbalanced), R8 (ORTHO-B no turning)
+# ============================================================================================
+def run_nearly_orthogonal(width: int, seeds, scale: float, deltas, lr: float, steps: int,
+                          snapshot_factor: float = 1.05) -> dict:
+    """ORTHO-B labels on inputs with <x_k, x_l> = +-delta (seeded signs), one ensemble over
+    (delta, seed) with per-run data; delta = 0 is ORTHO-B itself.  Balanced init at ``scale``."""
+    runs = [(float(dl), int(s)) for dl in deltas for s in seeds]
+    dsets = [datasets.nearly_orthonormal(ORTHO_B["labels"], dl, d=ORTHO_B["d"], seed=0) for dl, _ in runs]
+    p0 = init.balanced([s for _, s in runs], width, ORTHO_B["d"], scale)
+    traj = gradient_descent(p0, dsets, Network("relu"), steps=steps, lr=lr, loss="half",
+                            snapshots=geometric_schedule(steps, snapshot_factor))
+    return dict(deltas=torch.tensor([dl for dl, _ in runs], dtype=DTYPE), seeds=[s for _, s in runs],
+                traj=traj, p0=p0.to("cpu"), data=[d.to("cpu") for d in dsets],
+                squared_norm=metrics.squared_norm(traj.final),
+                turning=metrics.turning_angles(traj.snap_W, traj.final.W),
+                final_loss=traj.loss[:, -1])
+
+
+def run_unbalanced(width: int, seeds, scales, lr: float, steps: int) -> dict:
+    """ORTHO-B with balanced and with unbalanced (a_j ~ lambda N(0, 1)) initialisations at each scale,
+    same seeds (same g_j), one ensemble."""
+    data = datasets.get("ortho-B")
+    runs = [(kind, float(lam), int(s)) for kind in ("balanced", "unbalanced") for lam in scales for s in seeds]
+    lam = [l for _, l, _ in runs]
+    sd = [s for _, _, s in runs]
+    pb = init.balanced(sd, width, data.d, lam)
+    pu = init.unbalanced(sd, width, data.d, lam)
+    bal = torch.tensor([k == "balanced" for k, _, _ in runs])
+    p0 = Params(torch.where(bal[:, None], pb.a, pu.a.to(pb.a.device)), pb.W)
+    traj = gradient_descent(p0, data, Network("relu"), steps=steps, lr=lr, loss="half")
+    min_sq = theory.min_norm_interpolator(data.to("cpu")).squared_norm
+    sq = metrics.squared_norm(traj.final)
+    p0c = p0.to("cpu")
+    imbalance = (metrics.balancedness(p0c).abs().amax(1) / metrics.neuron_norms(p0c).amax(1) ** 2)
+    return dict(kind=[k for k, _, _ in runs], scale=torch.tensor(lam, dtype=DTYPE), seeds=sd, traj=traj,
+                rel_gap=(sq - min_sq) / min_sq, final_loss=traj.loss[:, -1], min_squared_norm=min_sq,
+                initial_imbalance=imbalance)
+
+
+# ============================================================================================
+# Appendix A: E3a (non-orthogonal toy) and E3b (initial scale)
+# ============================================================================================
+APPENDIX_SCHEMA = {
+    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "width": Int("number of hidden neurons m", low=1, high=100_000),
+    "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0),
+    "variants": Str("label variants: 'both', 'camera-ready' (y3 = -0.3) or 'early' (y3 = -0.4)",
+                    choices=("both", "camera-ready", "early")),
+    "early_init_scale": Float("E3a: the early code's scale; lambda = early_init_scale / width", low=0, low_open=True),
+    "init_scales": Floats("E3b: camera-ready scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
+    "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
+    "steps": Int("GD iterations", low=1, high=100_000_000),
+    "record_every": Int("loss recorded every this many iterations", low=1),
+    "panels": Ints("iterations shown in the four-panel figure", low=0),
+}
+
+
+@dataclass
+class NonOrthoRun:
+    data: list  # one Dataset per run
+    variants: list[str]
+    seeds: list[int]
+    setting: list[str]  # "early" (E3a, lambda = s / m) or "camera-ready" (E3b, lambda = s / sqrt(m))
+    init_scale: list[float]
+    lam: torch.Tensor
+    traj: Trajectory
+    p0: Params
+    network: Network = field(default_factory=lambda: Network("relu"))
+
+    def runs(self, setting: str | None = None, init_scale: float | None = None, variant: str | None = None):
+        return [i for i in range(len(self.seeds)) if (setting is None or self.setting[i] == setting)
+                and (init_scale is None or self.init_scale[i] == init_scale)
+                and (variant is None or self.variants[i] == variant)]
+
+
+def run_nonorthogonal(P) -> NonOrthoRun:
+    """E3a and E3b in one ensemble: per label variant and seed, the early code's initialisation
+    (lambda = early_init_scale / m) and every camera-ready scale (lambda = init_scale / sqrt(m)).
+
+    Runs whose loss falls below 1e-20 (in L) are frozen there (large scales converge early)."""
+    variants = ["camera-ready", "early"] if P.variants == "both" else [P.variants]
+    settings = [("early", P.early_init_scale, P.early_init_scale / P.width)] + [
+        ("camera-ready", float(s), float(s) / math.sqrt(P.width)) for s in P.init_scales]
+    runs = [(v, st, s, lam, sd) for v in variants for (st, s, lam) in settings for sd in P.seeds]
+    dsets = [datasets.nonorthogonal_toy(v) for v, *_ in runs]
+    lam = torch.tensor([r[3] for r in runs], dtype=DTYPE)
+    p0 = init.balanced([r[4] for r in runs], P.width, 2, lam)
+    snaps = union(geometric_schedule(P.steps, 1.02), fixed_schedule(P.panels, P.steps))
+    traj = gradient_descent(p0, dsets, Network("relu"), steps=P.steps, lr=flow_time_per_step(P.lr, "mean"),
+                            loss="half", snapshots=snaps, record_every=P.record_every, stop_below=1e-20)
+    return NonOrthoRun([d.to("cpu") for d in dsets], [r[0] for r in runs], [r[4] for r in runs],
+                       [r[1] for r in runs], [r[2] for r in runs], lam, traj, p0.to("cpu"))
+
+
+def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
+    """Per run: final loss (and relative to initial), ||theta||^2 and its gap to the LP minimum of its
+    labels, kinks of h on the plotting interval, escapes, ends-on-plateau, turning angles."""
+    p = run.traj.final
+    L = run.traj.loss
+    min_sq = {v: theory.min_squared_norm_1d(datasets.nonorthogonal_toy(v, device="cpu").X,
+                                            datasets.nonorthogonal_toy(v, device="cpu").y)
+              for v in sorted(set(run.variants))}
+    ms = torch.tensor([min_sq[v] for v in run.variants], dtype=DTYPE)
+    sq = metrics.squared_norm(p)
+    sv = metrics.saddle_visits(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
+    fp = metrics.flat_plateaus(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
+    turning = metrics.turning_angles(run.traj.snap_W, p.W)
+    return dict(final_loss=L[:, -1], loss_ratio=L[:, -1] / L[:, 0], squared_norm=sq, min_squared_norm=min_sq,
+                rel_gap=(sq - ms) / ms, kinks=metrics.kinks_of_function(p, interval), saddles=sv, flat=fp,
+                turning=turning, max_turning=torch.nan_to_num(turning, nan=0.0).amax(1))
+
+
+# ============================================================================================
+# Appendix A: E3c (high-dimensional teacher data)
+# ============================================================================================
+HIGHDIM_SCHEMA = {
+    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "n": Int("number of samples", low=1, high=100_000),
+    "d": Int("input dimension", low=1, high=100_000),
+    "teacher_width": Int("teacher width", low=1, high=100_000),
+    "width": Int("student width m", low=1, high=100_000),
+    "init_scale": Float("student scale; weights ~ N(0, (init_scale^2 / (width d)))", low=0, low_open=True),
+    "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
+    "steps": Int("GD iterations", low=1, high=100_000_000),
+    "seed": Int("torch seed of the authors' notebook", low=0),
+    "record_every": Int("loss recorded every this many iterations", low=1),
+    "continue_steps": Int("further iterations after the authors' horizon (0: none)", low=0, high=100_000_000),
+}
+
+
+def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: float, seed: int = 4):
+    """The data and the student initialisation of the authors' high-dimensional notebook, drawn from
+    one torch CPU stream seeded with ``seed`` in the notebook's order (a reconstruction from the
+    specification's description of the code; torch's CPU sampling routines must not have changed
+    since the authors' version for the draws to be bit-identical):
+
+    1. the teacher (:func:`shallowflow.data.teacher_relu`: hidden layer, output layer, then x);
+    2. the student's hidden layer: torch's default Linear init (consumed, overwritten), then
+       N(0, init_scale^2 / (width d)) in float32;
+    3. the student's output layer: default init (consumed), then signs 2 Bernoulli(1/2) - 1;
+    4. a_j = s_j ||w_j||.  The authors compute ||w_j|| in float32, where the squares (~1e-45) are
+       subnormal; here it is computed in float64 from the same float32 weights (the initialisation
+       is then exactly balanced), and the float32 value is returned for comparison.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    data = datasets.teacher_relu(n, d, teacher_width, seed=seed, generator=gen, device="cpu")
+    W32 = datasets._torch_linear_draw(gen, width, d, init_scale / math.sqrt(width * d))
+    datasets._torch_linear_draw(gen, 1, width, None)  # the output layer's default init (consumed)
+    s = 2.0 * torch.bernoulli(0.5 * torch.ones(1, width), generator=gen) - 1.0
+    W = W32.to(DTYPE)
+    norms64 = W.norm(dim=1)
+    norms32 = W32.norm(dim=1).square().sqrt()  # the authors' float32 computation
+    p0 = Params((s.reshape(-1).to(DTYPE) * norms64)[None], W[None])
+    return data, p0, dict(norms32=norms32.to(DTYPE), norms64=norms64, signs=s.reshape(-1).to(DTYPE))
+
+
+def run_highdim(P) -> dict:
+    """E3c: GD with step lr on the mean MSE (step 2 lr on L) from the reconstructed draws."""
+    data, p0, info = highdim_draws(P.n, P.d, P.teacher_width, P.width, P.init_scale, P.seed)
+    dev = default_device()
+    snaps = geometric_schedule(P.steps, 1.1)
+    # one run with m n d ~ 2e6 multiply-adds per product: BLAS (the torch engine) beats the fused C loop,
+    # which wins on small problems (the smoke scale) where torch's per-operation overhead dominates
+    engine = "torch" if P.width * P.n * P.d > 200_000 else "auto"
+    traj = gradient_descent(p0.to(dev), data.to(dev), Network("relu"), steps=P.steps,
+                            lr=flow_time_per_step(P.lr, "mean"), loss="half", snapshots=snaps,
+                            record_every=P.record_every, engine=engine)
+    more = None
+    if P.continue_steps > 0:  # the same GD, continued from the last iterate
+        more = gradient_descent(traj.final.to(dev), data.to(dev), Network("relu"), steps=P.continue_steps,
+                                lr=flow_time_per_step(P.lr, "mean"), loss="half", record_every=P.record_every,
+                                engine=engine)
+    return dict(data=data, p0=p0, info=info, traj=traj, more=more)
+
+
+def highdim_summary(run: dict) -> dict:
+    traj = run["traj"]
+    L = traj.loss
+    sv = metrics.saddle_visits(L, traj.loss_steps)
+    fp = metrics.flat_plateaus(L, traj.loss_steps)
+    W = traj.final.W[0]
+    evr = metrics.explained_variance_ratio(W)
+    info = run["info"]
+    out = dict(initial_mse=2 * float(L[0, 0]), final_mse=2 * float(L[0, -1]), loss_ratio=float(L[0, -1] / L[0, 0]),
+               saddles=sv, flat=fp, evr=evr, top2=float(evr[:2].sum()),
+               grown=int((W.norm(dim=1) > 1e-3).sum()),
+               norm32_error=float(((info["norms32"] - info["norms64"]).abs() / info["norms64"]).max()),
+               max_cos=theory.orthogonality_defect(run["data"]))
+    more = run.get("more")
+    if more is not None:
+        steps = torch.cat([traj.loss_steps, traj.steps + more.loss_steps[1:]])
+        curve = torch.cat([L, more.loss[:, 1:]], dim=1)
+        evr2 = metrics.explained_variance_ratio(more.final.W[0])
+        out.update(all_steps=steps, all_loss=curve, continued_mse=2 * float(more.loss[0, -1]),
+                   continued_factor=float(more.loss[0, -1] / L[0, -1]),
+                   saddles_all=metrics.saddle_visits(curve, steps), top2_continued=float(evr2[:2].sum()))
+    return out
+
+
+# ============================================================================================
+# summaries for the chapters
+# ============================================================================================
+def findings(claims, targets: dict) -> str:
+    """One Markdown line per target: its checks' verdicts and measured values, from this execution.
+
+    targets: {target id: short description}."""
+    by_target: dict[str, list] = {}
+    for c in claims.checks:
+        by_target.setdefault(c.target, []).append(c)
+    out = []
+    for t, what in targets.items():
+        checks = by_target.get(t, [])
+        if not checks:
+            out.append(f"- **{t}** ({what}): not run at this scale.")
+            continue
+        n = sum(c.verdict == "pass" for c in checks)
+        word = "reproduced" if n == len(checks) else ("not reproduced" if n == 0 else "partly reproduced")
+        detail = "; ".join(f"{c.name}: {c.verdict} ({c.measured})" for c in checks)
+        out.append(f"- **{t}** ({what}): {word}, {n}/{len(checks)} checks pass: {detail}.")
+    return "\n".join(out)
