@@ -27,12 +27,14 @@ def test_segmented_descent_matches_one_call_and_captures():
     ens = OT.make_ensemble("ortho-A", 12, [1e-3, 1e-6], [0, 1], [0.05, 0.1])
     mon = OT.segmented_descent(ens, 600, 20, 140, capture=torch.tensor([[37, 300]] * ens.runs))
     ref = train.gradient_descent(ens.p0, ens.data, OT.NET, steps=600, lr=ens.lrs, snapshots=[37, 300], record_every=20)
-    assert torch.equal(mon.final.a, ref.final.a) and torch.equal(mon.final.W, ref.final.W)
+    # bit-identical with the C kernel; the torch engine (no C compiler) agrees to rounding
+    same = dict(rtol=1e-12, atol=1e-300)
+    assert torch.allclose(mon.final.a, ref.final.a, **same) and torch.allclose(mon.final.W, ref.final.W, **same)
     assert torch.equal(mon.loss_steps, ref.loss_steps)
-    assert torch.allclose(mon.loss, ref.loss, rtol=0, atol=0)
+    assert torch.allclose(mon.loss, ref.loss, **same)
     for r in range(ens.runs):
-        assert torch.equal(mon.state(r, 37).W[0], ref.snap_W[0, r])
-        assert torch.equal(mon.state(r, 300).a[0], ref.snap_a[1, r])
+        assert torch.allclose(mon.state(r, 37).W[0], ref.snap_W[0, r], **same)
+        assert torch.allclose(mon.state(r, 300).a[0], ref.snap_a[1, r], **same)
 
 
 def test_summaries_frozen_runs_and_watch():
