@@ -26,8 +26,8 @@
 # **Data** [authors' code]: $n=75$ Gaussian inputs in $\mathbb R^{150}$ (nearly orthogonal), labels
 # from a bias-free ReLU teacher of width 6 (hidden weights $\mathcal N(0,1/(6\cdot150))$, output
 # weights $\mathcal N(0,1/6)$, unbalanced). **Student**: width 200, no bias, balanced, weights
-# $\mathcal N(0,\text{init\_scale}^2/(200\cdot150))$ with init_scale $10^{-20}$, so
-# $\lambda\approx5.8\times10^{-23}$. **Training**: full-batch GD, step $10^{-3}$ on torch's mean squared
+# $\mathcal N(0,s^2/(200\cdot150))$ with $s=$ `init_scale` $=10^{-20}$, so
+# $\lambda=s/\sqrt{200\cdot150}\approx5.8\times10^{-23}$. **Training**: full-batch GD, step $10^{-3}$ on torch's mean squared
 # error $=2L$, i.e. step $2\times10^{-3}$ on the paper's $L$, 200,000 iterations: iteration $k$ is
 # gradient-flow time $t=2\times10^{-3}k$ (final time 400).
 #
