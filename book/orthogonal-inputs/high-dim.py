@@ -204,4 +204,21 @@ claims.finish();
 # Written from this execution's checks and measurements.
 
 # %% tags=["remove-input"]
-display(Markdown(X.findings(claims, {"E3c": "high-dimensional teacher data (reconstructed random stream)"})))
+text = X.findings(claims, {"E3c": "high-dimensional teacher data (reconstructed random stream)"})
+esc = [round(k) for k in sv["escape_steps"][0]]
+text += (f"\n\nWith the reconstructed draws the loss sits on the saddle at the origin until about iteration "
+         f"{esc[0] if esc else 'n/a'} (flow time {2 * P.lr * esc[0] if esc else float('nan'):.0f}), "
+         f"then falls in {len(esc)} escape(s) separated by slow-downs; at iteration {P.steps} its MSE is "
+         f"{S['final_mse']:.3g}, {S['loss_ratio']:.2g} of the initial value"
+         + (", and it is on a plateau there." if bool(sv["ends_on_plateau"][0]) else ", still falling."))
+if run["more"] is not None:
+    text += (f" Continued for {P.continue_steps} more iterations, it reaches MSE {S['continued_mse']:.3g} "
+             f"(×{S['continued_factor']:.2g})"
+             + (": the plateau was a saddle, not a floor, so 'the loss converges towards 0' is consistent with the "
+                "data but needs more than the authors' 200,000 iterations with these draws." if S["continued_factor"] < 0.5
+                else "."))
+text += (f" {S['grown']} of {P.width} neurons have grown and the top two PCA components explain {S['top2']:.2f} of the "
+         "variance of the final weights" + (f" ({S['top2_continued']:.2f} after the continuation)" if run["more"] is not None else "")
+         + ". Whether the authors' run saw the same numbers depends on the reconstruction of their random stream, "
+         "which cannot be checked here.")
+display(Markdown(text))
