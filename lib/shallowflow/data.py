@@ -200,3 +200,92 @@ BUILDERS["nonorthogonal-toy"] = nonorthogonal_toy
 BUILDERS["teacher-relu"] = teacher_relu
 BUILDERS["nearly-orthonormal"] = lambda device=None, labels=(1.0, 1.0, -0.5, -0.5), delta=0.0, d=6, seed=0: \
     nearly_orthonormal(labels, delta, d=d, seed=seed, device=device)
+
+
+# ------------------------------------------------------------------------------------------------
+# 002 (Boursier and Flammarion, early alignment).  Constructions from the authors' code [C] and from
+# the published version's metadata [M]; see book/early-alignment and the 002 specification.
+EA_THREE_POINT = dict(x=[-0.75, -0.5, 0.125], y=[1.1, 0.1, 0.8])  # Figure 2 / Section 6 data [C]
+STEWART_KNOTS = dict(x=[-1.0, -0.7, -0.55, -0.4, 0.0, 0.5, 0.6, 0.7, 1.0],
+                     y=[0.0, 0.7, 0.5, 1.0, 0.0, 1.0, 0.6, 0.7, 0.0])  # Figure 3 teacher knots [C]
+
+
+def early_alignment_three_point(device=None) -> Dataset:
+    """002, Figure 2: x = (-0.75, -0.5, 0.125), y = (1.1, 0.1, 0.8), bias-augmented [C]."""
+    return univariate("ea-three-point", EA_THREE_POINT["x"], EA_THREE_POINT["y"],
+                      source="002_2857c8c2774dfa04.txt, Section 6 (values from the authors' code)", device=device)
+
+
+def assumption3_sample(eta: float, count: int, seed: int = 0, univariate: bool = False):
+    """``count`` draws of 002's Assumption 3 with parameter eta, uniform in its boxes: X (count, 3, 2), y (count, 3).
+
+    Boxes [M, minus signs restored, a reconstruction]: x_1 in (-1, -1+eta] x [1, 1+eta], y_1 in [1, 1+eta];
+    x_2 in [-eta, eta] x [1-eta, 1+eta], y_2 in (0, eta]; x_3 in [1-eta, 1) x [1, 1+eta], y_3 in [1, 1+eta].
+    ``univariate=True`` sets every second coordinate to 1 (a 1-D dataset with a bias, as in Figure 1).
+    """
+    if not eta > 0:
+        raise ValueError(f"eta must be > 0, got {eta}")
+    gen = torch.Generator().manual_seed(int(seed))
+    u = torch.rand(count, 9, generator=gen, dtype=DTYPE)
+    X = torch.empty(count, 3, 2, dtype=DTYPE)
+    X[:, 0, 0] = -1 + eta * (1 - u[:, 0])  # (-1, -1+eta]
+    X[:, 1, 0] = eta * (2 * u[:, 1] - 1)  # [-eta, eta)
+    X[:, 2, 0] = 1 - eta * (1 - u[:, 2])  # [1-eta, 1)
+    X[:, 0, 1] = 1 + eta * u[:, 3]
+    X[:, 1, 1] = 1 + eta * (2 * u[:, 4] - 1)
+    X[:, 2, 1] = 1 + eta * u[:, 5]
+    if univariate:
+        X[:, :, 1] = 1.0
+    y = torch.stack([1 + eta * u[:, 6], eta * (1 - u[:, 7]), 1 + eta * u[:, 8]], dim=1)  # y_2 in (0, eta]
+    return X, y
+
+
+def assumption3(eta: float = 0.1, seed: int = 0, index: int = 0, univariate: bool = False, centre: bool = False,
+                device=None) -> Dataset:
+    """One dataset of 002's Assumption 3: draw ``index`` of :func:`assumption3_sample`, or the box centres.
+
+    ``centre=True`` gives x = (-1 + eta/2, 0, 1 - eta/2) and y = (1 + eta/2, eta/2, 1 + eta/2) with second
+    coordinates 1 (the book's Figure 1 default, a [choice]).
+    """
+    if centre:
+        x = [-1 + eta / 2, 0.0, 1 - eta / 2]
+        y = [1 + eta / 2, eta / 2, 1 + eta / 2]
+        ds = _univariate_dataset(f"assumption3-centre-{eta:g}", x, y, device)
+    else:
+        X, y = assumption3_sample(eta, index + 1, seed, univariate)
+        ds = Dataset(f"assumption3-{eta:g}-{seed}-{index}", X[index], y[index], bias=univariate)
+        ds = ds.to(device or default_device())
+    ds.source = "002_2857c8c2774dfa04.txt, Assumption 3 (boxes from the JMLR metadata, signs reconstructed)"
+    ds.meta.update(eta=eta, seed=seed, index=index, centre=centre)
+    return ds
+
+
+def _univariate_dataset(name, x, y, device=None) -> Dataset:
+    """:func:`univariate` under another name (a builder argument of that name shadows it)."""
+    return univariate(name, x, y, device=device)
+
+
+def stewart_teacher(x: torch.Tensor) -> torch.Tensor:
+    """002, Appendix B.2: the piecewise-linear interpolant through the knots of STEWART_KNOTS [C] (clamped to [-1, 1])."""
+    kx = torch.tensor(STEWART_KNOTS["x"], dtype=DTYPE)
+    ky = torch.tensor(STEWART_KNOTS["y"], dtype=DTYPE)
+    x = torch.as_tensor(x, dtype=DTYPE).clamp(-1.0, 1.0)
+    i = torch.searchsorted(kx, x, right=True).clamp(1, len(kx) - 1)
+    x0, x1, y0, y1 = kx[i - 1], kx[i], ky[i - 1], ky[i]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def stewart(n: int = 40, seed: int = 0, device=None) -> Dataset:
+    """002, Figure 3: n points x ~ U[-1, 1] (torch.Generator seeded with ``seed``), y = teacher(x) [C/M].
+
+    The authors' code sets no seed; the book fixes one and prints the sample it trains on.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    x = 2 * torch.rand(n, generator=gen, dtype=DTYPE) - 1
+    ds = univariate(f"stewart-{n}-{seed}", x, stewart_teacher(x),
+                    source="002_2857c8c2774dfa04.txt, Appendix B.2 (teacher knots from the authors' code)", device=device)
+    ds.meta.update(seed=seed)
+    return ds
+
+
+BUILDERS.update({"ea-three-point": early_alignment_three_point, "assumption3": assumption3, "stewart": stewart})

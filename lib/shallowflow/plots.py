@@ -76,3 +76,59 @@ def mark_iterations(ax, xs, labels: Sequence[str], colour="0.3"):
         ax.axvline(x, ls=":", color=colour, lw=1)
         ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
                     fontsize=8, color=colour)
+
+
+# ------------------------------------------------------------------------------------------------
+# 002 (early alignment): the polar neuron plot and the function panel of Figures 2 and 3
+POSITIVE_COLOUR = "tab:purple"
+NEGATIVE_COLOUR = "tab:red"
+
+
+def polar_neurons(ax, p: Params, run: int = 0, data: Dataset | None = None, title: str = "",
+                  rorigin: float = 0.05, rmax: float | None = None):
+    """002's right-hand panels: every neuron (w_j, b_j) at angle atan2(b_j, w_j) and radius ||(w_j, b_j)||
+    (a polar axes ``ax``), purple for a_j > 0 and red for a_j < 0.  With ``data``, the data directions
+    (black crosses) and the cone boundaries (dotted green lines) are drawn.  The radial origin sits at
+    -rorigin * rmax, so that radius 0 is a small circle [authors' plotting convention, -5e-2]."""
+    q = p.select(run)
+    W, a = q.W[0].cpu(), q.a[0].cpu()
+    ang = torch.atan2(W[:, 1], W[:, 0]).numpy()
+    r = W.norm(dim=1).numpy()
+    top = rmax if rmax is not None else max(1.1 * float(r.max()), 1e-300)
+    pos = a.numpy() > 0
+    ax.scatter(ang[pos], r[pos], marker="*", s=25, color=POSITIVE_COLOUR, alpha=0.7, lw=0, zorder=5)
+    ax.scatter(ang[~pos], r[~pos], marker="*", s=25, color=NEGATIVE_COLOUR, alpha=0.7, lw=0, zorder=4)
+    if data is not None:
+        X = data.X.cpu()
+        th = torch.atan2(X[:, 1], X[:, 0]).numpy()
+        ax.scatter(th, np.full_like(th, 0.85 * top), marker="x", color="black", s=40, zorder=6)
+        for t in th:
+            for s in (-np.pi / 2, np.pi / 2):
+                ax.plot([t + s, t + s], [0, top], ls=":", color=DATA_COLOUR, lw=1)
+    ax.set_ylim(0, top)
+    ax.set_rorigin(-rorigin * top)
+    ax.set_yticklabels([])
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def function_panel(ax, p: Params, data: Dataset, network: Network, run: int = 0, xlim=(-1.0, 1.0),
+                   extra: dict | None = None, title: str = "", ylim=None):
+    """002's left-hand panels: the fitted function on ``xlim`` (green line) and the data (green dots); ``extra``
+    maps labels to functions of a 1-D tensor drawn dashed (e.g. the OLS line or the teacher)."""
+    grid = torch.linspace(*xlim, 801, dtype=torch.float64)
+    h = network.forward(p.select(run), augment_bias(grid))[0].cpu().numpy()
+    ax.plot(grid.numpy(), h, color=DATA_COLOUR, lw=2, label=r"$h_\theta$")
+    for i, (label, f) in enumerate((extra or {}).items()):
+        ax.plot(grid.numpy(), np.asarray(f(grid)), ls="--", lw=1.2, color=["tab:red", "0.4", "tab:orange"][i % 3],
+                label=label)
+    ax.scatter(data.x1d.cpu().numpy(), data.y.cpu().numpy(), color=DATA_COLOUR, s=30, zorder=5, edgecolor="black")
+    ax.set_xlim(*xlim)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_xlabel("x")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
