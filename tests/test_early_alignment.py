@@ -1,0 +1,207 @@
+"""002 (early alignment): datasets, closed forms and the small helpers of experiments/early_alignment.py.
+
+Every expected value here is computed by hand from the definitions (never copied from a run).
+"""
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from shallowflow import data as datasets
+from shallowflow.experiments import early_alignment as ea
+from shallowflow.models import Network, Params
+
+
+@pytest.fixture
+def three():
+    return datasets.get("ea-three-point", device="cpu")
+
+
+def test_three_point_dataset(three):
+    assert three.bias and three.n == 3
+    assert three.x1d.tolist() == [-0.75, -0.5, 0.125]
+    assert three.y.tolist() == [1.1, 0.1, 0.8]
+    assert torch.equal(three.X[:, 1], torch.ones(3, dtype=torch.float64))
+
+
+def test_ols_by_hand(three):
+    # normal equations for (slope, intercept): sums from the data
+    x, y = three.x1d, three.y
+    n, sx, sxx, sy, sxy = 3, x.sum(), (x * x).sum(), y.sum(), (x * y).sum()
+    slope = (n * sxy - sx * sy) / (n * sxx - sx ** 2)
+    intercept = (sy - slope * sx) / n
+    o = ea.ols(three.X, three.y)
+    assert torch.allclose(o.beta, torch.stack([slope, intercept]), atol=1e-14)
+    assert abs(float(o.beta[0]) + 0.8 / 13) < 1e-12  # slope -0.8/13 = -0.0615384...
+    r = slope * x + intercept - y
+    assert torch.allclose(o.resid, r, atol=1e-14)
+    assert abs(float(o.loss) - float((r ** 2).mean())) < 1e-15  # mean convention
+    assert abs(float(ea.ols(three.X, three.y, loss="half").loss) - float((r ** 2).mean()) / 2) < 1e-15
+    assert float(r[1]) > 0 > float(r[0]) and float(r[2]) < 0  # the middle point is below the OLS line
+
+
+def test_key_vector_and_G(three):
+    D = ea.key_vector(three.X, three.y)
+    # D = (2/3) sum_k y_k (x_k, 1) = (2/3) (-0.825 - 0.05 + 0.1, 2.0)
+    assert torch.allclose(D, torch.tensor([2 / 3 * (-0.775), 2 / 3 * 2.0], dtype=torch.float64), atol=1e-15)
+    assert torch.allclose(ea.key_vector(three.X, three.y, loss="half"), D / 2)
+    u = D / D.norm()
+    # all three points are active along D, so G(u) = <D, u> = |D|
+    assert abs(float(ea.G(three.X, three.y, u[None])[0]) - float(D.norm())) < 1e-14
+    # a direction inactive on every point: G = 0
+    assert float(ea.G(three.X, three.y, torch.tensor([[0.0, -1.0]], dtype=torch.float64))[0]) == 0.0
+
+
+def test_critical_points_three_point(three):
+    crit = ea.critical_points(three)
+    assert len(crit) == 1
+    c = crit[0]
+    D = ea.key_vector(three.X, three.y)
+    assert c.kind == "max" and c.where == "arc" and c.pattern == (0, 1, 2)
+    assert abs(c.angle - math.atan2(float(D[1]), float(D[0]))) < 1e-14
+    assert len(ea.flat_arcs(three)) == 1
+    grid = ea.grid_extrema(three, points=200_000)
+    assert abs(grid["argmax"] - c.angle) < 2 * math.pi / 200_000
+    assert grid["maxima"].numel() == 1 and grid["minima"].numel() == 0
+
+
+def test_critical_points_hand_example():
+    # x_1 = (1, 0), y_1 = 1 and x_2 = (-1, 0.1), y_2 = -1 (2/n = 1).  On the arc where only x_1 is active,
+    # D_A = (1, 0) lies inside it: a maximum at angle 0 with G = 1.  Where only x_2 is active, D_A = (1, -0.1)
+    # and -D_A (angle pi - atan(0.1)) lies inside it: a minimum with G = -|D_A|.  Where both are active,
+    # D_A = (2, -0.1) points out of the arc; no kink changes the sign of the tangential derivative.
+    X = torch.tensor([[1.0, 0.0], [-1.0, 0.1]], dtype=torch.float64)
+    y = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    crit = ea.critical_points(datasets.Dataset("hand", X, y))
+    assert len(crit) == 2
+    mx, mn = sorted(crit, key=lambda c: c.kind)
+    assert mx.kind == "max" and mx.where == "arc" and abs(mx.angle) < 1e-14 and abs(mx.G - 1.0) < 1e-14
+    assert mn.kind == "min" and mn.where == "arc" and abs(mn.angle - (math.pi - math.atan(0.1))) < 1e-12
+    assert abs(mn.G + math.hypot(1.0, 0.1)) < 1e-14
+    g = ea.grid_extrema(datasets.Dataset("hand", X, y), points=100_000)
+    assert g["maxima"].numel() == 1 and g["minima"].numel() == 1
+
+
+def test_ray_critical_point():
+    # a negative label makes a concave kink.  x_1 = (1, 0), y_1 = 1; x_2 = (0.5, -1), y_2 = -1 (2/n = 1).
+    # Only x_1 active: D = (1, 0), pointing out of that arc (angles above the boundary of x_2, ~ +0.46 rad);
+    # both active: D = (0.5, 1), pointing out of that arc too.  So the maximum of G sits on the kink at the
+    # direction orthogonal to x_2, u = (2, 1)/sqrt5, where the minimal-norm subgradient is G(u) u.
+    X = torch.tensor([[1.0, 0.0], [0.5, -1.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    crit = [c for c in ea.critical_points(datasets.Dataset("ray", X, y)) if c.kind == "max"]
+    assert len(crit) == 1 and crit[0].where == "ray"
+    assert abs(crit[0].angle - math.atan2(1.0, 2.0)) < 1e-12
+    assert abs(crit[0].G - 2 / math.sqrt(5)) < 1e-12
+    assert torch.allclose(crit[0].D, torch.tensor([0.8, 0.4], dtype=torch.float64), atol=1e-12)
+
+
+def test_min_norm_subgradient_on_a_boundary():
+    # one neuron exactly orthogonal to x_2: D^0 is the minimal-norm point of D_{1} + eta v_2, eta in [0, 1]
+    X = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    W = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    D0, act = ea.min_norm_subgradient(X, y, W, zero_tol=1e-9)
+    assert torch.allclose(D0, torch.tensor([[1.0, 0.0]], dtype=torch.float64), atol=1e-6)  # eta = 0 is optimal
+    D_open, _ = ea.min_norm_subgradient(X, y, W)  # strict activations only
+    assert torch.allclose(D_open, torch.tensor([[1.0, 0.0]], dtype=torch.float64))
+
+
+def test_misalignment_is_accurate_below_float_resolution():
+    W = torch.tensor([[1.0, 1e-9]], dtype=torch.float64)
+    mis = ea.misalignment(W, torch.tensor([1.0, 0.0], dtype=torch.float64))
+    assert abs(float(mis[0]) - 0.5e-18) < 1e-24  # 1 - cos(1e-9) = 5e-19, invisible to 1 - cos
+
+
+def test_two_neuron_interpolator(three):
+    p = ea.two_neuron_interpolator(three)
+    assert p.width == 2
+    assert float(Network("relu").loss(p, three.X, three.y, "mean")) < 1e-28
+    assert torch.allclose(p.a.abs(), p.W.norm(dim=-1))  # balanced
+    cen = datasets.get("assumption3", device="cpu", eta=0.1, centre=True)
+    q = ea.two_neuron_interpolator(cen)
+    assert float(Network("relu").loss(q, cen.X, cen.y, "mean")) < 1e-28
+
+
+def test_assumption3_sampler_boxes():
+    for eta in (0.05, 0.16):
+        X, y = datasets.assumption3_sample(eta, 500, seed=1)
+        assert bool(ea.in_assumption3(X, y, eta).all())
+        assert not bool(ea.in_assumption3(X, y, eta / 10).all())
+    X1, _ = datasets.assumption3_sample(0.1, 3, seed=7)
+    X2, _ = datasets.assumption3_sample(0.1, 3, seed=7)
+    assert torch.equal(X1, X2)
+    Xu, _ = datasets.assumption3_sample(0.1, 4, seed=0, univariate=True)
+    assert torch.equal(Xu[..., 1], torch.ones(4, 3, dtype=torch.float64))
+    cen = datasets.get("assumption3", device="cpu", eta=0.1, centre=True)
+    assert cen.x1d.tolist() == pytest.approx([-0.95, 0.0, 0.95]) and cen.y.tolist() == pytest.approx([1.05, 0.05, 1.05])
+
+
+def test_assumption_census_small_eta_and_a_counterexample():
+    P = SimpleNamespace(flow_start=[1e-3], flow_time=20.0, flow_dt=0.2, flow_draws=50)
+    X, y = datasets.assumption3_sample(0.1, 50, seed=3)
+    cen = ea.assumption_census(X, y, P)
+    for key in ("a4", "a5", "a5_linear", "a6"):
+        assert bool(cen[key].all()), key
+    # lift the middle label above the OLS line: residual signs flip and A6 must fail
+    y2 = y.clone()
+    y2[:, 1] = 2.0
+    cen2 = ea.assumption_census(X, y2, P)
+    assert not bool(cen2["a6_signs"].any())
+
+
+def test_stewart_data():
+    d = datasets.get("stewart", device="cpu")
+    assert d.n == 40 and d.bias
+    assert float(d.x1d.min()) >= -1 and float(d.x1d.max()) <= 1
+    knots = datasets.STEWART_KNOTS
+    t = torch.tensor(knots["x"], dtype=torch.float64)
+    assert torch.allclose(datasets.stewart_teacher(t), torch.tensor(knots["y"], dtype=torch.float64))
+    assert abs(float(datasets.stewart_teacher(torch.tensor([0.25]))[0]) - 0.5) < 1e-15  # between (0, 0) and (0.5, 1)
+    assert torch.equal(d.X, datasets.get("stewart", device="cpu").X)  # seeded
+
+
+def test_dominated_initialisation_is_dominated():
+    p = ea.initialise("dominated", [0, 1], 50, 2, [1e-3, 1.0])
+    assert bool((p.a ** 2 >= (p.W ** 2).sum(-1)).all())
+    assert abs(float(p.a[0].abs().max()) - 1e-3 * math.sqrt(2) / math.sqrt(50)) < 1e-15
+    b = ea.initialise("balanced", [0], 10, 2, 1e-2)
+    assert torch.allclose(b.a.abs(), b.W.norm(dim=-1))
+
+
+def test_classify_and_lambda_star():
+    L = torch.tensor([1e-9, 0.1, 0.175, 0.62, 0.3])
+    assert ea.classify(L, 0.175, 0.62) == ["global", "escaping", "ols", "zero", "other"]
+    g = ea.Grid("balanced", "relu", [10], [1e-3, 1e-2, 1e-1], {10: 2}, {}, {}, {
+        (10, 1e-3): ["ols", "ols"], (10, 1e-2): ["ols", "zero"], (10, 1e-1): ["ols", "global"]}, {}, 1e-2, 1.0)
+    assert ea.empirical_lambda_star(g, 10) == 1e-2
+    assert g.failing(10, 1e-1) == 0.5
+
+
+def test_plateaus():
+    t = torch.arange(0, 1000, dtype=torch.float64)
+    L = torch.cat([torch.full((300,), 1.0), torch.linspace(1.0, 0.5, 100), torch.full((600,), 0.5)]).double()
+    pl = ea.plateaus(t, L, 0.01, 50.0)
+    assert len(ea.distinct_levels(pl, 0.01)) == 2
+    assert pl[0][2] == 1.0 and pl[-1][2] == 0.5
+
+
+def test_train_monitored_matches_one_call(three):
+    from shallowflow.train import gradient_descent
+
+    p0 = ea.initialise("balanced", [0, 1], 20, 2, 1e-2)
+    one = gradient_descent(p0, three, Network("relu"), steps=300, lr=1e-2, loss="mean")
+    mon = ea.train_monitored(p0, three, Network("relu"), steps=300, lr=1e-2, every=70, snapshots=[140],
+                             monitor=lambda q, k: {"loss": Network("relu").loss(q, three.X, three.y, "mean")})
+    assert torch.equal(mon.final.W, one.final.W) and torch.equal(mon.final.a, one.final.a)
+    assert torch.allclose(mon.loss, one.loss)
+    assert mon.steps_seen.tolist() == [0, 70, 140, 210, 280, 300]
+    assert 140 in mon.snaps
+
+
+def test_saddle_prediction_sign(three):
+    # the first-order change of replacing a zero neuron by rho (1, (1, 0)) is (2/n) rho^2 r_3 x_3 < 0
+    o = ea.ols(three.X, three.y)
+    pred = 2 / 3 * float(o.resid[2]) * 0.125
+    assert pred < 0
