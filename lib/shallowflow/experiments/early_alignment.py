@@ -1246,7 +1246,10 @@ def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, se
             phi = torch.linspace(0, TWO_PI, 721, dtype=DTYPE)
             Uc = torch.stack([torch.cos(phi), torch.sin(phi)], -1).expand(Xr.shape[0], -1, -1)
             relu_c = torch.clamp_min((Uc @ beta[..., None]).squeeze(-1), 0)
+            flipped = (q.a * p0.a) < 0  # output weights whose sign changed (GF keeps it: Lemma 1)
+            partial = act.any(-1) & ~act.all(-1)
             res[(eta, m)] = dict(loss=L, L_star=Ls, excess=L - Ls, L_zero=(yr ** 2).mean(-1),
+                                 flips=flipped.sum(-1), partial_flipped=(partial & flipped).sum(-1),
                                  outcome=[classify(L[r:r + 1], float(Ls[r]), float((yr[r] ** 2).mean()))[0]
                                           for r in range(L.numel())],
                                  partial=(act.any(-1) & ~act.all(-1)).sum(-1), lin_err=(lin - beta).norm(dim=-1),
@@ -1525,3 +1528,30 @@ def findings_alignment(claims, sw: Sweep, pt: dict, slopes: dict, P) -> str:
              f"{pt['predicted_slope']:.4f}); tau_3 - tau_2 between {float(torch.nanquantile(pt['duration'], 0)):.2f} and "
              f"{float(torch.nanquantile(pt['duration'], 1)):.2f}."]
     return summarise(claims, lines)
+
+
+def a3_rerun_escaped(P, main: dict, factor: int = 4, seed_base: int = 500) -> list[dict]:
+    """Re-run every run of ``main`` (from :func:`a3_gd`) that escaped the OLS point, from the same initialisation
+    and data, with the step divided by ``factor``: an escape that survives a smaller step is a property of the
+    flow (lambda above that dataset's lambda*), one that disappears is a finite-step effect."""
+    net = Network("relu")
+    out = []
+    for j, eta in enumerate(P.lemma_etas):
+        Xall, yall = datasets.assumption3_sample(eta, max(P.gd_draws), seed=seed_base + j)
+        for m in P.gd_widths:
+            r_ = main[(eta, m)]
+            for r, o in enumerate(r_["outcome"]):
+                if o not in SUCCESS:
+                    continue
+                i, s = divmod(r, P.gd_seeds)
+                p0 = initialise("balanced", [s], m, 2, P.gd_scale)
+                lr = P.lr / factor
+                tr = gradient_descent(p0, (Xall[i], yall[i]), net, steps=int(round(P.gd_time / lr)), lr=lr, loss=LOSS,
+                                      stop_below=1e-7)
+                L = float(net.loss(tr.final, Xall[i], yall[i], LOSS))
+                Ls = float(ols(Xall[i], yall[i]).loss)
+                out.append(dict(eta=eta, width=m, draw=i, seed=s, loss=float(r_["loss"][r]), L_star=Ls,
+                                flips=int(r_["flips"][r]), loss_small_step=L,
+                                flips_small_step=int(((tr.final.a * p0.a) < 0).sum()),
+                                escapes_small_step=L < Ls - 1e-5))
+    return out

@@ -1,0 +1,256 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # "For any m": failure rates over width and scale
+#
+# **Source:** `002_2857c8c2774dfa04.txt`, Theorem 2 and Section 5 ("Scale of initialisation", "Generality of
+# Theorem 2", leaky ReLU and footnote 7).
+# **Targets:** Thm2 (the protocol of the specification: width $\times$ scale), S5-unbal, S5-leaky, and the
+# dominated initialisation of Section 5.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_failure_rates`.
+#
+# Theorem 2 [T structure, R statement]: there is a $\lambda^*>0$ depending only on the data such that for
+# **every** width $m$ and every $\lambda\le\lambda^*$ gradient flow from a balanced initialisation converges to
+# a spurious stationary point. As stated, this is not a statement with a probability: below $\lambda^*$ *every*
+# seed should fail, at every width, and the failure rate should be 100%. Which spurious point is reached
+# depends on the draw: the OLS fit when some positive neuron is active on a data point at initialisation, the
+# zero network otherwise (likely only at tiny widths).
+#
+# Every run below is classified by its final loss $L$ (mean squared error, the authors' convention; see
+# {doc}`spurious` for the factor 2 of the other one): **global** ($L<10^{-6}$), **escaping** (below the OLS
+# loss, $L<L^*_{\rm lin}-10^{-5}$, not yet global), **ols** ($|L-L^*_{\rm lin}|\le10^{-5}$), **zero**
+# ($|L-\overline{y^2}|\le10^{-5}$) or **other** (a different value, e.g. a single neuron fitting two points).
+# A run *fails* when it is neither global nor escaping.
+#
+# :::{admonition} Reduced scale and step size
+# :class: warning
+# The specification's full protocol uses the authors' step $10^{-3}$ and $10^5$-$10^6$ iterations. Here every
+# run trains for the same flow time `time` with step `lr` $=10^{-2}$ (one ensemble per width; seeds and scales
+# are runs of it). The step size matters near $\lambda^*$: a second grid at width `step_check_width` repeats
+# the computation with a four times smaller step, and the disagreements are counted. The largest width has
+# `large_seeds` seeds per scale instead of `seeds`.
+# :::
+
+# %% tags=["parameters"]
+profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
+widths = [1, 2, 5, 10, 100, 1000, 10000]  # widths m of the phase diagram
+scales = [1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0]  # initialisation scales lambda
+seeds = 20  # seeds per (width, scale)
+large_width = 5000  # widths from this one on use large_seeds seeds
+large_seeds = 2  # seeds per scale at the large widths
+lr = 1e-2  # step on the mean squared error (the authors' is 1e-3)
+time = 100.0  # flow time of every run (10,000 steps of 1e-2)
+step_check_width = 100  # width of the step-size check
+step_check_factor = 4  # the check uses lr / step_check_factor
+step_check_seeds = 10  # seeds per scale of the check
+contrast_widths = [10, 100, 1000]  # widths of the unbalanced, dominated and leaky contrasts
+contrast_scales = [1e-3, 1e-2, 1e-1, 1.0]  # their scales
+contrast_seeds = 5  # their seeds per (width, scale)
+contrast_time = 400.0  # their flow time (the escapes take longer)
+leak = 0.1  # gamma of the leaky ReLU (spec's choice)
+leaky_small_scales = [1e-3, 1e-9, 1e-30, 1e-60]  # fixed-width leaky runs towards small lambda (footnote 7)
+
+# %% tags=["remove-cell"]
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from IPython.display import HTML, Markdown, display
+
+from shallowflow import claims as C
+from shallowflow import config, plots
+from shallowflow.experiments import early_alignment as ea
+from shallowflow.params import validate
+
+P = validate(globals(), ea.FAILURE_SCHEMA)
+plots.setup()
+claims = C.Claims(source="002", chapter="book/early-alignment/failure-rates", profile=P.profile)
+
+# %%
+res = ea.run_failure_rates(P)
+g = res["balanced"]
+Ls = float(res["ols"].loss)
+print(config.describe())
+print(f"L_lin* = {Ls:.8f}, zero network {float((res['data'].y ** 2).mean()):.4f}; flow time {P.time} at lr {P.lr}")
+for name in ("balanced", "step_check", "unbalanced", "dominated", "leaky", "leaky_small"):
+    print(f"{name:12s} seconds per width: " + ", ".join(f"m={m}: {s:.1f}" for m, s in res[name].seconds.items()))
+
+# %% [markdown]
+# ## The table: outcomes per width and scale
+#
+# Each cell counts the runs ending at `ols / zero / other / escaping / global`.
+
+# %%
+display(ea.grid_table(g))
+
+# %% [markdown]
+# ## The phase diagram
+#
+# The share of failing runs at every (scale, width). Theorem 2 predicts a failure region $\lambda\le\lambda^*$
+# that does not move with $m$: a boundary that is a horizontal line in this picture (apart from tiny widths,
+# where fewer neurons make an escape less likely, not more).
+
+# %%
+F = np.array([[g.failing(m, sc) for sc in g.scales] for m in g.widths])
+fig, ax = plt.subplots(figsize=(8, 0.55 * len(g.widths) + 1.5))
+im = ax.imshow(F, cmap="RdYlGn_r", vmin=0, vmax=1, aspect="auto")
+ax.set_xticks(range(len(g.scales)), [f"{s:g}" for s in g.scales])
+ax.set_yticks(range(len(g.widths)), [f"m = {m}" for m in g.widths])
+ax.set_xlabel(r"initialisation scale $\lambda$")
+for i, m in enumerate(g.widths):
+    for j, sc in enumerate(g.scales):
+        ax.text(j, i, f"{F[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    lam_star = ea.empirical_lambda_star(g, m)
+    if lam_star in g.scales:
+        ax.plot([g.scales.index(lam_star) + 0.5] * 2, [i - 0.5, i + 0.5], color="black", lw=2)
+fig.colorbar(im, ax=ax, label="share of failing runs")
+ax.set_title("balanced ReLU, three-point data: failing share (black bar: largest scale with 100% failure)", fontsize=10)
+fig.tight_layout()
+plt.show()
+lam_star = {m: ea.empirical_lambda_star(g, m) for m in g.widths}
+print("largest grid scale at which every run fails, per width:", lam_star)
+
+# %% [markdown]
+# The escapes that do happen above $\lambda^*$ leave the OLS plateau at a finite time; their flow times:
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 3.4))
+for m in g.widths:
+    xs, ys = [], []
+    for sc in g.scales:
+        e = g.escape[(m, sc)]
+        e = e[torch.isfinite(e)]
+        xs += [sc] * e.numel()
+        ys += e.tolist()
+    if xs:
+        ax.scatter(np.array(xs) * (1 + 0.05 * g.widths.index(m)), ys, s=12, label=f"m = {m}")
+ax.set_xscale("log")
+ax.set_xlabel(r"$\lambda$")
+ax.set_ylabel("flow time of L < 0.99 L*")
+ax.legend(fontsize=7, ncol=2)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Step size
+#
+# The same grid at width `step_check_width` with the step divided by `step_check_factor`:
+
+# %%
+sc_grid = res["step_check"]
+m0 = P.step_check_width
+display(ea.grid_table(sc_grid))
+disagree, disagree_theorem = 0, 0
+if m0 in g.widths:
+    for sc in g.scales:
+        a = [o in ea.SUCCESS for o in g.outcome[(m0, sc)][:P.step_check_seeds]]
+        b = [o in ea.SUCCESS for o in sc_grid.outcome[(m0, sc)]]
+        d = sum(x != y for x, y in zip(a, b))
+        disagree += d
+        disagree_theorem += d if sc <= 1e-2 else 0
+        if d:
+            print(f"lambda = {sc:g}: {d} of {len(b)} runs change outcome with the smaller step")
+print(f"disagreements: {disagree} in total, {disagree_theorem} at lambda <= 1e-2")
+
+# %% [markdown]
+# ## Contrasts of Section 5
+#
+# - **Unbalanced** initialisation ($\tilde a_j\sim\mathcal N(0,1)$ independent of $\tilde w_j$ [C]): output
+#   weights can change sign during the early phase, omnidirectionality survives, and on this example "the
+#   parameters thus converge towards a global minimum" [T].
+# - **Dominated** initialisation ($|\tilde a_j|>\|\tilde w_j\|$ [C]) satisfies eq. (4): Theorem 2 applies and
+#   the limit is a local minimum (see {doc}`spurious`).
+# - **Leaky ReLU** ($\gamma=$ `leak`): "omnidirectionality would be preserved during the early alignment phase
+#   and convergence towards an interpolator still happens" [T], for large widths; footnote 7: Theorem 2 still
+#   holds if $\lambda^*$ may depend on $m$, i.e. at a fixed width a small enough scale fails again.
+
+# %%
+for name in ("unbalanced", "dominated", "leaky", "leaky_small"):
+    print(f"{name} ({res[name].activation}, flow time {res[name].time:g}): ols/zero/other/escaping/global")
+    display(ea.grid_table(res[name]))
+ub, lk = res["unbalanced"], res["leaky"]
+mx = max(P.contrast_widths)
+t_ub = ub.escape[(mx, min(P.contrast_scales))]
+print(f"unbalanced, m = {mx}, lambda = {min(P.contrast_scales):g}: final losses {[f'{v:.2g}' for v in ub.loss[(mx, min(P.contrast_scales))].tolist()]}, "
+      f"OLS plateau left at t = {t_ub.tolist()}")
+
+# %% [markdown]
+# ## Checks
+
+# %% tags=["remove-cell"]
+small = [sc for sc in g.scales if sc <= 1e-2]
+big_m = [m for m in g.widths if m >= 100]
+esc_small = sum(int((g.loss[(m, sc)] < Ls - 1e-5).sum()) for m in g.widths for sc in small)
+ols_frac = min((sum(o == "ols" for o in g.outcome[(m, sc)]) / len(g.outcome[(m, sc)])
+                for m in g.widths if m >= 10 for sc in small), default=math.nan)
+tiny = [m for m in g.widths if m <= 5]
+tiny_spurious = min((sum(o in ("ols", "zero") for o in g.outcome[(m, sc)]) / len(g.outcome[(m, sc)])
+                     for m in tiny for sc in small), default=math.nan)
+stars_big = [lam_star[m] for m in big_m]
+top = max(g.scales)
+lmin = min(P.contrast_scales)
+
+# %%
+claims.check("Thm2/no-escape-small-scales", "at lambda <= 1e-2 no run of any width ends below the OLS loss (count)",
+             esc_small, C.below(0.5), source_value="for any m and lambda <= lambda*",
+             note=f"widths {g.widths}, scales {small}; spec: 0 runs with L < L* - 1e-5")
+claims.check("Thm2/ols-fraction", "at m >= 10 and lambda <= 1e-2 the runs end at the OLS loss (smallest share per cell)",
+             ols_frac, C.above(0.95), source_value="spec: >= 95%")
+if tiny:
+    claims.check("Thm2/tiny-widths-spurious", "at m <= 5 and lambda <= 1e-2 every run ends at the OLS fit or the zero "
+                 "network (smallest share per cell)", tiny_spurious, C.above(1.0), source_value="failure (spec's table)")
+claims.check("Thm2/lambda-star-common", "a scale below which every width fails: min over m of the largest all-fail scale",
+             min(lam_star.values()), C.above(1e-2), source_value="lambda* independent of m",
+             note=f"per width: {lam_star}")
+claims.check("Thm2/lambda-star-width-independent", "the largest all-fail scale is the same for every m >= 100 "
+             "(max / min over widths)", max(stars_big) / max(min(stars_big), 1e-300) if len(stars_big) >= 2 else math.nan,
+             C.close_to(1.0, atol=1e-9), source_value="horizontal boundary", note=f"m >= 100: {dict(zip(big_m, stars_big))}")
+claims.check("Thm2/escape-large-scale", f"at lambda = {top:g} and m >= 100 every run escapes (share)",
+             min((g.fraction(m, top) for m in big_m), default=math.nan), C.above(1.0), source_value="spec: lambda >= 1 global min")
+claims.check("Thm2/step-size", "lambda <= 1e-2: outcomes unchanged with a 4x smaller step (disagreements)",
+             disagree_theorem, C.below(0.5), source_value="GD approximates GF", note=f"all scales: {disagree} disagreement(s)")
+claims.check("Thm2/dominated-fails", "dominated initialisation (eq. (4) holds) at lambda <= 1e-2: share ending at the OLS loss",
+             min(sum(o == "ols" for o in res["dominated"].outcome[(m, sc)]) / P.contrast_seeds
+                 for m in P.contrast_widths for sc in P.contrast_scales if sc <= 1e-2),
+             C.above(1.0), source_value="spurious (local minimum) [T]")
+claims.check("S5-unbal/converges", f"unbalanced, m = {mx}, lambda = {lmin:g}: final loss (every seed)",
+             ub.loss[(mx, lmin)], C.below(1e-6), source_value="global minimum [T]",
+             note=f"flow time {P.contrast_time:g}; spec: L <= 1e-6 within flow time 500 at m >= 500")
+claims.check("S5-unbal/escape-in-time", "unbalanced runs leave the OLS plateau (flow time of L < 0.99 L*)",
+             t_ub, C.below(P.contrast_time), source_value="converges")
+claims.check("S5-leaky/converges", f"leaky ReLU (gamma = {P.leak:g}), m = {mx}, lambda = {lmin:g}: final loss",
+             lk.loss[(mx, lmin)], C.below(1e-8), source_value="interpolates [T]", note="spec: L <= 1e-8")
+ls = res["leaky_small"]
+m_small = min(P.contrast_widths)
+claims.check("S5-leaky/fixed-width-small-scale", f"footnote 7: leaky ReLU at m = {m_small}, lambda = "
+             f"{min(P.leaky_small_scales):g}: share of failing runs", ls.failing(m_small, min(P.leaky_small_scales)),
+             C.above(1.0), source_value="Theorem 2 with lambda* depending on m",
+             note="failing shares per scale: " + ", ".join(f"{sc:g}: {ls.failing(m_small, sc):.2f}" for sc in ls.scales))
+
+# %% [markdown]
+# ### Verdicts
+
+# %% tags=["nbval-check-output"]
+print(claims.report())
+
+# %% tags=["remove-input"]
+display(HTML(claims._repr_html_()))
+claims.finish();
+
+# %% [markdown]
+# ## What we find
+
+# %% tags=["remove-input"]
+display(Markdown(ea.findings_failure(claims, res, lam_star, disagree, P)))
