@@ -99,8 +99,8 @@ display(ea.grid_table(g))
 # ## The phase diagram
 #
 # The share of failing runs at every (scale, width). Theorem 2 predicts a failure region $\lambda\le\lambda^*$
-# that does not move with $m$: a boundary that is a horizontal line in this picture (apart from tiny widths,
-# where fewer neurons make an escape less likely, not more).
+# that does not move with $m$: a boundary that is a horizontal line in this picture (tiny widths aside, where
+# there are few neurons to escape with).
 
 # %%
 F = np.array([[g.failing(m, sc) for sc in g.scales] for m in g.widths])

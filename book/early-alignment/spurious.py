@@ -142,9 +142,9 @@ plt.show()
 # %% [markdown]
 # ## The loss and the phases
 #
-# The loss leaves $L(0)=\overline{y^2}$ once the positive neurons have grown and settles on the OLS loss,
-# where it stays. The right panel shows $L-L_{\rm lin}^*$ on a log scale: the last phase is an exponential
-# convergence (Lemma 7, a local Polyak-Łojasiewicz argument, Lemmas 21-22).
+# Theorem 2 predicts that the loss leaves $L(0)=\overline{y^2}$ once the positive neurons have grown and then
+# settles on the OLS loss for good; Lemma 7 (a local Polyak-Łojasiewicz argument, Lemmas 21-22) predicts an
+# exponential last phase, which the right panel shows on a log scale ($L-L_{\rm lin}^*$).
 
 # %%
 t_all = fr.run.time()[0].numpy()

@@ -35,7 +35,7 @@
 # Here: width `width`, `seeds` seeds, step `lr` on the same mean squared error for the flow time `time`
 # (20 times the authors' step; a run at half the step checks that the plateau levels do not move). Mean-field
 # theory makes the trajectory width-independent for large widths; the number of neurons that end in small
-# cones is not.
+# cones need not be.
 # :::
 
 # %% tags=["parameters"]

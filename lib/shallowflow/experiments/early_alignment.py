@@ -14,7 +14,7 @@ Conventions (stated once):
   time 2t (:func:`shallowflow.models.flow_time_per_step` gives the mapping);
 - with it, -d/dh l(0, y) = 2y, so D_A = (2/n) sum_{k in A} y_k x_k and G(w) = (2/n) sum_k y_k relu(<w, x_k>) [R];
 - initialisation eq. (3) [R]: a_j = lambda a~_j / sqrt(m), w_j = lambda w~_j / sqrt(m): balanced (w~ ~ N(0, I),
-  a~ = +-||w~||), unbalanced (a~ ~ N(0, 1)) or dominated (w~ ~ U[-1, 1]^2, a~ = +-sqrt(2)) [C].
+  a~ = +-norm(w~)), unbalanced (a~ ~ N(0, 1)) or dominated (w~ ~ U[-1, 1]^2, a~ = +-sqrt(2)) [C].
 
 Everything runs on the CPU in float64 (the fused kernel of :mod:`shallowflow.train`); seeds, scales and
 datasets of equal shape are one ensemble.
@@ -86,7 +86,7 @@ def critical_points_2d(X: torch.Tensor, y: torch.Tensor, loss: str = LOSS, tol: 
     """All critical points of G on the circle, for a batch of 2-D datasets X (N, n, 2), y (N, n).
 
     The 2n directions orthogonal to the x_k cut the circle into 2n arcs (activation cones).  On arc A,
-    G(u) = <D_A, u>: its critical point is D_A/|D_A| (a maximum, "D_A in S_A") or -D_A/|D_A| (a minimum,
+    G(u) = <D_A, u>: its critical point is D_A/norm(D_A) (a maximum, "D_A in S_A") or -D_A/norm(D_A) (a minimum,
     "-D_A in S_A") when that direction lies inside the arc [R, Definition 1].  On a boundary ray the
     minimal-norm subgradient is the point of the segment [D_left, D_right] on the ray's line; the ray is a
     critical point when the tangential derivative changes sign there.  An arc with D_A = 0 is flat.
@@ -183,7 +183,7 @@ def grid_extrema(data: datasets.Dataset, points: int = 1_000_000, loss: str = LO
 
 
 def misalignment(W: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
-    """1 - cos(w_j, direction) computed as 2 sin^2(theta/2) from theta = atan2(|w_perp|, <w, u>), accurate far
+    """1 - cos(w_j, direction) computed as 2 sin^2(theta/2) from theta = atan2(norm(w_perp), <w, u>), accurate far
     below float64's 1e-16 resolution of 1 - cos; W (..., m, d), direction (d,) or (..., d)."""
     u = direction / direction.norm(dim=-1, keepdim=True)
     par = (W * u.unsqueeze(-2)).sum(-1) if u.ndim > 1 else W @ u
@@ -200,7 +200,7 @@ def signed_angle(W: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
 
 
 def angle_distance(a, b) -> torch.Tensor:
-    """|a - b| on the circle."""
+    """abs(a - b) on the circle."""
     d = (torch.as_tensor(a, dtype=DTYPE) - torch.as_tensor(b, dtype=DTYPE)).remainder(TWO_PI)
     return torch.minimum(d, TWO_PI - d)
 
@@ -210,7 +210,7 @@ def min_norm_subgradient(X: torch.Tensor, y: torch.Tensor, W: torch.Tensor, zero
     """D^0_{w} at h = 0 for every neuron of W (..., m, d): the minimal-norm element of
     {(c/n) sum_k eta_k y_k x_k : eta_k = 1 if <w, x_k> > 0, 0 if < 0, in [0, 1] if = 0} [R, eq. (6)].
 
-    A point counts as "= 0" when |cos(w, x_k)| <= zero_tol (GD with sigma'(0) = 0 zigzags around a cone
+    A point counts as "= 0" when abs(cos(w, x_k)) <= zero_tol (GD with sigma'(0) = 0 zigzags around a cone
     boundary instead of sitting on it).  Returns (D (..., m, d), active mask (..., m, n)).
     """
     Xn = X / X.norm(dim=-1, keepdim=True)
@@ -275,7 +275,7 @@ def hull_points(X: torch.Tensor, count: int = 401) -> torch.Tensor:
 # initialisations and training with monitors
 # ================================================================================================
 def dominated(seeds: Sequence[int], m: int, d: int, scale) -> Params:
-    """Dominated initialisation [C]: w~ ~ U[-1, 1]^d, a~ = +-sqrt(d) (so |a~| >= ||w~||), scaled by ``scale``."""
+    """Dominated initialisation [C]: w~ ~ U[-1, 1]^d, a~ = +-sqrt(d) (so abs(a~) >= norm(w~)), scaled by ``scale``."""
     lam = torch.as_tensor(scale, dtype=DTYPE).reshape(-1)
     lam = lam.expand(len(seeds)) if lam.numel() == 1 else lam
     Ws, As = [], []
@@ -408,7 +408,7 @@ def authors_frames(steps: int) -> list[int]:
 
 
 def neuron_sets(p0: Params, X: torch.Tensor) -> dict:
-    """002, Section 4.1.1 [R]: S_+ (a_j(0) > 0, active on some x_k), S_0 (a_j(0) > 0, inactive on all), S_- (a_j(0) < 0)."""
+    """002, Section 4.1.1 [R]: ``S_+`` (a_j(0) > 0, active on some x_k), ``S_0`` (a_j(0) > 0, inactive on all), ``S_-`` (a_j(0) < 0)."""
     Z = p0.W @ X.T
     any_active = (Z > 0).any(-1)
     pos = p0.a > 0
@@ -653,7 +653,7 @@ def local_min_test(p: Params, data: datasets.Dataset, count: int, radius_factor:
 
 def tail_fit(fr: Figure2Run, lo: float = 1e-12, hi: float = 1e-5, run: int = 0) -> dict:
     """Lemma 7 / Lemma 22: fit log(L - L*) against flow time where L - L* lies in [lo, hi]; the local PL ratio
-    ||grad L||^2 / (L - L*) of Lemma 21 on the same window, and the path length after it (Lemma 23)."""
+    norm(grad L)^2 / (L - L*) of Lemma 21 on the same window, and the path length after it (Lemma 23)."""
     s = fr.run.series
     t = fr.run.time()[run]
     ex = s["loss"][run] - fr.ols.loss
@@ -705,7 +705,7 @@ SUCCESS = ("global", "escaping")
 
 def classify(L: torch.Tensor, L_star: float, L_zero: float, atol: float = 1e-5, global_tol: float = 1e-6) -> list[str]:
     """Final losses -> "global" (L < global_tol), "escaping" (below the OLS loss: L < L* - atol, not yet global),
-    "ols" (|L - L*| <= atol), "zero" (|L - L(zero network)| <= atol) or "other" (any other value)."""
+    "ols" (abs(L - L*) <= atol), "zero" (abs(L - L(zero network)) <= atol) or "other" (any other value)."""
     out = []
     for v in L.tolist():
         if not math.isfinite(v):
@@ -870,7 +870,7 @@ class Sweep:
 
 
 def tau_eps(eps: float, lam: float, D_norm: float) -> float:
-    """End of the early-alignment phase [R]: tau = eps ln(1/lambda) / ||D|| (flow time of the mean squared error)."""
+    """End of the early-alignment phase [R]: tau = eps ln(1/lambda) / norm(D) (flow time of the mean squared error)."""
     return eps * math.log(1 / lam) / D_norm
 
 
@@ -959,7 +959,7 @@ def random_2d(n: int, count: int, seed: int = 0) -> tuple[torch.Tensor, torch.Te
 
 def lemma23_census(sizes, count: int, seed: int = 0) -> dict:
     """Per size n: the number of extremal vectors of each random dataset (Lemma 3: at least one, almost surely),
-    the smallest |<D_A, x_k>| / (|D_A| |x_k|) over every cone A and point k, and the smallest |det(x_k, x_l)|
+    the smallest abs(<D_A, x_k>) / (norm(D_A) norm(x_k)) over every cone A and point k, and the smallest abs(det(x_k, x_l))
     over pairs (Lemma 2: generic position)."""
     out = {}
     for i, n in enumerate(sizes):
@@ -996,12 +996,12 @@ def cluster_directions(W: torch.Tensor, cos_tol: float = 1e-3) -> list[torch.Ten
 
 def run_general_d(P) -> list[dict]:
     """Theorem 1 (ii) / Theorem 3 beyond d = 2: balanced runs on Gaussian data (x ~ N(0, I_d), y ~ N(0, 1)),
-    stopped at tau = eps ln(1/lambda) / C with the Groenwall-safe C = (2/n) sum_k |y_k| ||x_k|| [R].  The positive
+    stopped at tau = eps ln(1/lambda) / C with the Groenwall-safe C = (2/n) sum_k abs(y_k) norm(x_k) [R].  The positive
     and negative neurons active on some point are clustered; every cluster holding at least 2% of them should
     sit at a fixed point of the projected (sub)gradient flow of G: cos(c, +-D^0_c) >= 1 - 1e-3 (+ for a_j > 0,
     - for a_j < 0), and at a local maximum (a_j > 0) or minimum (a_j < 0) of G.  ``grows`` marks the clusters
     whose norm grows (a_j G(c) > 0), the "Condition-2-type" neurons of Theorem 3 [R]; the others shrink.
-    Points with |cos(c, x_k)| <= 3 lr C count as on the boundary of their cone (GD with sigma'(0) = 0
+    Points with abs(cos(c, x_k)) <= 3 lr C count as on the boundary of their cone (GD with sigma'(0) = 0
     zigzags across it by about one step) [choice]."""
     out = []
     net = Network("relu")
@@ -1128,8 +1128,8 @@ def assumption6_general(X: torch.Tensor, r: torch.Tensor) -> dict:
 
 
 def balanced_neuron_flow(X: torch.Tensor, y: torch.Tensor, c: float, T: float, dt: float) -> dict:
-    """Assumption 5 [R]: the gradient flow of one balanced ReLU neuron (a = ||w||) on the mean squared error,
-    started at w = c D/|D|, integrated by RK4 *as if* every point stayed active; returns the smallest
+    """Assumption 5 [R]: the gradient flow of one balanced ReLU neuron (a = norm(w)) on the mean squared error,
+    started at w = c D/norm(D), integrated by RK4 *as if* every point stayed active; returns the smallest
     cos(w, x_k) met along the way (positive: the neuron never leaves the all-active cone, so the assumption
     of the integration holds) and the distance of a w to beta* at the end.  Batched over datasets (N, n, 2)."""
     n = X.shape[1]
@@ -1157,8 +1157,8 @@ def balanced_neuron_flow(X: torch.Tensor, y: torch.Tensor, c: float, T: float, d
 
 
 def linear_flow(X: torch.Tensor, y: torch.Tensor, c: float, T: float, points: int = 2000) -> torch.Tensor:
-    """Assumption 5, linear reading [R]: d beta/dt = (2/n) X^T (y - X beta) from beta(0) = c D/|D| (closed form);
-    the smallest <beta(t), x_k>/(|beta(t)| |x_k|) on a log-spaced time grid of [0, T]."""
+    """Assumption 5, linear reading [R]: d beta/dt = (2/n) X^T (y - X beta) from beta(0) = c D/norm(D) (closed form);
+    the smallest <beta(t), x_k>/(norm(beta(t)) norm(x_k)) on a log-spaced time grid of [0, T]."""
     n = X.shape[1]
     H = grad_factor() / n * X.transpose(1, 2) @ X
     mu, V = torch.linalg.eigh(H)
@@ -1405,7 +1405,7 @@ def run_staircase(P) -> Staircase:
 
 
 def significant(p: Params, rel: float = 1e-3) -> torch.Tensor:
-    """Neurons whose |a_j| ||w_j|| is at least ``rel`` of the run's total (R, m)."""
+    """Neurons whose abs(a_j) norm(w_j) is at least ``rel`` of the run's total (R, m)."""
     c = p.a.abs() * metrics.neuron_norms(p)
     return c >= rel * c.sum(-1, keepdim=True)
 
@@ -1439,7 +1439,7 @@ def bump_cone_neurons(p: Params, data: datasets.Dataset, rel: float = 1e-3) -> t
 
 
 def occupied_bins(p: Params, rel: float = 1e-2, bins: int = 36) -> torch.Tensor:
-    """Direction bins (of ``bins`` on the circle) holding a neuron with ||w_j|| >= rel max ||w||, per run."""
+    """Direction bins (of ``bins`` on the circle) holding a neuron with norm(w_j) >= rel max norm(w), per run."""
     nrm = metrics.neuron_norms(p)
     big = nrm >= rel * nrm.amax(-1, keepdim=True)
     b = (torch.atan2(p.W[..., 1], p.W[..., 0]).remainder(TWO_PI) / TWO_PI * bins).long().clamp(0, bins - 1)
@@ -1447,7 +1447,7 @@ def occupied_bins(p: Params, rel: float = 1e-2, bins: int = 36) -> torch.Tensor:
 
 
 def max_slope(p: Params, lo: float = -1.0, hi: float = 1.0) -> torch.Tensor:
-    """max |h'(x)| over [lo, hi] by finite differences on 4001 points, per run."""
+    """max abs(h'(x)) over [lo, hi] by finite differences on 4001 points, per run."""
     xs = torch.linspace(lo, hi, 4001, dtype=DTYPE)
     h = Network("relu").forward(p, datasets.augment_bias(xs))
     return (torch.diff(h, dim=-1) / (xs[1] - xs[0])).abs().amax(-1)
