@@ -113,3 +113,12 @@ def test_duplicate_and_malformed_ids(registry):
         c.check("T/a", "x", 0.0, C.below(1.0))
     with pytest.raises(ValueError, match="TARGET/name"):
         c.check("nameonly", "x", 0.0, C.below(1.0))
+
+
+def test_registry_cache_sees_edits_and_hands_out_copies(registry):
+    first = C.load_registry()
+    first["targets"]["999:T"]["checks"]["a"]["book"] = "mutated"  # a caller's change must not leak
+    assert C.load_registry()["targets"]["999:T"]["checks"]["a"]["book"] == "pass"
+    path = registry / "verdicts" / "999.yml"
+    path.write_text(path.read_text().replace("a: {book: pass", "a: {book: fail") + "\n")  # new size
+    assert C.load_registry()["targets"]["999:T"]["checks"]["a"]["book"] == "fail"

@@ -177,9 +177,9 @@ plt.show()
 # the number of data points $n$ for Assumption 3 to hold with high probability." For orthonormal
 # inputs each neuron is in $S_{+,1}$ with probability $p_+=2^{-(n_++1)}$ and in $S_{-,1}$ with
 # $p_-=2^{-(n_-+1)}$, never in both. The specification's closed form multiplies the two marginals,
-# $(1-(1-p_+)^m)(1-(1-p_-)^m)$ (as {py:func}`shallowflow.theory.assumption3_probability` does); the
+# $(1-(1-p_+)^m)(1-(1-p_-)^m)$ (as {py:func}`shallowflow.theory.assumption3_probability_product` does); the
 # events are not independent, and inclusion–exclusion gives
-# $1-(1-p_+)^m-(1-p_-)^m+(1-p_+-p_-)^m$ [derived, {py:func}`shallowflow.theory.assumption3_probability_exact`].
+# $1-(1-p_+)^m-(1-p_-)^m+(1-p_+-p_-)^m$ [derived, {py:func}`shallowflow.theory.assumption3_probability`].
 # The Monte Carlo draws Gaussian neurons one after the other and records, per trial, the first width
 # at which both sets are non-empty, so one set of trials gives $P(m)$ at every $m$. Pass: agreement
 # within 3 standard errors family-wise (Bonferroni over all cells); the width needed for probability
@@ -208,8 +208,8 @@ for c, (n, v) in enumerate(r3["per_n"].items()):
     se = np.sqrt(np.maximum(v["exact"].numpy() * (1 - v["exact"].numpy()), 1e-12) / P.a3_trials)
     axes[0].errorbar(w, v["p_hat"].numpy(), yerr=3 * se, fmt="o", ms=3, color=col, label=f"n={n}")
     mm = np.unique(np.logspace(0, np.log10(w.max()), 200).astype(int))
-    axes[0].plot(mm, [theory.assumption3_probability_exact(v["n_pos"], v["n_neg"], int(k)) for k in mm], color=col, lw=1)
-    axes[0].plot(mm, [theory.assumption3_probability(v["n_pos"], v["n_neg"], int(k)) for k in mm], color=col, lw=0.8, ls=":")
+    axes[0].plot(mm, [theory.assumption3_probability(v["n_pos"], v["n_neg"], int(k)) for k in mm], color=col, lw=1)
+    axes[0].plot(mm, [theory.assumption3_probability_product(v["n_pos"], v["n_neg"], int(k)) for k in mm], color=col, lw=0.8, ls=":")
 axes[0].set_xscale("log")
 axes[0].set_xlabel("width m")
 axes[0].set_ylabel("P(Assumption 3)")

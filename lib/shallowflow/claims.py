@@ -17,6 +17,8 @@ shown, and the table says explicitly that it was not compared.  Other profiles (
 """
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
@@ -245,10 +247,20 @@ class Claims:
 def load_registry(directory: Path | None = None) -> dict:
     """The registry as {"sources": {key: meta}, "targets": {"<source>:<target>": entry}}.
 
-    One file per source, ``verdicts/<source>.yml`` with keys ``source`` and ``targets``.
+    One file per source, ``verdicts/<source>.yml`` with keys ``source`` and ``targets``.  Parsed files
+    are cached by path, modification time and size (a chapter consults the registry once per check),
+    and every call returns a fresh copy, so an edit to a file is seen at the next call.
     """
+    paths = sorted((directory or registry_dir()).glob("*.yml"))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    return copy.deepcopy(_parse_registry(stamp))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_registry(stamp: tuple) -> dict:
     sources, targets = {}, {}
-    for path in sorted((directory or registry_dir()).glob("*.yml")):
+    for path, _, _ in stamp:
+        path = Path(path)
         doc = yaml.safe_load(path.read_text()) or {}
         key = path.stem
         sources[key] = doc.get("source") or {}

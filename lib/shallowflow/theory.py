@@ -36,8 +36,14 @@ def key_sets(p0: Params, data: Dataset) -> tuple[torch.Tensor, torch.Tensor]:
     return (s > 0) & pos_ok, (s < 0) & neg_ok
 
 
-def assumption3_probability(n_pos: int, n_neg: int, m: int) -> float:
-    """P(S_{+,1} and S_{-,1} both non-empty) for Gaussian balanced init on orthonormal data [derived]."""
+def assumption3_probability_product(n_pos: int, n_neg: int, m: int) -> float:
+    """The spec's [derived] closed form (1 - (1 - p_+)^m)(1 - (1 - p_-)^m) for R3 of 003 -- WRONG.
+
+    It multiplies the marginals P(S_{+,1} non-empty) and P(S_{-,1} non-empty) as if the two events were
+    independent; they are not (a neuron cannot be in both sets), and the product overestimates the
+    probability.  Kept only so that the book can show the discrepancy; use
+    :func:`assumption3_probability`.
+    """
     p_pos = 1 - (1 - 2.0 ** -(n_pos + 1)) ** m
     p_neg = 1 - (1 - 2.0 ** -(n_neg + 1)) ** m
     return p_pos * p_neg
@@ -126,13 +132,13 @@ def variation_norm_1d(f, interval: tuple[float, float], n_points: int = 200, n_d
 
 # --------------------------------------------------------------------------------------------
 # 003 remarks and Appendix A: Assumption 3 exactly, minimal norm of 1-D interpolators by LP
-def assumption3_probability_exact(n_pos: int, n_neg: int, m: int) -> float:
+def assumption3_probability(n_pos: int, n_neg: int, m: int) -> float:
     """P(S_{+,1} and S_{-,1} both non-empty) for Gaussian balanced init on orthonormal data [derived].
 
     Neuron j is in S_{+,1} with probability p_+ = 2^-(n_+ + 1), in S_{-,1} with p_- = 2^-(n_- + 1),
     and never in both (the sets need opposite signs s_j), independently over j; by inclusion-exclusion
-    P = 1 - (1 - p_+)^m - (1 - p_-)^m + (1 - p_+ - p_-)^m.  :func:`assumption3_probability` multiplies
-    the two marginals, which treats the two events as independent: it overestimates P by
+    P = 1 - (1 - p_+)^m - (1 - p_-)^m + (1 - p_+ - p_-)^m.  The spec's form
+    (:func:`assumption3_probability_product`) multiplies the two marginals, which treats the two events as independent: it overestimates P by
     (1 - p_+)^m (1 - p_-)^m - (1 - p_+ - p_-)^m > 0 (visible at small m).
     """
     pp, pm = 2.0 ** -(n_pos + 1), 2.0 ** -(n_neg + 1)

@@ -193,8 +193,8 @@ def assumption3_monte_carlo(sizes, trials: int, max_width: int, seed: int = 0,
             pending = pending[(first_p[pending] == inf) | (first_m[pending] == inf)]
         mstar = torch.maximum(first_p, first_m)
         p_hat = torch.tensor([float((mstar <= m).double().mean()) for m in widths], dtype=DTYPE)
-        exact = torch.tensor([theory.assumption3_probability_exact(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
-        product = torch.tensor([theory.assumption3_probability(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
+        exact = torch.tensor([theory.assumption3_probability(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
+        product = torch.tensor([theory.assumption3_probability_product(n_pos, n_neg, m) for m in widths], dtype=DTYPE)
         q95 = float(torch.quantile(mstar.double(), 0.95, interpolation="higher"))
         res[n] = dict(n_pos=n_pos, n_neg=n_neg, mstar=mstar, p_hat=p_hat, exact=exact, product=product,
                       m95=q95 if q95 <= max_width else math.inf, m95_exact=_m95_exact(n_pos, n_neg))
@@ -203,11 +203,11 @@ def assumption3_monte_carlo(sizes, trials: int, max_width: int, seed: int = 0,
 
 def _m95_exact(n_pos: int, n_neg: int) -> int:
     lo, hi = 1, 2
-    while theory.assumption3_probability_exact(n_pos, n_neg, hi) < 0.95:
+    while theory.assumption3_probability(n_pos, n_neg, hi) < 0.95:
         hi *= 2
     while lo < hi:
         mid = (lo + hi) // 2
-        if theory.assumption3_probability_exact(n_pos, n_neg, mid) >= 0.95:
+        if theory.assumption3_probability(n_pos, n_neg, mid) >= 0.95:
             hi = mid
         else:
             lo = mid + 1
@@ -238,7 +238,7 @@ def assumption3_library(cells, trials: int) -> dict:
         p0 = init.balanced(list(range(trials)), m, data.d, 1.0, device="cpu")
         sp, sm = theory.key_sets(p0, data)
         p_hat = float((sp.any(1) & sm.any(1)).double().mean())
-        exact = theory.assumption3_probability_exact((n + 1) // 2, n // 2, m)
+        exact = theory.assumption3_probability((n + 1) // 2, n // 2, m)
         out.append(dict(n=n, m=m, p_hat=p_hat, exact=exact,
                         z=float(z_scores(torch.tensor([p_hat]), torch.tensor([exact]), trials)[0])))
     return dict(cells=out, trials=trials)
