@@ -101,6 +101,17 @@ def test_scorecard_lists_every_target_with_verdict_and_link(pages):
     assert "not run" not in " ".join(pages["book/scorecard"].text)
 
 
+def test_scorecard_function_links_resolve(pages):
+    """Every target's `function` link lands on that function's entry in the API reference."""
+    api = (HTML / "book" / "appendix" / "api.html").read_text()
+    functions = {e["function"] for e in load_registry()["targets"].values() if e.get("function")}
+    assert functions
+    scorecard = (HTML / "book" / "scorecard.html").read_text()
+    for fn in sorted(functions):
+        assert f'id="{fn}"' in api, f"{fn} has no entry in the API reference"
+        assert f"appendix/api.html#{fn}" in scorecard, f"the scorecard does not link {fn}"
+
+
 def _chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
