@@ -205,3 +205,19 @@ def test_saddle_prediction_sign(three):
     o = ea.ols(three.X, three.y)
     pred = 2 / 3 * float(o.resid[2]) * 0.125
     assert pred < 0
+
+
+def test_example1_stays_with_relu_convention_and_leaves_with_sigma_prime_one():
+    """Example 1: the library's GD (sigma'(0) = 0) keeps a boundary neuron exactly still; one step with
+    sigma'(0) = 1 moves it by lr * 2 a y ||x||^2 into the active side, after which it fits the point; leaving
+    later is the same path shifted in time."""
+    r = ea.example1(steps=600, lr=1e-2, leave_at=[0, 100], scale=1e-2)
+    assert r["moved"] == 0.0 and float(r["z_stay"].abs().max()) == 0.0
+    assert torch.all(r["loss_stay"] == 1.0)
+    first = r["leaving"][0]
+    assert float(first["z"][1]) == pytest.approx(1e-2 * 2 * 1e-2, rel=1e-12)
+    assert float(first["loss"][-1]) < 1e-6 * float(first["loss"][0])
+    assert r["shift_error"] == 0.0
+    torch.testing.assert_close(r["leaving"][100]["z"][100:], first["z"][:-100])
+    with pytest.raises(ValueError, match="below example_steps"):
+        ea.example1(steps=10, lr=1e-2, leave_at=[10])

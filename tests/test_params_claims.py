@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from shallowflow import claims as C
-from shallowflow.params import Float, Floats, Int, Ints, ParameterError, Str, validate
+from shallowflow.params import Float, Floats, Int, Ints, ParameterError, Rule, Str, validate
 
 
 SCHEMA = {"width": Int("m", low=1), "lr": Float("step", low=0, low_open=True), "act": Str(choices=("relu", "tanh")),
@@ -122,3 +122,11 @@ def test_registry_cache_sees_edits_and_hands_out_copies(registry):
     path = registry / "verdicts" / "999.yml"
     path.write_text(path.read_text().replace("a: {book: pass", "a: {book: fail") + "\n")  # new size
     assert C.load_registry()["targets"]["999:T"]["checks"]["a"]["book"] == "fail"
+
+
+def test_rules_relate_parameters_and_name_them():
+    schema = {"steps": Int("iterations", low=1), "at": Ints("leave times", low=0)}
+    rules = (Rule(("at", "steps"), lambda P: max(P.at) < P.steps, "leave before the end"),)
+    assert validate({"steps": 10, "at": [0, 9]}, schema, rules).at == [0, 9]
+    with pytest.raises(ParameterError, match=r"'at' and 'steps' are inconsistent \(at = \[12\], steps = 10\)"):
+        validate({"steps": 10, "at": [12]}, schema, rules)

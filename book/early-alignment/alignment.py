@@ -17,10 +17,11 @@
 # **Source:** `002_2857c8c2774dfa04.txt`, Section 3 (Definition 1, eq. (7), Lemmas 2-3, Theorem 1, Remark 1),
 # Section 4.1 (Lemmas 5-6), Appendix E (Theorem 3).
 # **Targets:** Def1, Lem2, Lem3, Thm1(i), Thm1(ii), Rem1, Lem5 and Lem6 (their dependence on $\lambda$),
-# S5-omni, Thm3 (general dimension).
+# S5-omni, Thm3 (general dimension), Ex1 (Example 1 of Appendix E.1).
 # **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_sweep`,
 # {py:func}`~shallowflow.experiments.early_alignment.critical_points_2d`,
-# {py:func}`~shallowflow.experiments.early_alignment.run_general_d`.
+# {py:func}`~shallowflow.experiments.early_alignment.run_general_d`,
+# {py:func}`~shallowflow.experiments.early_alignment.example1`.
 #
 # The statements below are reconstructions [R]: the text keeps their structure and the stripped symbols are
 # restored in the standard way (Maennel et al. 2018; the specification of this source, section 2.3-2.4):
@@ -63,6 +64,9 @@ general_scale = 1e-100  # their lambda (float64 holds it: squares stay above 1e-
 general_eps = 0.5  # their epsilon
 general_seeds = [0, 1, 2]  # one dataset and one network per seed
 general_lr = 2e-3  # their step
+example_steps = 2000  # Example 1: iterations
+example_lr = 1e-2  # Example 1: step on the mean squared error
+example_leave_at = [0, 500, 1000]  # Example 1: iterations at which one step with derivative 1 at 0 leaves the boundary
 
 # %% tags=["remove-cell"]
 import math
@@ -78,7 +82,7 @@ from shallowflow import config, plots
 from shallowflow.experiments import early_alignment as ea
 from shallowflow.params import validate
 
-P = validate(globals(), ea.SWEEP_SCHEMA)
+P = validate(globals(), ea.SWEEP_SCHEMA, ea.SWEEP_RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/alignment", profile=P.profile)
 
@@ -228,6 +232,31 @@ print(f"growing clusters: {len(grow)}; at a fixed point (1 - cos <= 1e-3): {fixe
       f"at a local extremum of G of their sign: {ext_share:.3f}")
 
 # %% [markdown]
+# ## Example 1: which solution of the flow gradient descent picks
+#
+# Theorem 3 needs Condition 2: a neuron "does not spontaneously leave an activation manifold when it can remain
+# inside" (Example 1, eq. (37) [R]). With one data point $x=e_1$, $y=1$, and one balanced neuron with $a>0$
+# started on its boundary, $w(0)=(0,\lambda)$, the Clarke flow has a whole family of solutions: stay at $w(0)$
+# until any time $t_0$, then grow along $x$. The library's gradient descent uses $\sigma'(0)=0$; a step with
+# $\sigma'(0)=1$ has the $w$-gradient $2(h-y)\,a\,x=-2a\,x$ instead of 0 and leaves. "Leave at $k_0$" runs
+# $k_0$ iterations of the library's descent, then one such step, then the library's descent again.
+
+# %%
+ex1 = ea.example1(P.example_steps, P.example_lr, P.example_leave_at)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+axes[0].plot(ex1["iterations"], ex1["z_stay"], color="k", lw=2, label="sigma'(0) = 0 (the library): stays")
+for k0, v in ex1["leaving"].items():
+    axes[0].plot(ex1["iterations"], v["z"], lw=1, label=f"sigma'(0) = 1 step at k = {k0}")
+    axes[1].semilogy(ex1["iterations"], v["loss"], lw=1, label=f"leaves at {k0}")
+axes[1].semilogy(ex1["iterations"], ex1["loss_stay"], color="k", lw=2, label="stays")
+axes[0].set(xlabel="iteration", ylabel="<w, x>", title="Example 1: distance from the boundary")
+axes[1].set(xlabel="iteration", ylabel="loss (mean squared error)", title="loss")
+axes[0].legend(fontsize=7)
+axes[1].legend(fontsize=7)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
 # ## Checks
 
 # %% tags=["remove-cell"]
@@ -308,6 +337,16 @@ claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S
 claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
              fixed_share, C.above(1.0), source_value="spec: every cluster centre, cos >= 1 - 1e-3",
              note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them")
+first = ex1["leaving"][min(ex1["leaving"])]
+claims.check("Ex1/stays", f"sigma'(0) = 0 (the library's GD): largest change of the boundary neuron over "
+             f"{P.example_steps} iterations", ex1["moved"], C.below(0.0, strict=False),
+             source_value="the solution that stays (Condition 2) [R]")
+claims.check("Ex1/leaves", f"sigma'(0) = 1 at the first step: loss after {P.example_steps} iterations over the initial loss",
+             float(first["loss"][-1] / first["loss"][0]), C.below(1e-6),
+             source_value="another Clarke solution: leaves at t_0 = 0 [R]")
+claims.check("Ex1/shifted-family", "leaving at k_0 is the same path shifted by k_0 iterations (max |z difference|)",
+             ex1["shift_error"], C.below(1e-15, strict=False), source_value="one solution per t_0 [R]",
+             note=f"k_0 in {sorted(ex1['leaving'])}")
 
 # %% [markdown]
 # ### Verdicts

@@ -7,13 +7,16 @@ values of its parameters cell (after papermill's injection) before any training:
 
 Only the names in the schema are read; a missing name, a wrong type, a value outside its range or
 not among its choices raises :class:`ParameterError` with the parameter's name and what it accepts.
+Constraints between parameters are :class:`Rule` objects, checked after the single values::
+
+    P = validate(globals(), SCHEMA, RULES)
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 
 class ParameterError(ValueError):
@@ -107,14 +110,31 @@ def check(name: str, value: Any, spec: Spec):
     return _scalar(name, value, spec, spec.kind)
 
 
-def validate(values: Mapping[str, Any], schema: Mapping[str, Spec]) -> SimpleNamespace:
-    """Validate every parameter of ``schema`` found in ``values`` (e.g. a notebook's globals())."""
+@dataclass(frozen=True)
+class Rule:
+    """A constraint between parameters: ``test(P)`` must hold on the validated namespace."""
+
+    names: tuple
+    test: Callable[[SimpleNamespace], bool]
+    message: str
+
+
+def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
+             rules: Sequence[Rule] = ()) -> SimpleNamespace:
+    """Validate every parameter of ``schema`` found in ``values`` (e.g. a notebook's globals()), then the
+    ``rules`` that relate several parameters; the error names the parameters involved."""
     out = {}
     for name, spec in schema.items():
         if name not in values:
             raise ParameterError(f"parameter {name!r} is missing ({spec.doc or spec.accepted()})")
         out[name] = check(name, values[name], spec)
-    return SimpleNamespace(**out)
+    P = SimpleNamespace(**out)
+    for rule in rules:
+        if not rule.test(P):
+            got = ", ".join(f"{n} = {getattr(P, n)!r}" for n in rule.names)
+            raise ParameterError(f"parameters {' and '.join(repr(n) for n in rule.names)} are inconsistent "
+                                 f"({got}): {rule.message}")
+    return P
 
 
 def describe(schema: Mapping[str, Spec]) -> str:

@@ -33,7 +33,7 @@ from .. import data as datasets
 from .. import init, metrics
 from ..config import DTYPE
 from ..models import Network, Params, loss_factor
-from ..params import Bool, Float, Floats, Int, Ints, Str
+from ..params import Bool, Float, Floats, Int, Ints, Rule, Str
 from ..train import gradient_descent
 
 PROFILES = ("book", "smoke", "paper", "custom")
@@ -850,7 +850,13 @@ SWEEP_SCHEMA = {
     "general_eps": Float("epsilon of the general-d runs", low=0, low_open=True, high=1),
     "general_seeds": Ints("data seeds of the general-d runs (one dataset and one network per seed)", low=0),
     "general_lr": Float("step of the general-d runs", low=0, low_open=True, high=1),
+    "example_steps": Int("iterations of the Example 1 runs", low=2, high=10_000_000),
+    "example_lr": Float("step of the Example 1 runs", low=0, low_open=True, high=1),
+    "example_leave_at": Ints("iterations at which the Example 1 neuron leaves the boundary (sigma'(0) = 1 step)",
+                             low=0),
 }
+SWEEP_RULES = (Rule(("example_leave_at", "example_steps"), lambda P: max(P.example_leave_at) < P.example_steps,
+                    "Example 1 leaves the boundary before its last iteration"),)
 
 
 @dataclass
@@ -1049,6 +1055,53 @@ def run_general_d(P) -> list[dict]:
                                                 grows=sign * gc > 0))
             out.append(res)
     return out
+
+
+# ================================================================================================
+# Example 1 (Appendix E.1): which Clarke solution gradient descent picks on an activation boundary
+# ================================================================================================
+def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2) -> dict:
+    """002, Example 1 and Condition 2 (Appendix E.1) [R]: one data point x = e_1 with y = 1, one balanced
+    neuron with a > 0 started on its activation boundary, w(0) = (0, scale), <w(0), x> = 0.
+
+    The Clarke flow has a one-parameter family of solutions: stay at w(0) until any t_0, then grow along x.
+    The library's GD uses sigma'(0) = 0 and stays (the state is exactly stationary).  With sigma'(0) = 1 the
+    first step has gradient (2/n) (h - y) a sigma'(0) x = -2 a x (mean squared error) and leaves the boundary;
+    from there both conventions agree.  "Leave at k_0" runs k_0 iterations of the library's GD, then that one
+    sigma'(0) = 1 step, then the library's GD: one run of the family per k_0.
+
+    Returns the iterations, z_k = <w_k, x> and the loss of the staying run and of every leaving run, the largest
+    change of the staying state, and the shift error (leaving at k_0 against leaving at 0, shifted by k_0).
+    """
+    leave_at = sorted({int(k) for k in leave_at})
+    if leave_at and leave_at[-1] >= steps:
+        raise ValueError(f"example_leave_at must be below example_steps ({steps}), got {leave_at[-1]}")
+    X = torch.tensor([[1.0, 0.0]], dtype=DTYPE)
+    y = torch.tensor([1.0], dtype=DTYPE)
+    data = datasets.Dataset("example-1", X, y)
+    net = Network("relu")
+    p0 = Params(torch.tensor([[scale]], dtype=DTYPE), torch.tensor([[[0.0, scale]]], dtype=DTYPE))
+    every = list(range(steps + 1))
+    stay = gradient_descent(p0, data, net, steps=steps, lr=lr, loss=LOSS, snapshots=every)
+    z_stay = stay.snap_W[:, 0, 0, :] @ X[0]
+    moved = float(((stay.snap_W - p0.W).abs().amax() + (stay.snap_a - p0.a).abs().amax()))
+    leaving = {}
+    for k0 in leave_at:
+        q = gradient_descent(p0, data, net, steps=k0, lr=lr, loss=LOSS).final if k0 else p0
+        h = net.forward(q, X)  # (1, 1); sigma(0) = 0, so h = 0 and the a-gradient vanishes
+        g = grad_factor(LOSS) * ((h - y) @ X) / X.shape[0]  # (R, d): d/dw of L with sigma'(0) = 1, per unit a
+        q1 = Params(q.a.clone(), q.W - lr * q.a[..., None] * g[:, None, :])
+        after = gradient_descent(q1, data, net, steps=steps - k0 - 1, lr=lr, loss=LOSS,
+                                 snapshots=range(steps - k0))
+        leaving[k0] = dict(z=torch.cat([z_stay[:k0 + 1], after.snap_W[:, 0, 0, :] @ X[0]]),
+                           loss=torch.cat([stay.loss[0, :k0 + 1], after.loss[0]]))
+    shift = 0.0
+    for k0, v in leaving.items():  # the family is one solution shifted in time
+        d = k0 - leave_at[0]
+        base = leaving[leave_at[0]]["z"]
+        shift = max(shift, float((v["z"][d:] - base[:len(base) - d]).abs().max()))
+    return dict(iterations=torch.arange(steps + 1), z_stay=z_stay, loss_stay=stay.loss[0], moved=moved,
+                leaving=leaving, shift_error=shift, data=data, p0=p0)
 
 
 # ================================================================================================
