@@ -221,3 +221,21 @@ def test_example1_stays_with_relu_convention_and_leaves_with_sigma_prime_one():
     torch.testing.assert_close(r["leaving"][100]["z"][100:], first["z"][:-100])
     with pytest.raises(ValueError, match="below example_steps"):
         ea.example1(steps=10, lr=1e-2, leave_at=[10])
+
+
+def test_animation_frames_subsample_the_schedule():
+    sched = ea.authors_frames(100_000)
+    f = ea.animation_frames(sched, 10)
+    assert len(f) == 10 and f[0] == sched[0] and f[-1] == sched[-1] and set(f) <= set(sched)
+    assert ea.animation_frames(sched, 10_000) == sched
+
+
+def test_neuron_animation_embeds_one_png_per_frame(three):
+    from shallowflow import plots
+
+    p = ea.initialise("balanced", [0], 30, 2, 1e-2)
+    states = [(k, Params(p.a * (1 + k), p.W * (1 + k))) for k in range(3)]
+    html = plots.neuron_animation(states, three, Network("relu"), fps=10)
+    assert html.count("data:image/png;base64") == 3 and "<script" in html and "http" not in html.split("<script")[1][:200]
+    L = ea.frame_losses([q for _, q in states], three)
+    assert L.shape == (3,) and torch.all(L[1:] != L[0])

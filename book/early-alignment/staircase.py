@@ -49,6 +49,7 @@ time = 4000.0  # flow time (the authors' 2,000,000 steps of 1e-3 make 2000)
 seeds = [0, 1, 2]  # one unbalanced run per seed; the figure shows the first
 plateau_rtol = 0.01  # a plateau: the loss stays within 1% ...
 plateau_time = 50.0  # ... for a flow time of at least 50 (50,000 authors' steps)
+animation_frames = 40  # frames of the animation (E4) on the authors' snapshot schedule; 0: none
 
 # %% tags=["remove-cell"]
 import math
@@ -122,7 +123,7 @@ for s, p in zip(P.seeds, pls):
 
 # %%
 frames = st.frames
-L_frames = torch.stack([net.loss(tr.at(k).select(0), data.X, data.y, ea.LOSS)[0] for k in frames])
+L_frames = ea.frame_losses([tr.at(k) for k in frames], data, net)
 k_cd = next((k for k, l in zip(frames, L_frames.tolist()) if l <= 0.99 * float(tr.loss[0, 0])), frames[-1])
 
 
@@ -144,6 +145,21 @@ for i, (k, what) in enumerate(stage):
     plots.polar_neurons(axp, q, title=f"({'bdfhj'[i]}) neurons")
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## Animation (E4)
+#
+# The authors' mp4 of Figure 3 at 10 frames per second, from the first seed's run above: `animation_frames`
+# frames of the authors' snapshot schedule, as a player embedded in the page.
+
+# %%
+anim3 = [(k, tr.at(k)) for k in ea.animation_frames(frames, P.animation_frames)] if P.animation_frames else []
+if anim3:
+    display(HTML(plots.neuron_animation(anim3, data, net, polar_data=False, ylim=(-0.15, 1.15), time_per_step=P.lr,
+                                        extra={"teacher": lambda s: ea.datasets.stewart_teacher(s).numpy()})))
+    L_anim3 = ea.frame_losses([q for _, q in anim3], data, net)
+    print(f"{len(anim3)} frames, iterations {anim3[0][0]} to {anim3[-1][0]}; loss {float(L_anim3[0]):.6f} -> "
+          f"{float(L_anim3[-1]):.6f}")
 
 # %% [markdown]
 # ## Half the step
@@ -180,6 +196,11 @@ n_common = min(len(levels[0]), len(lv_half))
 level_gap = max((abs(a_ / b_ - 1) for a_, b_ in zip(levels[0][:n_common], lv_half[:n_common])), default=math.nan)
 
 # %%
+if anim3:
+    claims.check("E4/figure3-descent", "the animation's frames show a descent: largest loss increase between "
+                 "consecutive frames, relative to L(0)", float((L_anim3[1:] - L_anim3[:-1]).max() / L_anim3[0]),
+                 C.below(1e-12), source_value="the authors' mp4 of Figure 3 [C]",
+                 note=f"{len(anim3)} frames, step {P.lr:g}")
 claims.check("E3/staircase", "plateaus at distinct loss levels (count per seed; the paper shows three stages e-j)",
              [len(lv) for lv in levels], C.above(3), source_value="saddle to saddle [T]",
              note=f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each")

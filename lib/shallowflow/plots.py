@@ -132,3 +132,35 @@ def function_panel(ax, p: Params, data: Dataset, network: Network, run: int = 0,
     if title:
         ax.set_title(title, fontsize=10)
     return ax
+
+
+def neuron_animation(states: Sequence[tuple[int, Params]], data: Dataset, network: Network, run: int = 0,
+                     extra: dict | None = None, ylim=None, xlim=(-1.0, 1.0), polar_data: bool = True,
+                     fps: int = 10, dpi: int = 60, time_per_step: float | None = None) -> str:
+    """002's animations (the authors' mp4 files, E4) as a self-contained HTML player: one frame per
+    ``(iteration, Params)`` state, the function panel on the left and the polar neuron panel on the
+    right, ``fps`` frames per second.  The frames are PNG images embedded in the page (no ffmpeg, no
+    network); the radius of the polar panel follows the largest neuron of each frame."""
+    from matplotlib import animation
+
+    fig = plt.figure(figsize=(8, 3.4), dpi=dpi)
+    left = fig.add_subplot(1, 2, 1)
+    right = fig.add_subplot(1, 2, 2, projection="polar")
+    fig.subplots_adjust(left=0.08, right=0.97, top=0.82, bottom=0.14, wspace=0.3)
+
+    def draw(i):
+        k, q = states[i]
+        left.clear()
+        right.clear()
+        when = f"iteration {k}" + (f" (t = {k * time_per_step:.3g})" if time_per_step else "")
+        function_panel(left, q, data, network, run=run, xlim=xlim, extra=extra, ylim=ylim, title=when)
+        polar_neurons(right, q, run=run, data=data if polar_data else None,
+                      title=f"neurons, max norm {float(q.select(run).W.norm(dim=-1).max()):.2g}")
+        return []
+
+    anim = animation.FuncAnimation(fig, draw, frames=len(states), interval=1000 / fps, blit=False)
+    try:
+        return anim.to_jshtml(fps=fps, default_mode="once")
+    finally:
+        plt.close(fig)
+

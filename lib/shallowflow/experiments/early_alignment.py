@@ -407,6 +407,22 @@ def authors_frames(steps: int) -> list[int]:
     return geometric_schedule(steps, 1.1)
 
 
+def animation_frames(schedule: Sequence[int], count: int) -> list[int]:
+    """At most ``count`` iterations of ``schedule`` (evenly spaced in its index, first and last kept): the
+    frames of the E4 animations."""
+    schedule = sorted(set(int(k) for k in schedule))
+    if count >= len(schedule):
+        return schedule
+    idx = np.unique(np.round(np.linspace(0, len(schedule) - 1, max(count, 2))).astype(int))
+    return [schedule[i] for i in idx]
+
+
+def frame_losses(states: Sequence[Params], data: datasets.Dataset, network: Network = Network(),
+                 run: int = 0) -> torch.Tensor:
+    """The training loss (mean convention) of run ``run`` at each state of an animation."""
+    return torch.stack([network.loss(q.select(run), data.X, data.y, LOSS)[0] for q in states])
+
+
 def neuron_sets(p0: Params, X: torch.Tensor) -> dict:
     """002, Section 4.1.1 [R]: ``S_+`` (a_j(0) > 0, active on some x_k), ``S_0`` (a_j(0) > 0, inactive on all), ``S_-`` (a_j(0) < 0)."""
     Z = p0.W @ X.T
@@ -441,6 +457,8 @@ FIG2_SCHEMA = {
     "balance_width": Int("width of the two short runs that measure the balancedness drift", low=1),
     "balance_time": Float("flow time of those runs", low=0, low_open=True),
     "perturbations": Int("random perturbations of the local-minimum test", low=1),
+    "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
+                            low=0, high=1000),
 }
 
 
@@ -458,6 +476,7 @@ class Figure2Run:
     captures: dict  # "tau2", "tau3" -> (iteration per run, Params of run 0)
     dominated: Monitored
     balance: dict
+    frames: list  # iterations of the animation (E4): the authors' schedule, at most animation_frames of them
 
 
 def _fig2_monitor(X, y, sets, p0, beta, D, eps2, eps3, captures, net):
@@ -522,8 +541,9 @@ def run_figure2(P) -> Figure2Run:
     k_eps = int(round(tau_eps / P.lr))
     captures = {"tau2": {}, "tau3": {}}
     mon = _fig2_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
+    frames = animation_frames(authors_frames(P.steps), P.animation_frames) if P.animation_frames else []
     run = train_monitored(p0, data, net, steps=P.steps, lr=P.lr, every=P.monitor_every, monitor=mon,
-                          snapshots=[0, k_eps, P.steps])
+                          snapshots=[0, k_eps, P.steps] + frames)
     # the nature of the limit: a dominated initialisation (|a~| > ||w~||) at the same scale
     pd = initialise("dominated", P.seeds[:1], P.width_dominated, 2, P.init_scale)
     dom = train_monitored(pd, data, net, steps=P.steps_dominated, lr=P.lr, every=P.steps_dominated)
@@ -537,7 +557,7 @@ def run_figure2(P) -> Figure2Run:
         q = tr.final
         bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
                          max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()))
-    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal)
+    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames)
 
 
 def phase_times(fr: Figure2Run) -> dict:
@@ -1392,6 +1412,8 @@ STAIR_SCHEMA = {
     "seeds": Ints("one unbalanced run per seed (the figure shows the first)", low=0),
     "plateau_rtol": Float("a plateau: the loss stays within this relative band...", low=0, low_open=True),
     "plateau_time": Float("...for at least this flow time", low=0, low_open=True),
+    "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
+                            low=0, high=1000),
 }
 NO_BUMP_KNOTS = dict(x=[-1.0, -0.4, 0.0, 0.5, 1.0], y=[0.0, 1.0, 0.0, 1.0, 0.0])  # [R] the spec's 4-kink teacher
 BUMP_KNOTS = (-0.7, -0.55, 0.6, 0.7)  # the kinks of the two "little bumps" (spec, E3.3)
