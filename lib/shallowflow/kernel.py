@@ -193,6 +193,21 @@ static const double DP_A[7][6] = {
 static const double DP_E[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200,
                                22.0 / 525, -1.0 / 40};
 
+/* Store run r's packed state x (m x (d+1)) into every snapshot slot whose time has come (snaps[ns] <= t);
+   returns the next pending slot. */
+static i64 snap_due(i64 R, i64 m, i64 d, i64 r, const double *x, double t, const double *snaps, i64 S,
+                    i64 ns, double *snap_a, double *snap_W) {
+    const i64 q = d + 1;
+    while (ns < S && t >= snaps[ns]) {
+        for (i64 j = 0; j < m; j++) {
+            snap_a[(ns * R + r) * m + j] = x[j * q];
+            for (i64 i = 0; i < d; i++) snap_W[((ns * R + r) * m + j) * d + i] = x[j * q + 1 + i];
+        }
+        ns++;
+    }
+    return ns;
+}
+
 int sf_flow(i64 R, i64 m, i64 n, i64 d, double *th, const double *X, i64 xs, const double *y, i64 ys,
             int kind, double leak, double c, double lf, double *t, double *h, const double *T,
             const double *snaps, i64 S, i64 *next_snap, double *snap_a, double *snap_W,
@@ -215,13 +230,7 @@ int sf_flow(i64 R, i64 m, i64 n, i64 d, double *th, const double *X, i64 xs, con
         double L = field1(kind, leak, m, n, d, x, Xr, yr, c, lf, K, w);
         if (cnt == 0) {  /* the starting point: record, snapshots at t = 0, stop tests */
             rec_t[r * cap] = tr; rec_L[r * cap] = L; cnt = 1;
-            while (ns < S && tr >= snaps[ns]) {
-                for (i64 j = 0; j < m; j++) {
-                    snap_a[(ns * R + r) * m + j] = x[j * q];
-                    for (i64 i = 0; i < d; i++) snap_W[((ns * R + r) * m + j) * d + i] = x[j * q + 1 + i];
-                }
-                ns++;
-            }
+            ns = snap_due(R, m, d, r, x, tr, snaps, S, ns, snap_a, snap_W);
             if (L < stop_below) { status[r] = 2; stopped_at[r] = tr; }
             else if (tr >= Tr) status[r] = 1;
         }
@@ -287,13 +296,7 @@ int sf_flow(i64 R, i64 m, i64 n, i64 d, double *th, const double *X, i64 xs, con
                 tr = (hs == target - tr) ? target : tr + hs;
                 nacc[r]++;
                 rec_t[r * cap + cnt] = tr; rec_L[r * cap + cnt] = L; cnt++;
-                while (ns < S && tr >= snaps[ns]) {
-                    for (i64 j = 0; j < m; j++) {
-                        snap_a[(ns * R + r) * m + j] = x[j * q];
-                        for (i64 i = 0; i < d; i++) snap_W[((ns * R + r) * m + j) * d + i] = x[j * q + 1 + i];
-                    }
-                    ns++;
-                }
+                ns = snap_due(R, m, d, r, x, tr, snaps, S, ns, snap_a, snap_W);
                 if (L < stop_below) { status[r] = 2; stopped_at[r] = tr; }
                 else if (tr >= Tr) status[r] = 1;
             } else {

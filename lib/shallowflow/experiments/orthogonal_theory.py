@@ -756,6 +756,15 @@ def _by(claims) -> dict:
     return {c.id: c for c in claims.checks}
 
 
+def _discretisation_line(by: dict, target: str) -> list[str]:
+    """The findings bullet of ``<target>/step-size-independent`` (none if the check did not run)."""
+    dis = by.get(f"{target}/step-size-independent")
+    if dis is None:
+        return []
+    return [f"- **Discretisation:** {dis.measured} check(s) change verdict between the two step sizes"
+            + (f" ({dis.note})." if dis.note else ".")]
+
+
 def _verdicts(by: dict, prefix: str) -> tuple[int, int, list[str]]:
     got = [c for i, c in by.items() if i.startswith(prefix)]
     failed = [c.id for c in got if c.verdict != "pass"]
@@ -806,10 +815,7 @@ def phases_findings(claims, run: PhasesRun, fits: dict, theory_slope: dict) -> s
         out.append(f"- **How loose are the bounds:** the positive labels' loss at the start of the plateau falls like "
                    f"lambda^{12 * run.eps:g} (fitted deviation {by['L3/sharper-exponent'].measured}), against the "
                    f"lemma's lambda^{run.eps / 5:g}.")
-    dis = by.get("F1/step-size-independent")
-    if dis is not None:
-        out.append(f"- **Discretisation:** {dis.measured} check(s) change verdict between the two step sizes"
-                   + (f" ({dis.note})." if dis.note else "."))
+    out += _discretisation_line(by, "F1")
     return "\n".join(out)
 
 
@@ -1304,10 +1310,7 @@ def implicit_findings(claims, run: ImplicitRun, tables: dict) -> str:
                    f"{low:.3g} ||D-|| ({'all pass' if all(by[i].verdict == 'pass' for i in rates) else 'NOT all pass'}); at "
                    "theta* the linearised rates are >= 2||D-|| [derived]. The paper's Remark 1 says the convergence step "
                    "built on this lemma is not proved.")
-    dis = by.get("T1/step-size-independent")
-    if dis is not None:
-        out.append(f"- **Discretisation:** {dis.measured} check(s) change verdict between the two step sizes"
-                   + (f" ({dis.note})." if dis.note else "."))
+    out += _discretisation_line(by, "T1")
     return "\n".join(out)
 
 
