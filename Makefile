@@ -23,14 +23,18 @@ setup: $(VENV)/.ready
 test: test-package test-smoke
 
 test-package: setup
-	$(BIN)/python -m pytest tests --ignore=tests/site -q -m "not notebooks"
+	$(BIN)/python -m pytest tests --ignore=tests/site -q -m "not notebooks and not scorecard"
 
 # smoke tier: every chapter executed by papermill with params/smoke (verdicts compared with the
-# registry), then re-executed by nbval, which compares the cells tagged nbval-check-output
+# registry), then the scorecard, then every notebook re-executed by nbval, which compares the cells
+# tagged nbval-check-output.  Chapters are independent and single-threaded: JOBS of them run at once
+# (nbval keeps each notebook's cells on one worker with --dist loadscope).
+JOBS ?= auto
 test-smoke: setup
 	rm -rf artifacts/runs/smoke artifacts/claims/smoke
-	$(BIN)/python -m pytest tests -q -m notebooks
-	$(BIN)/python -m pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
+	$(BIN)/python -m pytest tests -q -m notebooks -n $(JOBS)
+	$(BIN)/python -m pytest tests -q -m scorecard
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg artifacts/runs/smoke
 
 book: setup

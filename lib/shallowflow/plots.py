@@ -1,6 +1,7 @@
 """The figure types the chapters share, drawn with matplotlib under a seaborn theme."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import matplotlib.pyplot as plt
@@ -160,7 +161,10 @@ def neuron_animation(states: Sequence[tuple[int, Params]], data: Dataset, networ
 
     anim = animation.FuncAnimation(fig, draw, frames=len(states), interval=1000 / fps, blit=False)
     try:
-        return anim.to_jshtml(fps=fps, default_mode="once")
+        html = anim.to_jshtml(fps=fps, default_mode="once")
     finally:
         plt.close(fig)
+    # matplotlib links Font Awesome 4 from a CDN for the player's icons; the book's theme serves its own
+    # Font Awesome (whose "fa" names cover these icons), and the site must not touch the network
+    return re.sub(r"<link[^>]*href=[\"']https?://[^>]*>", "", html)
 

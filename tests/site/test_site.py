@@ -117,7 +117,8 @@ def _chromium():
 
 
 @pytest.mark.skipif(_chromium() is None, reason="no chromium on this machine (CI installs Debian's)")
-@pytest.mark.parametrize("doc", ["book/intro", "book/orthogonal-inputs/toy", "book/scorecard"])
+@pytest.mark.parametrize("doc", ["book/intro", "book/orthogonal-inputs/toy", "book/early-alignment/spurious",
+                                 "book/scorecard"])
 def test_pages_render_in_a_browser_offline(doc, tmp_path):
     """Dump the DOM after scripts ran: MathJax must have typeset (mjx-container) and images loaded."""
     url = (HTML / f"{doc}.html").as_uri()
@@ -132,3 +133,6 @@ def test_pages_render_in_a_browser_offline(doc, tmp_path):
         assert "<mjx-merror" not in dom, f"MathJax reported an error on {doc}"
     n_img = (HTML / f"{doc}.html").read_text().count("<img")
     assert dom.count("<img") >= n_img
+    if "anim-buttons" in (HTML / f"{doc}.html").read_text():  # an animation player (E4)
+        for icon in ("play", "pause", "forward-step", "backward-step"):
+            assert f'data-icon="{icon}"' in dom, f"the player's {icon} button has no icon on {doc} (offline)"
