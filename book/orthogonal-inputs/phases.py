@@ -17,7 +17,7 @@
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 4.
 # **Targets:** F1 (Fact 1, saddle to saddle), L2 (Lemma 2, early alignment), P2 (the logistic ODE of
-# Phase 2), L3 (Lemma 3, second phase), L4 (Lemma 4, third phase).
+# Phase 2), L3 (Lemma 3, second phase), L4 (Lemma 4, third phase), E0 (Figure 1, the timeline).
 # **Computed by:** {py:func}`shallowflow.experiments.orthogonal_theory.run_phases` and the functions
 # next to it.
 #
@@ -133,6 +133,38 @@ ax.set_title(f"{P.dataset}, seed {P.seeds[0]}, dt = {lr_small}")
 ax.legend(fontsize=7, ncol=3, loc="lower left")
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## Figure 1 (E0): the timeline, with numbers
+#
+# The paper's Figure 1 is a schematic of the four phases. In units of $-\ln\lambda$ the boundaries of
+# Section 4.2 do not depend on $\lambda$: alignment until $t_1=\varepsilon/\|D_-\|$, the positive labels
+# fitted by $t_2=(1+3\varepsilon)/\|D_+\|$ (Lemma 3), the negative ones by $t_3=(1+3\varepsilon r)/\|D_-\|$
+# (Lemma 4), then the final convergence. The markers are the measured saddle exits of every run
+# ({py:func}`~shallowflow.experiments.orthogonal_theory.timeline`); the schematic places them in phases 2 and 3.
+
+# %%
+tl = OT.timeline(run)
+fig, ax = plt.subplots(figsize=(8, 0.45 * len(P.lams) + 1.2))
+b = [0.0, float(tl["t1"][0]), float(tl["t2"][0]), float(tl["t3"][0]), 1.25 * float(tl["t3"][0])]
+names = ["1: alignment", "2: positive labels", "3: second plateau, negative labels", "4: convergence"]
+for i in range(4):
+    ax.axvspan(b[i], b[i + 1], color=plt.get_cmap("Pastel1")(i), zorder=0)
+    ax.text((b[i] + b[i + 1]) / 2, len(P.lams) - 0.3, names[i], ha="center", va="bottom", fontsize=8)
+for c_i, lam in enumerate(P.lams):
+    sel = tl["lam"] == lam
+    ax.plot(tl["exit1"][sel].numpy(), np.full(int(sel.sum()), c_i), "o", color="tab:blue", ms=4)
+    ax.plot(tl["exit2"][sel].numpy(), np.full(int(sel.sum()), c_i), "s", color="tab:red", ms=4)
+ax.set_yticks(range(len(P.lams)), [f"λ = {lam:.0e}" for lam in P.lams])
+ax.set_ylim(-0.7, len(P.lams) + 0.4)
+ax.set_xlim(0, b[-1])
+ax.set_xlabel("flow time / (-ln λ)   (o: first exit, s: second exit; every seed and step size)")
+ax.set_title(f"Figure 1 re-drawn: {P.dataset}, eps = {P.eps:g}")
+fig.tight_layout()
+plt.show()
+for lam in P.lams:
+    sel = tl["lam"] == lam
+    print(f"lambda = {lam:.0e}: runs in the schematic's order {int(tl['ordered'][sel].sum())}/{int(sel.sum())}")
 
 # %% [markdown]
 # ## Fact 1 (d): exit times scale as $-\ln(\lambda)/\|D_\pm\|$
@@ -502,6 +534,14 @@ print(steps_check.table())
 _ = claims.check("F1/step-size-independent", "every check of this chapter has the same verdict at each step size "
              "(number of checks whose verdict depends on dt)", len(steps_check.disagreements()), C.below(0.5),
              source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()))
+
+# %%
+lemma_rows = torch.isin(tl["lam"], torch.tensor(P.lemma_lams, dtype=tl["lam"].dtype))
+claims.check("E0/phase-order", "Figure 1: share of runs with t1 <= first exit <= t2 <= second exit <= t3 "
+             "(every lambda of lemma_lams)", float(tl["ordered"][lemma_rows].double().mean()), C.above(1.0),
+             source_value="the schematic's order of the four phases",
+             note="all lambdas: " + ", ".join(f"{lam:.0e}: {float(tl['ordered'][tl['lam'] == lam].double().mean()):.2f}"
+                                              for lam in P.lams))
 
 # %% [markdown]
 # ### Verdicts

@@ -454,6 +454,22 @@ def run_phases(P) -> PhasesRun:
                      interval_iters, t1_iter, time.perf_counter() - t0)
 
 
+def timeline(run: PhasesRun) -> dict:
+    """Figure 1 (E0) with numbers: per run, the phase boundaries of Section 4.2 in units of -ln(lambda),
+    t1 = eps/||D-|| (end of the alignment), t2 = (1 + 3 eps)/||D+|| (Lemma 3: positive labels fitted),
+    t3 = (1 + 3 eps r)/||D-|| (Lemma 4: negative labels fitted), and the measured saddle exits (first
+    records below 0.99 L(0) and 0.99 L(theta_S)).  ``ordered``: t1 <= exit1 <= t2 <= exit2 <= t3, the order
+    in which the schematic places them."""
+    T, lam = run.times, run.ens.lams
+    unit = -torch.log(lam)
+    e1, e2 = exit_times(run.mon)
+    out = dict(lam=lam, lr=run.ens.lrs, t1=T["t1"] / unit, t2=T["t2_bound"] / unit, t3=T["t3_bound"] / unit,
+               exit1=e1 / unit, exit2=e2 / unit)
+    out["ordered"] = ((out["t1"] <= out["exit1"]) & (out["exit1"] <= out["t2"]) & (out["t2"] <= out["exit2"])
+                      & (out["exit2"] <= out["t3"]))
+    return out
+
+
 def _tensors(cols: dict) -> dict:
     """Columns of Python numbers as tensors: int64 for integer columns, float64 otherwise."""
     return {x: torch.tensor(v, dtype=torch.int64 if v and all(isinstance(e, int) for e in v) else DTYPE)
