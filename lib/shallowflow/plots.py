@@ -135,36 +135,63 @@ def function_panel(ax, p: Params, data: Dataset, network: Network, run: int = 0,
     return ax
 
 
-def neuron_animation(states: Sequence[tuple[int, Params]], data: Dataset, network: Network, run: int = 0,
-                     extra: dict | None = None, ylim=None, xlim=(-1.0, 1.0), polar_data: bool = True,
-                     fps: int = 10, dpi: int = 60, time_per_step: float | None = None) -> str:
-    """002's animations (the authors' mp4 files, E4) as a self-contained HTML player: one frame per
-    ``(iteration, Params)`` state, the function panel on the left and the polar neuron panel on the
-    right, ``fps`` frames per second.  The frames are PNG images embedded in the page (no ffmpeg, no
-    network); the radius of the polar panel follows the largest neuron of each frame."""
+def animation_player(frames: Sequence, draw, figsize=(8, 3.4), fps: int = 10, dpi: int = 60) -> str:
+    """A self-contained HTML player (matplotlib's ``to_jshtml``) with one frame per item of ``frames``;
+    ``draw(fig, item)`` draws an item on the cleared figure.  The frames are PNG images embedded in the
+    page: no ffmpeg, no network (matplotlib's link to a Font Awesome CDN is removed; the book's theme
+    serves its own Font Awesome, whose "fa" names cover the player's icons)."""
     from matplotlib import animation
 
-    fig = plt.figure(figsize=(8, 3.4), dpi=dpi)
-    left = fig.add_subplot(1, 2, 1)
-    right = fig.add_subplot(1, 2, 2, projection="polar")
-    fig.subplots_adjust(left=0.08, right=0.97, top=0.82, bottom=0.14, wspace=0.3)
+    fig = plt.figure(figsize=figsize, dpi=dpi)
 
-    def draw(i):
-        k, q = states[i]
-        left.clear()
-        right.clear()
-        when = f"iteration {k}" + (f" (t = {k * time_per_step:.3g})" if time_per_step else "")
-        function_panel(left, q, data, network, run=run, xlim=xlim, extra=extra, ylim=ylim, title=when)
-        polar_neurons(right, q, run=run, data=data if polar_data else None,
-                      title=f"neurons, max norm {float(q.select(run).W.norm(dim=-1).max()):.2g}")
+    def update(i):
+        fig.clear()
+        draw(fig, frames[i])
         return []
 
-    anim = animation.FuncAnimation(fig, draw, frames=len(states), interval=1000 / fps, blit=False)
+    anim = animation.FuncAnimation(fig, update, frames=len(frames), interval=1000 / fps, blit=False)
     try:
         html = anim.to_jshtml(fps=fps, default_mode="once")
     finally:
         plt.close(fig)
-    # matplotlib links Font Awesome 4 from a CDN for the player's icons; the book's theme serves its own
-    # Font Awesome (whose "fa" names cover these icons), and the site must not touch the network
     return re.sub(r"<link[^>]*href=[\"']https?://[^>]*>", "", html)
 
+
+def _when(k: int, time_per_step: float | None) -> str:
+    return f"iteration {k}" + (f" (t = {k * time_per_step:.3g})" if time_per_step else "")
+
+
+def neuron_animation(states: Sequence[tuple[int, Params]], data: Dataset, network: Network, run: int = 0,
+                     extra: dict | None = None, ylim=None, xlim=(-1.0, 1.0), polar_data: bool = True,
+                     fps: int = 10, dpi: int = 60, time_per_step: float | None = None) -> str:
+    """002's animations (the authors' mp4 files, E4) as an HTML player (:func:`animation_player`): one
+    frame per ``(iteration, Params)`` state, the function panel on the left and the polar neuron panel
+    on the right.  The radius of the polar panel follows the largest neuron of each frame."""
+
+    def draw(fig, state):
+        k, q = state
+        fig.subplots_adjust(left=0.08, right=0.97, top=0.82, bottom=0.14, wspace=0.3)
+        left = fig.add_subplot(1, 2, 1)
+        right = fig.add_subplot(1, 2, 2, projection="polar")
+        function_panel(left, q, data, network, run=run, xlim=xlim, extra=extra, ylim=ylim,
+                       title=_when(k, time_per_step))
+        polar_neurons(right, q, run=run, data=data if polar_data else None,
+                      title=f"neurons, max norm {float(q.select(run).W.norm(dim=-1).max()):.2g}")
+
+    return animation_player(states, draw, figsize=(8, 3.4), fps=fps, dpi=dpi)
+
+
+def kink_animation(states: Sequence[tuple[int, Params]], data: Dataset, network: Network, run: int = 0,
+                   xlim: tuple[float, float] | None = None, fps: int = 10, dpi: int = 70,
+                   time_per_step: float | None = None) -> str:
+    """003's animations (E4, the authors' GFdynamics videos) as an HTML player (:func:`animation_player`):
+    one Figure 2 panel (:func:`neurons_and_function`) per ``(iteration, Params)`` state.  The right axis
+    follows the largest neuron of each frame, so the tiny neurons of the early phases stay visible."""
+
+    def draw(fig, state):
+        k, q = state
+        ax = fig.add_subplot(1, 1, 1)
+        neurons_and_function(ax, q, data, network, run=run, xlim=xlim, title=_when(k, time_per_step))
+        fig.subplots_adjust(left=0.12, right=0.86, top=0.9, bottom=0.14)
+
+    return animation_player(states, draw, figsize=(6, 3.6), fps=fps, dpi=dpi)

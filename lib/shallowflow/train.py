@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+import numpy as np
 import torch
 
 from . import kernel
@@ -61,6 +62,16 @@ def geometric_schedule(steps: int, factor: float = 1.05) -> list[int]:
         out.append(k)
         k = int(math.floor(factor * k)) + 1
     return out
+
+
+def animation_frames(schedule: Sequence[int], count: int) -> list[int]:
+    """At most ``count`` iterations of ``schedule`` (evenly spaced in its index, first and last kept): the
+    frames of an animation (002 and 003, E4) taken from a snapshot schedule."""
+    schedule = sorted(set(int(k) for k in schedule))
+    if count >= len(schedule):
+        return schedule
+    idx = np.unique(np.round(np.linspace(0, len(schedule) - 1, max(count, 2))).astype(int))
+    return [schedule[i] for i in idx]
 
 
 def fixed_schedule(points: Iterable[int], steps: int) -> list[int]:

@@ -34,7 +34,7 @@ from .. import init, metrics
 from ..config import DTYPE
 from ..models import Network, Params, loss_factor
 from ..params import Bool, Float, Floats, Int, Ints, Rule, Str
-from ..train import gradient_descent
+from ..train import animation_frames, gradient_descent  # noqa: F401 (animation_frames: re-exported)
 
 PROFILES = ("book", "smoke", "paper", "custom")
 LOSS = "mean"  # the authors' code: torch.nn.MSELoss, (1/n) sum (h - y)^2 [C]
@@ -405,16 +405,6 @@ def authors_frames(steps: int) -> list[int]:
     from ..train import geometric_schedule
 
     return geometric_schedule(steps, 1.1)
-
-
-def animation_frames(schedule: Sequence[int], count: int) -> list[int]:
-    """At most ``count`` iterations of ``schedule`` (evenly spaced in its index, first and last kept): the
-    frames of the E4 animations."""
-    schedule = sorted(set(int(k) for k in schedule))
-    if count >= len(schedule):
-        return schedule
-    idx = np.unique(np.round(np.linspace(0, len(schedule) - 1, max(count, 2))).astype(int))
-    return [schedule[i] for i in idx]
 
 
 def frame_losses(states: Sequence[Params], data: datasets.Dataset, network: Network = Network(),
