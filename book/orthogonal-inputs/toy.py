@@ -16,8 +16,8 @@
 #
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 5.
-# **Targets:** E1 (Figures 2a-2d) and E2 (Figure 3).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal.run_toy`.
+# **Targets:** E1 (Figures 2a-2d), E2 (Figure 3) and E4 (the animation).
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal.run_toy` (the animation: {py:func}`shallowflow.plots.kink_animation`).
 #
 # The paper's experiment is a two-point dataset with orthogonal inputs, a one-hidden-layer ReLU
 # network $h_\theta(x)=\sum_{j=1}^m a_j\,\sigma(\langle w_j, x\rangle)$ without output scaling, and a
@@ -59,6 +59,7 @@ steps = 20_000  # gradient-descent iterations (authors' code)
 seeds = list(range(10))  # one run per seed and per loss convention
 conventions = "both"  # "both", "mean" (authors' code) or "half" (eq. (1) as printed)
 panels = [0, 2500, 8000, 20_000]  # iterations shown in Figure 2 (a)-(d)
+animation_frames = 80  # frames of the animation (E4) on the authors' frame schedule; 0: none
 
 # %% tags=["remove-cell"]
 import math
@@ -145,6 +146,24 @@ plots.mark_iterations(axes[0], [5000, 11000], ["paper: 5000", "paper: 11000"])
 fig.tight_layout()
 plt.show()
 
+# %% [markdown]
+# ## The animation (E4)
+#
+# "The code and animated versions of the figures are available in github.com/eboursier/GFdynamics."
+# The book draws the animation from the same run as Figure 2 (first seed of the first convention), on
+# the authors' frame schedule $0, 1, k \mapsto \lfloor 1.05k\rfloor + 1$ (153 frames over 20,000
+# iterations; `animation_frames` of them, evenly spaced in the schedule, plus the last iteration), as a
+# player embedded in the page (no video file, no network). The right axis follows the largest neuron
+# of each frame, so the early alignment of the tiny neurons is visible before they grow.
+
+# %%
+anim, anim_loss = toy.animation(run, P.animation_frames) if P.animation_frames else ([], None)
+if anim:
+    display(HTML(plots.kink_animation(anim, run.data.to("cpu"), run.network, run=main,
+                                      time_per_step=float(run.traj.lr[main]))))
+    print(f"{len(anim)} frames, iterations {anim[0][0]} to {anim[-1][0]}; "
+          f"L {float(anim_loss[main, 0]):.6f} -> {float(anim_loss[main, -1]):.3g}")
+
 # %%
 rows = []
 for conv in ("mean", "half"):
@@ -212,6 +231,15 @@ if M:
     inc = torch.where(pos[:, 1:], (L[:, 1:] - L[:, :-1]) / L[:, :-1], torch.zeros_like(L[:, 1:])).amax(1)
     claims.check("E2/monotone", "the loss decreases monotonically (largest relative increase while L > 1e-12)",
                  inc, C.below(0.0, strict=False), source_value="monotone curve")
+if anim:
+    rise = (anim_loss[main, 1:] - anim_loss[main, :-1]).max() / anim_loss[main, 0]
+    claims.check("E4/descent", "the animation's frames show a descent: largest loss increase between consecutive "
+                 "frames, relative to L(0)", float(rise), C.below(1e-12), source_value="the authors' animation",
+                 note=f"{len(anim)} frames of run {main}")
+    claims.check("E4/spans-training", "the frames run from the initialisation to the last iteration",
+                 anim[0][0] == 0 and anim[-1][0] == P.steps, C.is_true(), source_value="iterations 0 to 20,000")
+    claims.check("E4/ends-at-interpolator", "its last frame is the trained network at zero loss",
+                 float(anim_loss[main, -1]), C.below(1e-10), source_value="Figure 2d")
 if H:
     claims.check("E2/exits-as-printed", "with L as printed in eq. (1) and step 1e-3, the first exit is near 5000",
                  first[H], C.within(4000, 6500), source_value="5000",

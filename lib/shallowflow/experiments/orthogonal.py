@@ -20,7 +20,7 @@ from .. import data as datasets
 from .. import init, metrics, theory
 from ..models import Network, Params, flow_time_per_step
 from ..params import Float, Int, Ints, Str
-from ..train import Trajectory, geometric_schedule, gradient_descent, union
+from ..train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
 
 PROFILES = ("book", "smoke", "paper", "custom")
 
@@ -34,6 +34,8 @@ TOY_SCHEMA = {
     "conventions": Str("loss conventions to train: 'both', 'mean' (authors' code) or 'half' (eq. (1))",
                        choices=("both", "mean", "half")),
     "panels": Ints("iterations shown in Figure 2 (a)-(d)", low=0),
+    "animation_frames": Int("frames of the animation (E4), taken from the authors' geometric schedule; 0: none",
+                            low=0, high=2000),
 }
 
 
@@ -68,11 +70,20 @@ def run_toy(P) -> ToyRun:
     p0 = init.balanced(seeds, P.width, data.d, scale)
     # step on the paper's loss: lr * 2 for the mean-MSE reading, lr for the printed one
     lr = [flow_time_per_step(P.lr, c) for c in conventions]
-    snaps = union(geometric_schedule(P.steps), [k for k in P.panels if k <= P.steps])
+    snaps = union(geometric_schedule(P.steps), [P.steps], [k for k in P.panels if k <= P.steps])
     net = Network("relu")
     traj = gradient_descent(p0, data, net, steps=P.steps, lr=lr, loss="half", snapshots=snaps)
     s_plus, s_minus = theory.key_sets(p0.to(data.X.device), data)
     return ToyRun(data, net, seeds, conventions, scale, traj, p0.to("cpu"), s_plus.cpu(), s_minus.cpu())
+
+
+def animation(run: ToyRun, count: int) -> tuple[list[tuple[int, Params]], torch.Tensor]:
+    """E4: the states of the authors' animation (their frame schedule k -> floor(1.05 k) + 1, plus the
+    last iteration), at most ``count`` of them, and the loss of every run at those iterations ((R, F))."""
+    steps = int(run.traj.loss_steps[-1])
+    ks = animation_frames(union(geometric_schedule(steps), [steps]), count)
+    where = torch.searchsorted(run.traj.loss_steps, torch.tensor(ks, dtype=run.traj.loss_steps.dtype))
+    return [(k, run.traj.at(k)) for k in ks], run.traj.loss[:, where]
 
 
 def exits(run: ToyRun) -> tuple[torch.Tensor, torch.Tensor]:
