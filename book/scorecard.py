@@ -29,8 +29,10 @@ profile = "book"  # which claim records to read
 from IPython.display import HTML, display
 
 from shallowflow import claims as C
+from shallowflow.params import PROFILE, validate
 
-rows = C.scorecard(profile)
+P = validate(globals(), {"profile": PROFILE})
+rows = C.scorecard(P.profile)
 not_run = [f"{r['source']}:{r['target']}" for r in rows if r["verdict"] == "not run"]
 if not_run:
     raise RuntimeError(f"targets with registered checks but no record in this build: {not_run}")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from shallowflow import claims as C
-from shallowflow.params import Float, Floats, Int, Ints, ParameterError, Rule, Str, validate
+from shallowflow.params import PROFILE, PROFILES, Float, Floats, Int, Ints, ParameterError, Rule, Str, validate
 
 
 SCHEMA = {"width": Int("m", low=1), "lr": Float("step", low=0, low_open=True), "act": Str(choices=("relu", "tanh")),
@@ -31,6 +31,18 @@ def test_validate_accepts_and_normalises():
 def test_validate_names_the_parameter(name, value, msg):
     with pytest.raises(ParameterError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         validate({**GOOD, name: value}, SCHEMA)
+
+
+def test_every_chapter_schema_uses_the_one_profile_spec():
+    from shallowflow.experiments import early_alignment, orthogonal, orthogonal_extras, orthogonal_theory
+
+    schemas = [v for m in (early_alignment, orthogonal, orthogonal_extras, orthogonal_theory)
+               for k, v in vars(m).items() if k.endswith("SCHEMA") and isinstance(v, dict)]
+    assert len(schemas) >= 10 and all(s["profile"] is PROFILE for s in schemas)
+    assert validate({"profile": "smoke"}, {"profile": PROFILE}).profile == "smoke"
+    with pytest.raises(ParameterError, match="'profile'.*book"):
+        validate({"profile": "full"}, {"profile": PROFILE})
+    assert set(C.COMPARED_PROFILES) < set(PROFILES)
 
 
 def test_missing_parameter():

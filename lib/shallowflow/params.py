@@ -58,6 +58,12 @@ def Str(doc="", choices=None) -> Spec:
     return Spec("str", doc, choices=tuple(choices) if choices else None)
 
 
+PROFILES = ("book", "smoke", "paper", "custom")
+# the first parameter of every chapter: which registry verdicts its checks are compared with
+PROFILE = Str("which registry verdicts to compare against (book, smoke; paper and custom: shown, not compared)",
+              choices=PROFILES)
+
+
 def Bool(doc="") -> Spec:
     return Spec("bool", doc)
 

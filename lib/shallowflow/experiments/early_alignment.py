@@ -33,10 +33,9 @@ from .. import data as datasets
 from .. import init, metrics
 from ..config import DTYPE
 from ..models import Network, Params, loss_factor
-from ..params import Bool, Float, Floats, Int, Ints, Rule, Str
+from ..params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Str
 from ..train import animation_frames, gradient_descent  # noqa: F401 (animation_frames: re-exported)
 
-PROFILES = ("book", "smoke", "paper", "custom")
 LOSS = "mean"  # the authors' code: torch.nn.MSELoss, (1/n) sum (h - y)^2 [C]
 CPU = torch.device("cpu")
 TWO_PI = 2 * math.pi
@@ -432,7 +431,7 @@ def activation_counts(p: Params, X: torch.Tensor) -> dict:
 # Figure 2 and Theorem 2 on the three-point data: one monitored run, its phases and its limit
 # ================================================================================================
 FIG2_SCHEMA = {
-    "profile": Str("which registry verdicts to compare against", choices=PROFILES),
+    "profile": PROFILE,
     "width": Int("number of hidden neurons m of the Figure 2 run", low=1, high=1_000_000),
     "init_scale": Float("lambda of eq. (3): a, w of size lambda / sqrt(m)", low=0, low_open=True, high=100),
     "lr": Float("gradient-descent step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
@@ -690,7 +689,7 @@ def tail_fit(fr: Figure2Run, lo: float = 1e-12, hi: float = 1e-5, run: int = 0) 
 # Theorem 2 "for every m": failure rates over widths and scales, and the contrasts of Section 5
 # ================================================================================================
 FAILURE_SCHEMA = {
-    "profile": Str("which registry verdicts to compare against", choices=PROFILES),
+    "profile": PROFILE,
     "widths": Ints("widths m of the phase diagram (one ensemble per width)", low=1),
     "scales": Floats("initialisation scales lambda of the phase diagram", low=0, low_open=True),
     "seeds": Int("seeds per (width, scale) for widths up to large_width", low=1),
@@ -841,7 +840,7 @@ def grid_table(g: Grid, what: str = "outcomes") -> "pandas.DataFrame":  # noqa: 
 # Theorem 1 on the three-point data: a sweep over lambda (one ensemble), Lemmas 5-6 timing
 # ================================================================================================
 SWEEP_SCHEMA = {
-    "profile": Str("which registry verdicts to compare against", choices=PROFILES),
+    "profile": PROFILE,
     "width": Int("number of hidden neurons m of the lambda sweep", low=1, high=1_000_000),
     "scales": Floats("initialisation scales lambda of the sweep", low=0, low_open=True, high=1),
     "seeds": Ints("seeds (every seed at every scale, one ensemble)", low=0),
@@ -1118,7 +1117,7 @@ def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2
 # Lemma 8 and Figure 1: Assumption 3 implies Assumptions 4-6; Theorem 2 on Assumption-3 data
 # ================================================================================================
 A3_SCHEMA = {
-    "profile": Str("which registry verdicts to compare against", choices=PROFILES),
+    "profile": PROFILE,
     "eta": Float("eta of the Figure 1 dataset (box centres)", low=0, low_open=True, high=1),
     "lemma_etas": Floats("etas below 1/6 at which Lemma 8 is checked", low=0, low_open=True),
     "remark_etas": Floats("larger etas (Remark 3)", low=0, low_open=True, high=0.95),
@@ -1392,7 +1391,7 @@ def figure1(P) -> dict:
 # Figure 3 (Appendix B.2): the 40-point example of Stewart et al. with unbalanced initialisation
 # ================================================================================================
 STAIR_SCHEMA = {
-    "profile": Str("which registry verdicts to compare against", choices=PROFILES),
+    "profile": PROFILE,
     "n_points": Int("number of data points x ~ U[-1, 1]", low=2),
     "data_seed": Int("seed of the data sample (the authors' code sets none)", low=0),
     "width": Int("number of hidden neurons m", low=1, high=1_000_000),

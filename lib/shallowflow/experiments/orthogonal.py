@@ -19,13 +19,12 @@ import torch
 from .. import data as datasets
 from .. import init, metrics, theory
 from ..models import Network, Params, flow_time_per_step
-from ..params import Float, Int, Ints, Str
+from ..params import PROFILE, Float, Int, Ints, Str
 from ..train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
 
-PROFILES = ("book", "smoke", "paper", "custom")
 
 TOY_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "width": Int("number of hidden neurons m", low=1, high=100_000),
     "init_scale": Float("initial scale; lambda = init_scale / sqrt(width)", low=0, low_open=True, high=10),
     "lr": Float("gradient-descent step size (in the convention of each run)", low=0, low_open=True, high=1),

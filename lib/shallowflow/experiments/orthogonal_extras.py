@@ -23,10 +23,9 @@ from .. import data as datasets
 from .. import init, metrics, theory
 from ..config import DTYPE, default_device
 from ..models import Network, Params, flow_time_per_step
-from ..params import Float, Floats, Int, Ints, Str
+from ..params import PROFILE, Float, Floats, Int, Ints, Str
 from ..train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
 
-PROFILES = ("book", "smoke", "paper", "custom")
 ORTHO_B = dict(labels=[1.0, 1.0, -0.5, -0.5], d=6)
 
 
@@ -82,7 +81,7 @@ def boundary_neuron_run(steps: int = 2000, lr: float = 0.05, scale: float = 1e-3
 # toy sweeps: R2 (initial scale), R7 (leaky ReLU), R8 (no turning)
 # ============================================================================================
 REMARKS_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "width": Int("number of hidden neurons m of the toy", low=1, high=100_000),
     "seeds": Ints("toy seeds (one run per seed and per scale)", low=0),
     "init_scales": Floats("toy initial scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
@@ -362,7 +361,7 @@ def run_unbalanced(width: int, seeds, scales, lr: float, steps: int) -> dict:
 # Appendix A: E3a (non-orthogonal toy) and E3b (initial scale)
 # ============================================================================================
 APPENDIX_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "width": Int("number of hidden neurons m", low=1, high=100_000),
     "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0),
     "variants": Str("label variants: 'both', 'camera-ready' (y3 = -0.3) or 'early' (y3 = -0.4)",
@@ -435,7 +434,7 @@ def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
 # Appendix A: E3c (high-dimensional teacher data)
 # ============================================================================================
 HIGHDIM_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "n": Int("number of samples", low=1, high=100_000),
     "d": Int("input dimension", low=1, high=100_000),
     "teacher_width": Int("teacher width", low=1, high=100_000),

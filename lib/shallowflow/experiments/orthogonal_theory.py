@@ -31,10 +31,9 @@ from .. import init, kernel, metrics, theory
 from ..config import DTYPE
 from ..data import Dataset
 from ..models import Network, Params, loss_factor
-from ..params import Float, Floats, Int, Ints, Str
+from ..params import PROFILE, Float, Floats, Int, Ints, Str
 from ..train import gradient_descent
 
-PROFILES = ("book", "smoke", "paper", "custom")
 NET = Network("relu")
 
 
@@ -385,7 +384,7 @@ def slope_fits(ens: Ensemble, values: torch.Tensor) -> dict:
 # the phases chapter: Fact 1, Lemmas 2-4, the logistic ODE of Phase 2
 # ------------------------------------------------------------------------------------------------
 PHASES_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "dataset": Str("the orthonormal benchmark of the lemma checks", choices=("ortho-A", "ortho-B", "ortho-C")),
     "width": Int("number of hidden neurons m", low=1, high=100_000),
     "second_dataset": Str("a second benchmark for the exit-time regression (Fact 1 (d))",
@@ -839,7 +838,7 @@ def phases_findings(claims, run: PhasesRun, fits: dict, theory_slope: dict) -> s
 # the implicit-bias chapter: Theorem 1, Eq. (8) on ORTHO-B, Lemma 5
 # ------------------------------------------------------------------------------------------------
 IMPLICIT_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "width_toy": Int("m for the Section-5 toy", low=1, high=100_000),
     "width_a": Int("m for ORTHO-A", low=1, high=100_000),
     "width_b": Int("m for ORTHO-B", low=1, high=100_000),
@@ -1334,7 +1333,7 @@ def implicit_findings(claims, run: ImplicitRun, tables: dict) -> str:
 # the balancedness chapter: Lemma 1
 # ------------------------------------------------------------------------------------------------
 BALANCE_SCHEMA = {
-    "profile": Str("which verdicts to compare against the registry", choices=PROFILES),
+    "profile": PROFILE,
     "width_toy": Int("m of the Section-5 toy", low=1, high=100_000),
     "init_scale": Float("the toy's lambda is init_scale / sqrt(width_toy) (Section 5)", low=0, low_open=True),
     "lrs_toy": Floats("GD step sizes on L for the toy", low=0, low_open=True),
