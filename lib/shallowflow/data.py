@@ -289,3 +289,32 @@ def stewart(n: int = 40, seed: int = 0, device=None) -> Dataset:
 
 
 BUILDERS.update({"ea-three-point": early_alignment_three_point, "assumption3": assumption3, "stewart": stewart})
+
+
+# ------------------------------------------------------------------------------------------------
+# 000 (Brisbois, master's thesis), Chapter 3: the orthogonal two-point datasets 1.1.x, inputs (x, 1).
+BRISBOIS_ORTHOGONAL = {
+    "1.1.0": ([-0.5, 2.0], [-1.0, 1.0]),  # the original ([5]'s toy)
+    "1.1.1": ([-0.5, 2.0], [1.0, -1.0]),  # switched labels
+    "1.1.2": ([-0.5, 2.0], [1.0, 1.0]),  # same-sign labels
+    "1.1.4": ([-0.1, 10.0], [-1.0, 1.0]),  # alternative orthogonal data, labels (-c, c)
+}
+
+
+def brisbois_orthogonal(variant: str = "1.1.0", c: float = 1.0, factor: float = 1.0, device=None) -> Dataset:
+    """000, Section 3.1: Dataset ``variant`` (1.1.0, 1.1.1, 1.1.2 or 1.1.4) with every label times ``c``
+    and the second label times ``factor`` (Fig. 3.16 multiplies "one of the two labels" by an unstated
+    factor).  1.1.3 is not given by the thesis.
+    """
+    if variant not in BRISBOIS_ORTHOGONAL:
+        raise ValueError(f"variant must be one of {sorted(BRISBOIS_ORTHOGONAL)}, got {variant!r}")
+    if not (c > 0 and factor > 0):
+        raise ValueError(f"c and factor must be > 0, got c={c}, factor={factor}")
+    x, y = BRISBOIS_ORTHOGONAL[variant]
+    y = [c * y[0], c * factor * y[1]]
+    ds = univariate(f"brisbois-{variant}", x, y, source="000_5bec2764affd87f0.txt, Section 3.1", device=device)
+    ds.meta.update(variant=variant, c=c, factor=factor)
+    return ds
+
+
+BUILDERS["brisbois-orthogonal"] = brisbois_orthogonal
