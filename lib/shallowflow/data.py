@@ -318,3 +318,93 @@ def brisbois_orthogonal(variant: str = "1.1.0", c: float = 1.0, factor: float = 
 
 
 BUILDERS["brisbois-orthogonal"] = brisbois_orthogonal
+
+
+# --------------------------------------------------------------------------------------------
+# 000 (Brisbois thesis), Chapter 3 beyond Dataset 1.1.0: alternative, quasi-orthogonal, non-orthogonal
+# and multidimensional data (thesis Sections 3.1-3.3; spec 000, section 2.3)
+BRISBOIS_X10 = (0.99864822, -0.58678793, -1.19866293, 1.59530385, -0.96831112, -1.69267688, 0.13815776,
+                -0.30366272, 0.31415876, 1.93938106)
+BRISBOIS_MULTID_X = ((1.06230214, 0.31117178, -0.34853043, -0.34071425, 1.0),
+                     (-1.60140948, -1.45217752, -0.08119978, -3.30117333, 1.0),
+                     (-0.99692421, 1.51269658, 1.08896864, 0.09431674, 1.0),
+                     (-0.18304326, -1.14347546, 0.42595479, 0.884252, 1.0),
+                     (-2.00910441, 0.64220423, -3.74383553, 1.08712951, 1.0))
+BRISBOIS_MULTID_Y = (0.05644127, 0.01888487, -0.0035589, 0.05251718, -0.07106081)
+_SRC000 = "000_5bec2764affd87f0.txt"
+
+
+def brisbois_alternative(c: float = 1.0, device=None) -> Dataset:
+    """000, Dataset 1.1.4: x = (-0.1, 1), y = -c and x = (10, 1), y = c (orthogonal; c = 1 or 75 in the thesis)."""
+    if not c > 0:
+        raise ValueError(f"the label factor c must be > 0, got {c}")
+    ds = univariate(f"brisbois-1.1.4-c{c:g}", [-0.1, 10.0], [-c, c], source=f"{_SRC000}, Dataset 1.1.4",
+                    device=device)
+    ds.meta.update(c=c)
+    return ds
+
+
+def brisbois_quasi_orthogonal(delta: float = 1.0, sign: int = -1, device=None) -> Dataset:
+    """000, Datasets 1.2.x: x_1 = (-0.5 + sign * delta / 2, 1), y_1 = -1 and x_2 = (2, 1), y_2 = 1, so that
+    <x_1, x_2> = sign * delta exactly (Fig 3.25: delta = 1, sign -1; Fig 3.26: delta = 10, sign +1)."""
+    if sign not in (-1, 1):
+        raise ValueError(f"sign must be -1 or +1, got {sign}")
+    if not delta >= 0:
+        raise ValueError(f"delta must be >= 0, got {delta}")
+    ds = univariate(f"brisbois-1.2-d{sign * delta:g}", [-0.5 + sign * delta / 2, 2.0], [-1.0, 1.0],
+                    source=f"{_SRC000}, Datasets 1.2.x", device=device)
+    ds.meta.update(delta=delta, sign=sign)
+    return ds
+
+
+def brisbois_nonorthogonal(which: str = "1.3.3", device=None) -> Dataset:
+    """000, Datasets 1.3.1 (10 points, label = sign of x), 1.3.2 (10 points, "random labels") and 1.3.3
+    (x = -2..2, alternate labels), exactly as printed."""
+    table = {"1.3.1": (BRISBOIS_X10, (1, -1, -1, 1, -1, -1, 1, -1, 1, 1)),
+             "1.3.2": (BRISBOIS_X10, (-1, -1, -1, -1, -1, 1, 1, 1, 1, 1)),
+             "1.3.3": ((-2.0, -1.0, 0.0, 1.0, 2.0), (1, -1, 1, -1, 1))}
+    if which not in table:
+        raise ValueError(f"which must be one of {sorted(table)}, got {which!r}")
+    x, y = table[which]
+    return univariate(f"brisbois-{which}", x, [float(v) for v in y], source=f"{_SRC000}, Dataset {which}",
+                      device=device)
+
+
+def brisbois_multid(device=None) -> Dataset:
+    """000, Section 3.4: the printed 5-point, 5-dimensional orthogonal dataset (last coordinate 1)."""
+    return Dataset("brisbois-multid", torch.tensor(BRISBOIS_MULTID_X, dtype=DTYPE),
+                   torch.tensor(BRISBOIS_MULTID_Y, dtype=DTYPE), bias=True,
+                   source=f"{_SRC000}, Section 3.4 (printed values)").to(device or default_device())
+
+
+def brisbois_multid_nonorthogonal(seed: int = 0, n: int = 5, d: int = 5, teacher: str = "relu",
+                                  teacher_width: int = 10, teacher_std: float = 0.1,
+                                  min_last: float = 0.1, device=None) -> Dataset:
+    """000, Section 3.4, non-orthogonal: the thesis does not print these data.  The book's construction
+    (a choice, seeded): X_ki ~ U(-1, 1) with rows re-drawn while |X_kd| < ``min_last``, each row divided by
+    its last entry (so x_kd = 1); labels from a teacher h(x) = sum_j a_j sigma(<w_j, x>) of width
+    ``teacher_width`` with N(0, teacher_std^2) weights (the thesis: "fixed variance (typically 0.1)"; the
+    default reads 0.1 as the standard deviation, which gives labels of the size of the printed orthogonal
+    dataset's, |y| ~ 0.05; sqrt(0.1) gives labels about 3 times larger)."""
+    if teacher not in ("relu", "sigmoid", "tanh"):
+        raise ValueError(f"teacher must be relu, sigmoid or tanh, got {teacher!r}")
+    gen = torch.Generator().manual_seed(int(seed))
+    rows = []
+    while len(rows) < n:
+        r = 2 * torch.rand(d, generator=gen, dtype=DTYPE) - 1
+        if abs(float(r[-1])) >= min_last:
+            rows.append(r / r[-1])
+    X = torch.stack(rows)
+    Wt = teacher_std * torch.randn(teacher_width, d, generator=gen, dtype=DTYPE)
+    at = teacher_std * torch.randn(teacher_width, generator=gen, dtype=DTYPE)
+    act = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}[teacher]
+    y = act(X @ Wt.T) @ at
+    ds = Dataset(f"brisbois-multid-nonorth-{seed}-{teacher}", X, y, bias=True,
+                 source=f"{_SRC000}, Section 3.4 (data not printed; the book's seeded construction)")
+    ds.meta.update(seed=seed, teacher=teacher)
+    return ds.to(device or default_device())
+
+
+BUILDERS.update({"brisbois-1.1.4": brisbois_alternative, "brisbois-1.2": brisbois_quasi_orthogonal,
+                 "brisbois-1.3": brisbois_nonorthogonal, "brisbois-multid": brisbois_multid,
+                 "brisbois-multid-nonorthogonal": brisbois_multid_nonorthogonal})
