@@ -14,6 +14,15 @@ The registry holds the verdict expected at book scale (``book``) and at smoke sc
 ``undecided`` marks a check that the smoke scale is too small to decide: it is still computed and
 shown, and the table says explicitly that it was not compared.  Other profiles (``paper``,
 ``custom``) are reported, not compared.
+
+Every check the registry expects to fail carries a registered *cause* (:data:`CAUSES`: ``erratum``,
+``convention``, ``method`` or ``not-reproduced``) and a ``why`` with the evidence; the chapter's
+table shows them beside the check, the errata page is generated from the ``erratum`` and
+``convention`` causes, and a failing check without a cause fails the chapter.
+
+Evidence from trained runs is passed with ``valid=`` (one flag per run, see
+:func:`shallowflow.metrics.finite_runs`): a run whose loss or parameters are not finite never
+counts as evidence; the check fails and names the invalid runs.
 """
 from __future__ import annotations
 
@@ -31,6 +40,20 @@ import yaml
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 COMPARED_PROFILES = ("book", "smoke")
+# why a check is expected to fail: the source is wrong / an unstated choice of the source / an effect of the
+# book's own computation (finite step, finite scale, discretisation, reduced scale) / cause unknown / the
+# specification the book was planned from asks for something the source does not claim
+CAUSES = {
+    "erratum": "the source is wrong",
+    "convention": "an unstated convention of the source",
+    "method": "an effect of this book's computation (finite step, scale or budget)",
+    "not-reproduced": "not reproduced, cause unknown",
+    "spec": "the reproduction specification's criterion, which is not the source's claim",
+}
+SOURCE_CAUSES = ("erratum", "convention")  # failures that are the source's, not the book's
+# target verdicts, in the order the scorecard counts them
+TARGET_VERDICTS = ("reproduced", "reproduced, source erratum shown", "partly", "not reproduced", "illustration",
+                   "not attempted", "not run")
 
 
 def repo_root() -> Path:
@@ -139,6 +162,9 @@ class Check:
     verdict: str  # "pass" or "fail"
     expected: str | None = None  # the registry's verdict for this profile (None: not compared)
     note: str = ""
+    cause: str = ""  # the registered cause of an expected failure (see CAUSES)
+    why: str = ""  # the registered evidence for that cause
+    invalid: list = field(default_factory=list)  # runs excluded as evidence (non-finite loss or parameters)
 
     @property
     def target(self) -> str:
@@ -159,28 +185,64 @@ class Claims:
     checks: list[Check] = field(default_factory=list)
 
     def check(self, id: str, claim: str, measured: Any, criterion: Criterion, source_value: str = "",
-              note: str = "") -> Check:
-        """Evaluate one pass criterion and record it (the verdict is computed here, never given)."""
+              note: str = "", valid: Any = None) -> Check:
+        """Evaluate one pass criterion and record it (the verdict is computed here, never given).
+
+        ``valid`` flags, run by run, the runs whose loss and parameters stayed finite
+        (:func:`shallowflow.metrics.finite_runs`).  When any run is invalid the check fails whatever
+        the measured values say, and the record names the invalid runs: a diverged run is never
+        evidence for a claim (nor against it).
+        """
         if "/" not in id:
             raise ValueError(f"check id must look like 'TARGET/name', got {id!r}")
         if any(c.id == id for c in self.checks):
             raise ValueError(f"check {id!r} recorded twice")
+        invalid = [] if valid is None else [int(i) for i in np.flatnonzero(~(_values(valid) != 0))]
         values = [float(x) for x in _values(measured)]
-        c = Check(id=id, claim=claim, source_value=source_value, measured=fmt(measured), values=values,
-                  criterion=criterion.text, verdict=PASS if criterion(measured) else FAIL, note=note)
+        shown = fmt(measured)
+        ok = criterion(measured)
+        if invalid:
+            ok = False
+            n = _values(valid).size
+            shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
+                    f"measured {shown}"
+        c = Check(id=id, claim=claim, source_value=source_value, measured=shown, values=values,
+                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid)
         c.expected = self._expected(c)
+        c.cause, c.why = self._cause(c)
         self.checks.append(c)
         return c
+
+    def passed(self, id: str) -> bool:
+        """Whether the check ``id`` ran and passed (for sentences generated from the verdicts)."""
+        for c in self.checks:
+            if c.id == id:
+                return c.verdict == PASS
+        raise KeyError(f"check {id!r} has not run in this chapter")
+
+    def target_verdict(self, target: str) -> str:
+        """The verdict of one target from the checks that ran here (see :func:`target_verdict`)."""
+        return target_verdict(self.checks_of(target), self._registry_targets().get(f"{self.source}:{target}", {}))
+
+    def checks_of(self, target: str) -> list["Check"]:
+        return [c for c in self.checks if c.target == target]
 
     # -- registry ---------------------------------------------------------------------------
     def _registry_targets(self) -> dict:
         return load_registry().get("targets", {})
 
+    def _registered(self, c: Check) -> dict:
+        entry = self._registry_targets().get(f"{self.source}:{c.target}", {})
+        return (entry.get("checks") or {}).get(c.name) or {}
+
     def _expected(self, c: Check) -> str | None:
         if self.profile not in COMPARED_PROFILES:
             return None
-        entry = self._registry_targets().get(f"{self.source}:{c.target}", {})
-        return (entry.get("checks") or {}).get(c.name, {}).get(self.profile, "missing")
+        return self._registered(c).get(self.profile, "missing")
+
+    def _cause(self, c: Check) -> tuple[str, str]:
+        reg = self._registered(c)
+        return str(reg.get("cause", "")), str(reg.get("why", ""))
 
     def mismatches(self) -> list[str]:
         """Every way in which this run disagrees with the registry (empty when it agrees)."""
@@ -193,6 +255,11 @@ class Claims:
             elif c.expected not in (UNDECIDED, c.verdict):
                 problems.append(f"{self.source}:{c.id}: verdict {c.verdict}, registry expects {c.expected} "
                                 f"(measured {c.measured}, criterion {c.criterion})")
+        for c in self.checks:
+            if c.expected == FAIL:
+                if c.cause not in CAUSES or not c.why.strip():
+                    problems.append(f"{self.source}:{c.id} fails without a registered cause: give it `cause:` "
+                                    f"({', '.join(CAUSES)}) and `why:` in verdicts/{self.source}.yml")
         ran = {c.id for c in self.checks}
         for key, entry in self._registry_targets().items():
             if not key.startswith(self.source + ":"):
@@ -212,7 +279,7 @@ class Claims:
                         "missing": "NOT IN REGISTRY"}.get(c.expected, "as registered" if c.expected == c.verdict
                                                           else f"REGISTRY SAYS {c.expected}")
             out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
-                            criterion=c.criterion, verdict=c.verdict, registry=compared))
+                            criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c)))
         return out
 
     def report(self) -> str:
@@ -221,6 +288,8 @@ class Claims:
         for r in self.rows():
             lines.append(f"  {r['verdict'].upper():4s}  {r['check']:<28s} measured {r['measured']}  "
                          f"(criterion {r['criterion']}; {r['registry']})")
+            if r["why"]:
+                lines.append(f"        why: {r['why']}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -274,16 +343,53 @@ def load_records(profile: str = "book") -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(d.glob("*.json"))] if d.exists() else []
 
 
-def target_verdict(verdicts: list[str]) -> str:
-    """Aggregate check verdicts: all pass -> reproduced, none -> not reproduced, else partly."""
-    if not verdicts:
+def _short(items: list, limit: int = 8) -> str:
+    head = ", ".join(str(i) for i in items[:limit])
+    return head + (f", ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+def _get(c, key: str, default=""):
+    return getattr(c, key, default) if not isinstance(c, dict) else c.get(key, default)
+
+
+def explain(c) -> str:
+    """The registered cause of a failing check, for the reader ("" for a passing one)."""
+    if _get(c, "verdict") != FAIL:
+        return ""
+    cause, why = _get(c, "cause"), _get(c, "why")
+    if cause:
+        return f"{cause}: {why}" if why else cause
+    return "no registered cause (unexpected failure)"
+
+
+def target_verdict(checks: list, entry: dict | None = None) -> str:
+    """A target's verdict from its checks (verdict strings, :class:`Check` objects or their records).
+
+    - *illustration*: the registry says there is nothing to compute (``illustration:``);
+    - *not attempted*: no check ran;
+    - *reproduced*: every check passed;
+    - *reproduced, source erratum shown*: every failing check is registered as an ``erratum`` or a
+      ``convention`` of the source (what fails is the source's text, and the chapter shows it);
+    - *not reproduced*: no check passed; *partly*: the rest.
+    """
+    entry = entry or {}
+    if entry.get("illustration") and not checks:
+        return "illustration"
+    if not checks:
         return "not attempted"
-    n = sum(v == PASS for v in verdicts)
-    return "reproduced" if n == len(verdicts) else ("not reproduced" if n == 0 else "partly")
+    verdicts = [c if isinstance(c, str) else _get(c, "verdict") for c in checks]
+    failing = [c for c, v in zip(checks, verdicts) if v != PASS]
+    if not failing:
+        return "reproduced"
+    if all(not isinstance(c, str) and _get(c, "cause") in SOURCE_CAUSES for c in failing):
+        return "reproduced, source erratum shown"
+    return "not reproduced" if len(failing) == len(checks) else "partly"
 
 
-VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37", "partly": "#9a6700",
-                   "not reproduced": "#cf222e", "not attempted": "#6e7781", "not run": "#cf222e"}
+VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37",
+                   "reproduced, source erratum shown": "#1f6feb", "partly": "#9a6700",
+                   "not reproduced": "#cf222e", "illustration": "#6e7781", "not attempted": "#6e7781",
+                   "not run": "#cf222e"}
 
 
 def badge(verdict: str) -> str:
@@ -292,12 +398,13 @@ def badge(verdict: str) -> str:
 
 
 def verdict_table_html(rows: list[dict]) -> str:
+    """A chapter's checks; the cause of each failing check sits beside it."""
     import html
 
-    cols = ["check", "claim", "source", "measured", "criterion", "verdict", "registry"]
+    cols = ["check", "claim", "source", "measured", "criterion", "verdict", "why", "registry"]
     head = "".join(f"<th>{c}</th>" for c in cols)
     body = "".join("<tr>" + "".join(
-        f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r[c]))}</td>" for c in cols) + "</tr>"
+        f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>"
         for r in rows)
     return f'<table class="sf-claims"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -317,12 +424,102 @@ def scorecard(profile: str = "book") -> list[dict]:
         if registered and not checks:
             verdict = "not run"
         else:
-            verdict = target_verdict([c["verdict"] for c in checks])
+            verdict = target_verdict(checks, entry)
         rows.append(dict(source=source, target=target, title=entry.get("title", ""), chapter=entry.get("chapter"),
                          function=entry.get("function"),
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
-                         note=entry.get("note", "")))
+                         note=entry.get("note", "") or entry.get("illustration", "")))
     return rows
+
+
+SCORECARD_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "shallowflow scorecard",
+    "description": "Every reproduction target of every source with the verdict reached in one build.",
+    "type": "object",
+    "required": ["profile", "package_version", "sources", "targets"],
+    "properties": {
+        "profile": {"enum": ["book", "smoke", "paper", "custom"], "description": "the scale the build ran at"},
+        "package_version": {"type": "string"},
+        "sources": {"type": "object", "description": "per source key: seed file, title and counts per verdict",
+                    "additionalProperties": {
+                        "type": "object", "required": ["seed", "title", "counts"],
+                        "properties": {"seed": {"type": "string"}, "title": {"type": "string"},
+                                       "counts": {"type": "object",
+                                                  "additionalProperties": {"type": "integer", "minimum": 0}}}}},
+        "targets": {"type": "array", "items": {
+            "type": "object",
+            "required": ["source", "target", "title", "verdict", "chapter", "function", "checks"],
+            "properties": {
+                "source": {"type": "string"}, "target": {"type": "string"}, "title": {"type": "string"},
+                "verdict": {"enum": list(TARGET_VERDICTS)},
+                "chapter": {"type": ["string", "null"], "description": "docname of the chapter that checks it"},
+                "function": {"type": ["string", "null"], "description": "dotted name of the function computing it"},
+                "note": {"type": "string"},
+                "checks": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["id", "claim", "source_value", "measured", "criterion", "verdict", "cause", "why"],
+                    "properties": {
+                        "id": {"type": "string"}, "claim": {"type": "string"}, "source_value": {"type": "string"},
+                        "measured": {"type": "string"}, "values": {"type": "array", "items": {"type": "number"}},
+                        "criterion": {"type": "string"}, "verdict": {"enum": [PASS, FAIL]},
+                        "cause": {"enum": [""] + list(CAUSES)}, "why": {"type": "string"},
+                        "invalid": {"type": "array", "items": {"type": "integer"}}}}}}}},
+    },
+}
+
+
+def verdict_counts(rows: list[dict]) -> dict:
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return {v: counts[v] for v in TARGET_VERDICTS if v in counts}
+
+
+def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
+    """The scorecard as data (schema: :data:`SCORECARD_SCHEMA`); written to the built site."""
+    from . import __version__
+
+    def num(x):
+        return x if math.isfinite(x) else None
+
+    sources = {key: dict(seed=(meta or {}).get("seed", ""), title=(meta or {}).get("title", ""),
+                         counts=verdict_counts([r for r in rows if r["source"] == key]))
+               for key, meta in sorted(registry.get("sources", {}).items())}
+    keep = ("id", "claim", "source_value", "measured", "values", "criterion", "verdict", "cause", "why", "invalid")
+    targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
+                    chapter=r["chapter"], function=r["function"], note=r.get("note", "") or "",
+                    checks=[{k: ([num(v) for v in c.get(k, [])] if k == "values" else
+                                 c.get(k, [] if k == "invalid" else "")) for k in keep} for c in r["checks"]])
+               for r in rows]
+    for t in targets:  # JSON has no NaN: non-finite measured values are null
+        for c in t["checks"]:
+            c["values"] = [v for v in c["values"] if v is not None]
+    return dict(profile=profile, package_version=__version__, sources=sources, targets=targets)
+
+
+def write_scorecard_json(rows: list[dict], registry: dict, profile: str) -> Path:
+    """``artifacts/scorecard/<profile>.json``; the Sphinx extension copies it to ``_build/html/scorecard.json``."""
+    path = repo_root() / "artifacts" / "scorecard" / f"{profile}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(scorecard_json(rows, registry, profile), indent=1, allow_nan=False))
+    tmp.replace(path)
+    return path
+
+
+def errata(registry: dict | None = None) -> list[dict]:
+    """Every check registered as failing because of the source (``erratum``/``convention``), by source."""
+    reg = registry or load_registry()
+    out = []
+    for key, entry in reg.get("targets", {}).items():
+        source, target = key.split(":", 1)
+        for name, c in (entry.get("checks") or {}).items():
+            if (c or {}).get("cause") in SOURCE_CAUSES:
+                out.append(dict(source=source, target=target, check=name, title=entry.get("title", ""),
+                                cause=c["cause"], why=c.get("why", ""),
+                                chapter=c.get("chapter", entry.get("chapter"))))
+    return out
 
 
 def _chapter_link(docname: str | None, here: str = "book") -> str:
@@ -347,34 +544,71 @@ def _function_link(function: str | None, here: str = "book") -> str:
 
 
 def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
-    """The scorecard: one table per source, one row per target (verdict, checks passed, chapter)."""
+    """The scorecard: a summary row per source, filters, then one table per source, one row per target."""
     import html
 
     sources = registry.get("sources", {})
     out = []
-    counts = {}
-    for r in rows:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    summary = ", ".join(f"{badge(v)}: {n}" for v, n in sorted(counts.items()))
+    total = verdict_counts(rows)
+    summary = ", ".join(f"{badge(v)}: {n}" for v, n in total.items())
     out.append(f"<p><b>{len(rows)} targets</b> — {summary}</p>")
+    present = [v for v in TARGET_VERDICTS if v in total]
+    head = "".join(f"<th>{html.escape(v)}</th>" for v in present)
+    body = "".join(
+        f"<tr><td><a href='#sf-source-{key}'>{key}</a></td>"
+        + "".join(f"<td>{verdict_counts([r for r in rows if r['source'] == key]).get(v, 0)}</td>" for v in present)
+        + "</tr>" for key in sorted(sources))
+    out.append(f'<table class="sf-summary"><thead><tr><th>source</th>{head}</tr></thead><tbody>{body}</tbody></table>')
+    opts_s = "".join(f'<option value="{k}">{k}</option>' for k in sorted(sources))
+    opts_v = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in present)
+    out.append('<p class="sf-filter">Show: <label>source <select id="sf-filter-source"><option value="">all</option>'
+               f'{opts_s}</select></label> <label>verdict <select id="sf-filter-verdict"><option value="">all'
+               f'</option>{opts_v}</select></label> <span id="sf-filter-count"></span></p>')
     for key in sorted(sources):
         meta = sources[key] or {}
         mine = [r for r in rows if r["source"] == key]
         title = html.escape(meta.get("title", ""))
-        out.append(f"<h3>{key} {('— ' + title) if title else ''}</h3><p><code>{html.escape(meta.get('seed', ''))}</code></p>")
+        out.append(f"<div class='sf-source' data-source='{key}'><h3 id='sf-source-{key}'>{key} "
+                   f"{('— ' + title) if title else ''}</h3><p><code>{html.escape(meta.get('seed', ''))}</code></p>")
         if not mine:
-            out.append("<p><i>No targets catalogued in the registry yet: not attempted.</i></p>")
+            out.append("<p><i>No targets catalogued in the registry yet: not attempted.</i></p></div>")
             continue
         body = "".join(
-            f"<tr><td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
+            f"<tr class='sf-target' data-source='{key}' data-verdict='{html.escape(r['verdict'])}'>"
+            f"<td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
             f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
             f"<td>{r['n_pass']}/{len(r['checks'])}</td><td>{_chapter_link(r['chapter'], here)}</td>"
             f"<td>{_function_link(r.get('function'), here)}</td></tr>"
             for r in mine)
         out.append('<table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
                    '<th>checks passed</th><th>chapter</th><th>computed by</th></tr></thead>'
-                   f'<tbody>{body}</tbody></table>')
+                   f'<tbody>{body}</tbody></table></div>')
+    out.append(_FILTER_SCRIPT)
     return "\n".join(out)
+
+
+_FILTER_SCRIPT = """<script>
+(function () {
+  function apply() {
+    var s = document.getElementById('sf-filter-source').value;
+    var v = document.getElementById('sf-filter-verdict').value;
+    var shown = 0;
+    document.querySelectorAll('tr.sf-target').forEach(function (tr) {
+      var ok = (!s || tr.dataset.source === s) && (!v || tr.dataset.verdict === v);
+      tr.style.display = ok ? '' : 'none';
+      if (ok) { shown += 1; }
+    });
+    document.querySelectorAll('div.sf-source').forEach(function (d) {
+      d.style.display = (!s || d.dataset.source === s) ? '' : 'none';
+    });
+    document.getElementById('sf-filter-count').textContent = shown + ' targets shown';
+  }
+  ['sf-filter-source', 'sf-filter-verdict'].forEach(function (id) {
+    var el = document.getElementById(id);
+    if (el) { el.addEventListener('change', apply); }
+  });
+})();
+</script>"""
 
 
 def checks_html(rows: list[dict], here: str = "book") -> str:
@@ -389,6 +623,6 @@ def checks_html(rows: list[dict], here: str = "book") -> str:
                    f"({badge(r['verdict'])}, {_chapter_link(r['chapter'], here)})</h4>")
         out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
                                             measured=c["measured"], criterion=c["criterion"],
-                                            verdict=c["verdict"], registry=c.get("note", ""))
+                                            verdict=c["verdict"], why=explain(c), registry=c.get("note", ""))
                                        for c in r["checks"]]).replace("<th>registry</th>", "<th>note</th>"))
     return "\n".join(out)

@@ -10,6 +10,25 @@ import torch
 from .models import Params
 
 
+def finite_runs(*tensors) -> torch.Tensor:
+    """One flag per run: True where every value of every tensor is finite, shape (R,).
+
+    Each argument is a tensor with the runs first ((R,), (R, K), (R, m, d), ...) or a :class:`Params`
+    (both a and W are checked).  Pass the result as ``valid=`` to :meth:`shallowflow.claims.Claims.check`:
+    a run whose loss or parameters stopped being finite never counts as evidence.
+    """
+    flags = None
+    for t in tensors:
+        parts = (t.a, t.W) if isinstance(t, Params) else (torch.as_tensor(t),)
+        for x in parts:
+            finite = torch.isfinite(x)
+            ok = finite.reshape(x.shape[0], -1).all(-1) if x.ndim else finite.reshape(1)
+            flags = ok if flags is None else flags & ok.to(flags.device)
+    if flags is None:
+        raise ValueError("finite_runs needs at least one tensor")
+    return flags
+
+
 def signs(p: Params) -> torch.Tensor:
     """s_j = sign(a_j) (+1 where a_j = 0), shape (R, m)."""
     return torch.where(p.a >= 0, torch.ones_like(p.a), -torch.ones_like(p.a))
@@ -269,3 +288,16 @@ def explained_variance_ratio(W: torch.Tensor) -> torch.Tensor:
     """Uncentred PCA of the rows of W (m, d) or (R, m, d): squared singular values over their sum."""
     s = torch.linalg.svdvals(W)
     return s ** 2 / (s ** 2).sum(-1, keepdim=True)
+
+
+def well_initialised(a: torch.Tensor, Z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """001, Lemma 5, the event I: every example i has a neuron j with <w_j, x_i> > 0 and a_j y_i > 0.
+    a (R, m), pre-activations Z (R, m, n), labels y (n,) or (R, n); returns a bool per run."""
+    yy = y if y.dim() == 2 else y.unsqueeze(0)
+    good = (Z > 0) & (a.unsqueeze(-1) * yy.unsqueeze(1) > 0)
+    return good.any(dim=1).all(dim=1)
+
+
+def converged_runs(loss_end: torch.Tensor, n: int, c_y_minus: float = 1.0) -> torch.Tensor:
+    """001, App. B convergence test: the loss went below C_y^- / (2n) (the authors use C_y^- = 1)."""
+    return loss_end < c_y_minus / (2 * n)
