@@ -1,0 +1,119 @@
+"""Sphinx extension: every chapter page shows how to re-run it, generated from its parameter schema.
+
+The box under a chapter's title gives the exact CLI and papermill commands and one row per parameter:
+its book-scale value (the parameters cell), its smoke and paper values (``params/<profile>/``), what
+it means and the values it accepts (``Spec.accepted()`` of the schema the chapter validates with),
+then the rules relating parameters.  The ``{rerun-index}`` directive lists every chapter with its
+profiles for the re-running appendix.  Both are generated at build time from
+:mod:`shallowflow.chapters`, so the page cannot drift from the validator.
+"""
+from __future__ import annotations
+
+import html
+
+import yaml
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+
+def _profile_values(chapter: str, profile: str) -> dict | None:
+    from shallowflow import chapters
+
+    path = chapters.profile_file(chapter, profile)
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else None
+
+
+def _short(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _profile_cell(values: dict | None, name: str) -> str:
+    if values is None:
+        return "<i>no profile</i>" if name == "profile" else ""
+    if name == "profile":
+        return ""
+    return f"<code>{html.escape(_short(values[name]))}</code>" if name in values else "<i>as book</i>"
+
+
+def rerun_box(chapter: str) -> str:
+    """The HTML of one chapter's re-run box."""
+    from shallowflow import chapters
+
+    schema, rules = chapters.schema(chapter)
+    cell = chapters.parameters_cell(chapter)
+    smoke, paper = _profile_values(chapter, "smoke"), _profile_values(chapter, "paper")
+    example = next((d for d in cell if d.name != "profile" and isinstance(d.value, (int, float))
+                    and not isinstance(d.value, bool)), None)
+    lines = [f"shallowflow run {chapter}                      # book scale: this page",
+             f"shallowflow run {chapter} --profile smoke      # the CI tier, seconds"]
+    if paper is not None:
+        lines.append(f"shallowflow run {chapter} --profile paper      # the source's own scale")
+    if example is not None:
+        lines.append(f"shallowflow run {chapter} -p {example.name} {example.text}   # any value: a custom run")
+    lines += ["shallowflow params " + chapter + "                   # the table below, in the terminal",
+              "", "# or with papermill itself:",
+              f"jupytext --to ipynb book/{chapter}.py -o chapter.ipynb",
+              "papermill chapter.ipynb out.ipynb -p profile custom"
+              + (f" -p {example.name} {example.text}" if example is not None else "")]
+    rows = []
+    for d in cell:
+        spec = schema.get(d.name)
+        accepted = spec.accepted() if spec is not None else "(not validated)"
+        meaning = (spec.doc if spec is not None and spec.doc else d.comment)
+        cols = [f"<code>{html.escape(d.name)}</code>", f"<code>{html.escape(_short(d.value))}</code>",
+                _profile_cell(smoke, d.name), _profile_cell(paper, d.name),
+                html.escape(meaning), html.escape(accepted)]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cols) + "</tr>")
+    rules_html = ""
+    if rules:
+        items = "".join(f"<li><code>{html.escape(', '.join(r.names))}</code>: {html.escape(r.message)}</li>"
+                        for r in rules)
+        rules_html = f"<p>Rules between parameters (checked before any training):</p><ul>{items}</ul>"
+    return ('<details class="sf-rerun admonition tip"><summary class="admonition-title">Re-run this chapter '
+            '(commands and parameters)</summary>'
+            f'<pre>{html.escape(chr(10).join(lines))}</pre>'
+            '<table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
+            f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'{rules_html}<p>A value outside its range stops the run before any training, with a message '
+            'naming the parameter; values other than a profile\'s make the run <i>custom</i> (its verdicts are '
+            'shown, not compared with the registry).</p></details>')
+
+
+def _insert_box(app, doctree, docname: str) -> None:
+    from shallowflow import chapters
+
+    chapter = docname.removeprefix("book/")
+    if app.builder.format != "html" or chapter not in chapters.all_chapters():
+        return
+    box = nodes.raw("", rerun_box(chapter), format="html")
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None:
+        doctree.insert(0, box)
+        return
+    title = next(iter(section.findall(nodes.title)), None)
+    section.insert(section.index(title) + 1 if title is not None else 0, box)
+
+
+class RerunIndex(SphinxDirective):
+    """``{rerun-index}``: every chapter, its profiles and its re-run command."""
+
+    def run(self):
+        from shallowflow import chapters
+
+        rows = []
+        for chapter in chapters.all_chapters():
+            profiles = ["book"] + [p for p in ("smoke", "paper") if chapters.profile_file(chapter, p).exists()]
+            n = len(chapters.parameters_cell(chapter))
+            rows.append(f"<tr><td><a href='../{html.escape(chapter)}.html'>{html.escape(chapter)}</a></td>"
+                        f"<td>{', '.join(profiles)}</td><td>{n}</td>"
+                        f"<td><code>shallowflow run {html.escape(chapter)}</code></td></tr>")
+        table = ("<table class='sf-rerun-index'><thead><tr><th>chapter</th><th>profiles</th><th>parameters</th>"
+                 f"<th>command</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        return [nodes.raw("", table, format="html")]
+
+
+def setup(app):
+    app.connect("doctree-resolved", _insert_box)
+    app.add_directive("rerun-index", RerunIndex)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
