@@ -1,0 +1,160 @@
+"""000, Appendix D (and Fig. 1.4): the closed-form gradient and Hessian of Chapter 4 against autograd and
+finite differences.
+
+The formulas are those of :mod:`.theory` (Section 4.1, loss 1/(2n) sum r_k^2, the convention of
+Chapter 4 and Appendix D).  Autograd differentiates :func:`.theory.loss_of_flat` with ``torch.func``;
+the finite differences are the thesis's: half-step central differences with h = 1e-4 for the
+gradient (D.1) and the 8th-order central stencil on the closed-form gradient with h_a = 1, h_w = 1e-4
+for the Hessian (D.2).  Every comparison is made in float64 and, to test the thesis's error levels, with
+the finite differences computed in float32.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.func import grad, hessian, vmap
+
+from ... import data as datasets
+from ... import init
+from ...config import DTYPE
+from ...models import Network
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...train import gradient_descent
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("m of Tables D.1, D.2 and Figs D.1-D.3", low=1, high=200),
+    "draws": Int("random theta per (activation, lambda) for Table D.1", low=1, high=100_000),
+    "hessian_draws": Int("random theta per (activation, lambda) for Table D.2 and check H1", low=1, high=10_000),
+    "scales": Floats("lambda of the random draws theta_i ~ lambda N(0, 1)", low=0, low_open=True, high=100),
+    "fd_step": Float("h of the gradient's central difference", low=0, low_open=True, high=1),
+    "train_scale": Float("lambda of the training run of Figs D.1-D.3", low=0, low_open=True, high=10),
+    "train_lr": Float("GD step size of Figs D.1-D.3 (MSE loss)", low=0, low_open=True, high=1),
+    "train_steps": Int("GD epochs of Figs D.1-D.3", low=1, high=10_000_000),
+    "every": Int("epochs between the points of Figs D.1-D.3", low=1, high=1_000_000),
+    "seeds": Ints("seed of the random draws and of the training run (first one)", low=0),
+}
+RULES = (Rule(("every", "train_steps"), lambda P: P.every <= P.train_steps, "every must be <= train_steps"),)
+
+
+def random_thetas(count: int, m: int, d: int, scale: float, seed: int) -> torch.Tensor:
+    """count parameter vectors with theta_i ~ lambda N(0, 1) (Appendix D.1), seeded."""
+    gen = torch.Generator().manual_seed(int(seed))
+    return scale * torch.randn(count, m * (d + 1), generator=gen, dtype=DTYPE)
+
+
+def _autograd_grad(theta, X, y, act, m):
+    return vmap(grad(lambda t: T.loss_of_flat(t, X, y, act, m)))(theta)
+
+
+def _autograd_hessian(theta, X, y, act, m):
+    return vmap(hessian(lambda t: T.loss_of_flat(t, X, y, act, m)))(theta)
+
+
+def _near_kink(theta, X, m, tol=1e-8) -> torch.Tensor:
+    """Draws with some |<w_j, x_k>| < tol (ReLU's kink), where closed form and autograd may differ."""
+    _, W = T.unflatten(theta, m, X.shape[1])
+    return ((W @ X.T).abs() < tol).flatten(1).any(1)
+
+
+def gradient_table(P, data=None) -> dict:
+    """Table D.1 and check G1: for each activation and lambda, the mean l2 error of the finite
+    difference (float64 and float32) against the closed form, and the largest relative error of the
+    closed form against autograd (ReLU: draws next to a kink left out, counted)."""
+    data = data or datasets.get("brisbois-orthogonal", device="cpu")
+    X, y = data.X, data.y
+    out = {}
+    for act in T.ACTIVATIONS:
+        for lam in P.scales:
+            th = random_thetas(P.draws, P.width, data.d, lam, P.seeds[0])
+            gF = T.gradient(th, X, y, act, P.width)
+            gA = _autograd_grad(th, X, y, act, P.width)
+            keep = ~_near_kink(th, X, P.width) if act == "relu" else torch.ones(len(th), dtype=torch.bool)
+            rel = ((gF - gA).norm(dim=1) / gF.norm(dim=1).clamp_min(1.0))[keep]
+            fd64 = T.fd_gradient(th, X, y, act, P.width, P.fd_step)
+            fd32 = T.fd_gradient(th, X, y, act, P.width, P.fd_step, dtype=torch.float32)
+            out[(act, lam)] = dict(fd64=float((fd64 - gF).norm(dim=1).mean()),
+                                   fd32=float((fd32 - gF).norm(dim=1).mean()),
+                                   autograd=float(rel.max()) if len(rel) else float("nan"),
+                                   kinks=int((~keep).sum()))
+    return out
+
+
+def hessian_table(P, data_list=None) -> dict:
+    """Table D.2 and check H1: mean Frobenius error of the thesis's finite-difference Hessian (float64 and
+    float32) against the closed form, and the largest entry error of the closed form against autograd,
+    per activation and lambda, over the given datasets and widths {2, m}."""
+    data_list = data_list or [datasets.get("brisbois-orthogonal", device="cpu"),
+                              datasets.get("brisbois-orthogonal", variant="1.1.4", device="cpu")]
+    out = {}
+    for act in T.ACTIVATIONS:
+        for lam in P.scales:
+            fd64, fd32, auto, kinks = [], [], [], 0
+            for di, data in enumerate(data_list):
+                for m in sorted({2, P.width}):
+                    th = random_thetas(P.hessian_draws, m, data.d, lam, P.seeds[0] + 7 * di + m)
+                    HF = T.hessian(th, data.X, data.y, act, m)
+                    HA = _autograd_hessian(th, data.X, data.y, act, m)
+                    keep = ~_near_kink(th, data.X, m) if act == "relu" else torch.ones(len(th), dtype=torch.bool)
+                    kinks += int((~keep).sum())
+                    auto.append(float((HF - HA).abs().flatten(1).amax(1)[keep].max()) if keep.any() else 0.0)
+                    if di == 0 and m == P.width:  # Table D.2's setting
+                        fd64.append(float((T.fd_hessian(th, data.X, data.y, act, m) - HF).flatten(1).norm(dim=1).mean()))
+                        fd32.append(float((T.fd_hessian(th, data.X, data.y, act, m, dtype=torch.float32) - HF)
+                                          .flatten(1).norm(dim=1).mean()))
+            out[(act, lam)] = dict(fd64=fd64[0], fd32=fd32[0], autograd=max(auto), kinks=kinks)
+    return out
+
+
+def d2_example() -> dict:
+    """Check H2: the closed-form and autograd Hessians at Appendix D.2's point against the printed matrix,
+    and the finite-difference errors (float64, float32, and the thesis's printed approximation)."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    th, m = T.d2_example()
+    HF = T.hessian(th, data.X, data.y, "sigmoid", m)[0]
+    HA = _autograd_hessian(th, data.X, data.y, "sigmoid", m)[0]
+    printed = torch.tensor(T.PRINTED_D2_HESSIAN, dtype=DTYPE)
+    printed_fd = torch.tensor(T.PRINTED_D2_FD_HESSIAN, dtype=DTYPE)
+    # the (W, a) order in which the thesis lists theta, for comparison
+    perm = [2, 3, 4, 5, 0, 1]
+    return dict(
+        closed_vs_printed=float((HF - printed).abs().max()),
+        autograd_vs_printed=float((HA - printed).abs().max()),
+        autograd_vs_printed_listed_order=float((HA[perm][:, perm] - printed).abs().max()),
+        printed_fd_error=float((printed_fd - printed).norm()),
+        fd64_error=float((T.fd_hessian(th, data.X, data.y, "sigmoid", m)[0] - HF).norm()),
+        fd32_error=float((T.fd_hessian(th, data.X, data.y, "sigmoid", m, dtype=torch.float32)[0] - HF).norm()),
+        eigenvalues=torch.linalg.eigvalsh(HA).numpy(),
+        hessian=HA.numpy(),
+    )
+
+
+def training_errors(P) -> dict:
+    """Figs D.1-D.3: along one GD run per activation (Dataset 1.1.0, MSE training loss, as in Chapter 3),
+    the errors between autograd (L_PT), closed form (L_F) and finite differences (L_App) of the 1/(2n)
+    loss, at every ``every`` epochs; the autograd gradient also in float32."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    X, y = data.X, data.y
+    m = P.width
+    snaps = list(range(0, P.train_steps + 1, P.every))
+    out = {}
+    for act in T.ACTIVATIONS:
+        p0 = init.balanced(P.seeds[:1], m, data.d, P.train_scale, device="cpu")
+        tr = gradient_descent(p0, data, Network(act), steps=P.train_steps, lr=P.train_lr, loss="mean",
+                              snapshots=snaps, record_every=P.every)
+        th = torch.cat([tr.snap_a[:, 0], tr.snap_W[:, 0].reshape(len(snaps), -1)], dim=1)
+        gF = T.gradient(th, X, y, act, m)
+        gA = _autograd_grad(th, X, y, act, m)
+        gA32 = _autograd_grad(th.float(), X.float(), y.float(), act, m).double()
+        gD = T.fd_gradient(th, X, y, act, m, P.fd_step)
+        LF = 0.5 * ((torch.einsum("sm,smn->sn", th[:, :m], T.sigma(th[:, m:].reshape(-1, m, data.d) @ X.T, act))
+                     - y) ** 2).mean(1)
+        LA = T.loss_of_flat(th, X, y, act, m)
+        finite = bool(torch.isfinite(th).all() and torch.isfinite(tr.loss).all())
+        out[act] = dict(steps=np.array(snaps), loss=tr.loss[0].numpy(),
+                        pt_l2=(gA - gF).norm(dim=1).numpy(), pt_inf=(gA - gF).abs().amax(1).numpy(),
+                        pt32_l2=(gA32 - gF).norm(dim=1).numpy(),
+                        fd_l2=(gD - gF).norm(dim=1).numpy(), fd_inf=(gD - gF).abs().amax(1).numpy(),
+                        loss_diff=(LA - LF).abs().numpy(), valid=finite)
+    return out
