@@ -1,0 +1,228 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The reproduction of [5]'s toy and the phase timing
+#
+# **Source:** Brisbois, master's thesis {cite:p}`brisbois2024thesis` (`000_5bec2764affd87f0.txt`), Section 2.4.3
+# (Figs 2.6-2.9). **Targets:** Fig 2.7, Fig 2.8, Fig 2.9, T1.
+# **Computed by:** {py:func}`shallowflow.experiments.brisbois_thesis.toy_reproduction.run`.
+#
+# The thesis re-runs the toy experiment of Boursier, Pillaud-Vivien and Flammarion ([5]; the
+# {doc}`../orthogonal-inputs/toy` chapter of this book): Dataset 1.1.0, $x_1=(-0.5,1)$, $y_1=-1$,
+# $x_2=(2,1)$, $y_2=1$ (orthogonal), a ReLU network $h_\theta(x)=\sum_j a_j\sigma(w_j^\top x)$ with $m=60$,
+# balanced initialisation $w_j=\lambda g_j$, $a_j=s_j\|w_j\|$ with $\lambda=10^{-6}/\sqrt{60}\approx1.29\times10^{-7}$,
+# and gradient descent with step $\alpha=10^{-3}$. Its Fig. 2.7 shows a saddle-to-saddle loss curve; Fig. 2.8
+# shows the neurons at epochs 0, 4000, 8000, 15000 and at the end: alignment, then the positive label is
+# reached (epoch 8000), then the negative one (epoch 15000). Fig. 2.9 ([34]'s message) shows simpler
+# interpolators at smaller $\lambda$ ($\lambda = 2.5$, $1$, $\le 10^{-6}$).
+#
+# **Timing (check T1, [derived] in the spec).** A balanced neuron along $D_\pm$ grows like
+# $\lambda e^{c\|D_\pm\|t}$ ($c=2$ for the MSE, $c=1$ for the $\frac1{2n}$ loss), so the label groups are fitted at
+# $t_\pm\approx\ln(1/\lambda)/(c\|D_\pm\|)$, i.e. $t_\pm/\alpha$ epochs. On Dataset 1.1.4 ($x_1=(-0.1,1)$,
+# $x_2=(10,1)$, $y=(-1,1)$), $\|D_+\|/\|D_-\|=10$.
+#
+# :::{admonition} Which loss? The mean squared error
+# :class: note
+# The experiments minimise $\frac1n\sum_k(h_\theta(x_k)-y_k)^2$, PyTorch's `MSELoss`, not the
+# $\frac1{2n}$ loss the thesis writes: with the MSE the predicted fit epochs of 1.1.0 are 7094 and 14188,
+# which Fig. 2.8's snapshots (8000, 15000) bracket; with $\frac1{2n}$ they would double (the spec's
+# section 2.2). [5] itself, and its chapter in this book, read the same way. Seeds are not given: the
+# book takes the first seeds whose draw satisfies Assumption 5 (non-empty $S_{+,1}$ and $S_{-,1}$), as the
+# thesis forced it for ReLU.
+# :::
+
+# %% tags=["parameters"]
+profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
+width = 60  # m
+init_scale = 1e-6  # lambda is init_scale / sqrt(width)
+lr = 1e-3  # alpha, on the MSE
+steps = 30_000  # epochs (the thesis's budget is 3e5; every run has converged long before)
+runs = 6  # seeds, the first ones with Assumption 5
+panels = [0, 4000, 8000, 15_000]  # Fig. 2.8's epochs (the final one is added)
+interp_scales = [2.5, 1.0, 1e-6]  # Fig. 2.9's lambda
+timing_scales = [1e-10, 1e-6, 1e-2]  # T1 on Dataset 1.1.4
+fit_every = 10  # epochs between the snapshots that time the fits
+
+# %% tags=["remove-cell"]
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from IPython.display import HTML, Markdown, display
+
+from shallowflow import claims as C
+from shallowflow import config, metrics, plots
+from shallowflow.models import Network
+from shallowflow.experiments.brisbois_thesis import common as Cm
+from shallowflow.experiments.brisbois_thesis import theory as T
+from shallowflow.experiments.brisbois_thesis import toy_reproduction as X
+from shallowflow.params import validate
+
+P = validate(globals(), X.SCHEMA, X.RULES)
+plots.setup()
+claims = C.Claims(source="000", chapter="book/brisbois-thesis/toy-reproduction", profile=P.profile)
+
+# %%
+res = X.run(P)
+tr = res.ens.traj
+print(config.describe())
+print(f"seeds {[m['seed'] for m in res.ens.meta]}, lambda = {res.scale:.6g}; {tr.runs} runs x {P.steps} epochs in {tr.seconds:.2f} s")
+
+# %% [markdown]
+# ## Fig. 2.7: the loss
+
+# %% tags=["hide-input"]
+L = tr.loss.numpy()
+steps_ = tr.loss_steps.numpy()
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+plots.loss_curves(axes[0], steps_, L, colour="tab:blue", alpha=0.6, xlabel="epoch", ylabel="MSE")
+plots.loss_curves(axes[1], steps_, np.maximum(L, 1e-32), colour="tab:blue", alpha=0.6, log=True, xlabel="epoch", ylabel="MSE (log)")
+axes[0].set_title("Fig. 2.7: ReLU, Dataset 1.1.0, m = 60")
+fig.tight_layout()
+plt.show()
+L0 = L[:, 0]
+exit1 = Cm.first_epoch_below(tr, 0.99 * L0)
+near_half = ((L >= 0.45) & (L <= 0.55)).sum(1) * int(tr.loss_steps[1] - tr.loss_steps[0])
+e6 = Cm.first_epoch_below(tr, 1e-6)
+e10 = Cm.first_epoch_below(tr, 1e-10)
+for r in range(tr.runs):
+    print(f"seed {res.ens.meta[r]['seed']}: L0 = {L0[r]:.10f}; first epoch L < 0.99 L0: {exit1[r]}; epochs with L in [0.45, 0.55]: "
+          f"{near_half[r]}; L < 1e-6 at {e6[r]}, L < 1e-10 at {e10[r]}; final L {L[r, -1]:.2e}")
+
+# %% [markdown]
+# ## Fig. 2.8: neurons and model at epochs 0, 4000, 8000, 15000 and the end
+#
+# Each star is a neuron at its orientation $-w_{j,2}/w_{j,1}$ (the ReLU's breakpoint, horizontal) and its signed
+# norm $s_j\|w_j\|$ (right axis); the green line is $h_\theta$. First seed.
+
+# %% tags=["hide-input"]
+net = Network("relu")
+shown = [k for k in P.panels if k <= P.steps] + [P.steps]
+fig, axes = plt.subplots(1, len(shown), figsize=(3.3 * len(shown), 3.2), squeeze=False)
+for ax, k in zip(axes[0], shown):
+    plots.neurons_and_function(ax, tr.at(k), res.data, net, run=0, title=f"epoch {k}")
+fig.tight_layout()
+plt.show()
+fits = res.fits.numpy()
+pred = T.phase_epochs(res.data, res.scale, P.lr)
+print(f"fit epochs (|h(x_k) - y_k| < 0.1 |y_k|), positive label: {fits[:, 1].tolist()}, negative: {fits[:, 0].tolist()}; "
+      f"T1 predicts {pred[0]:.0f} and {pred[1]:.0f}")
+
+# %% [markdown]
+# ## Fig. 2.9: the final interpolator against $\lambda$
+#
+# The thesis does not give the dataset or the step of Fig. 2.9; the book uses Dataset 1.1.0 and $\alpha=10^{-3}$
+# (the spec's alternative default, Dataset 1.3.3, belongs to the non-orthogonal chapters). A breakpoint counts
+# when the summed slope jump of the neurons within $10^{-2}$ of it exceeds $10^{-2}$, inside $[-0.5, 2]$.
+
+# %% tags=["hide-input"]
+it = res.interp.traj
+fig, axes = plt.subplots(1, len(P.interp_scales), figsize=(3.6 * len(P.interp_scales), 3.2), squeeze=False)
+for i, (ax, lam) in enumerate(zip(axes[0], P.interp_scales)):
+    plots.neurons_and_function(ax, it.final, res.data, net, run=i, title=f"lambda = {lam:g}: {int(res.interp_kinks[i])} breakpoints")
+fig.tight_layout()
+plt.show()
+print("final MSE:", [f"{x:.1e}" for x in it.loss[:, -1].tolist()])
+
+# %% [markdown]
+# ## T1: phase timing on Dataset 1.1.4 ($c=1$)
+
+# %% tags=["hide-input"]
+tf = res.timing_fits.numpy()
+p_first, p_second = T.phase_epochs(res.timing_data, np.array(P.timing_scales), P.lr)
+for i, lam in enumerate(P.timing_scales):
+    print(f"lambda = {lam:g}: positive fit at {tf[i, 1]} (predicted {p_first[i]:.0f}), negative fit at {tf[i, 0]} "
+          f"(predicted {p_second[i]:.0f})")
+ln = np.log(1 / np.array(P.timing_scales))
+slope, _, r2 = Cm.regression(ln, tf[:, 0])
+dp, dm, _ = T.key_vectors(res.timing_data)
+pred_slope = 1 / (T.time_factor("mean") * P.lr * float(dm.norm()))
+print(f"negative-fit epochs per unit ln(1/lambda): {slope:.1f} (R^2 {r2:.5f}); predicted 1/(c alpha ||D_-||) = {pred_slope:.1f}")
+
+# %% [markdown]
+# ## Checks
+
+# %% tags=["remove-cell"]
+valid = res.ens.valid()
+inf = lambda e: np.where(e < 0, np.inf, e).astype(float)
+claims.check("Fig2.7/initial-plateau", "L stays >= 0.99 L(theta^0) up to epoch ~4000: first epoch below",
+             inf(exit1), C.above(4000), source_value="about 4000", valid=valid)
+claims.check("Fig2.7/intermediate-plateau", "a plateau at L ~ 0.5 (positive label fitted): epochs with L in [0.45, 0.55]",
+             near_half, C.above(3000), source_value="intermediate plateau", valid=valid)
+claims.check("Fig2.7/below-1e-6", "L < 1e-6 by epoch ~20000: first epoch below", inf(e6), C.below(20_000, strict=False),
+             source_value="~0 by 20000", valid=valid)
+claims.check("Fig2.7/below-1e-10", "L < 1e-10 within 3e4 epochs: first epoch below", inf(e10), C.below(30_000, strict=False),
+             source_value="zero loss", valid=valid)
+k4 = min(4000, P.steps)
+k8 = min(8000, P.steps)
+k15 = min(15_000, P.steps)
+claims.check("Fig2.8/aligned-4000", f"epoch {k4}: every neuron with ||w|| >= 10 lambda within 0.1 of its orientation (-0.5 or 2)",
+             X.orientation_errors(tr.at(k4), res.scale, res.data), C.below(0.1), source_value="end of alignment", valid=valid)
+claims.check("Fig2.8/aligned-8000", f"epoch {k8}: the same within 0.01",
+             X.orientation_errors(tr.at(k8), res.scale, res.data), C.below(0.01), source_value="aligned", valid=valid)
+claims.check("Fig2.8/positive-8000", f"epoch {k8}: positive label reached, |h(x_2) - 1|",
+             (X.h_at(tr.at(k8), res.data)[:, 1] - 1).abs(), C.below(0.1), source_value="reached at 8000", valid=valid)
+claims.check("Fig2.8/negative-15000", f"epoch {k15}: negative label reached, |h(x_1) + 1|",
+             (X.h_at(tr.at(k15), res.data)[:, 0] + 1).abs(), C.below(0.1), source_value="reached at 15000", valid=valid)
+claims.check("Fig2.8/final-breakpoints", "final breakpoints at the data: largest orientation error of grown neurons (||w|| >= 10 lambda)",
+             X.orientation_errors(tr.final, res.scale, res.data), C.below(1e-3), source_value="breakpoints -0.5 and 2", valid=valid)
+claims.check("Fig2.8/balanced", "a_j = s_j ||w_j|| at the end: largest |a_j - s_j ||w_j|| |",
+             (tr.final.a - metrics.signs(res.ens.p0) * tr.final.W.norm(dim=-1)).abs().amax(1), C.below(1e-8),
+             source_value="Lemma 5", valid=valid)
+ivalid = res.interp.valid()
+kk = res.interp_kinks.numpy()
+order = np.argsort(-np.array(P.interp_scales))  # decreasing lambda
+claims.check("Fig2.9/simpler", "the number of breakpoints is non-increasing as lambda decreases "
+             f"(lambda {[P.interp_scales[i] for i in order]}: {kk[order].tolist()})",
+             bool(np.all(np.diff(kk[order]) <= 0)), C.is_true(), source_value="simpler at small lambda", valid=ivalid)
+small = [i for i, lam in enumerate(P.interp_scales) if lam <= 1e-6]
+if small:
+    claims.check("Fig2.9/at-most-n", "at lambda <= 1e-6 at most n = 2 breakpoints", kk[small], C.below(res.data.n, strict=False),
+                 source_value="linear interpolation of the data", valid=ivalid[small])
+tvalid = res.timing.valid()
+rich = [i for i, lam in enumerate(P.timing_scales) if lam <= 1e-6]
+claims.check("T1/negative-ratio", "Dataset 1.1.4: measured / predicted negative-fit epoch, lambda <= 1e-6",
+             tf[rich, 0] / p_second[rich], C.within(0.8, 1.1), source_value="ln(1/lambda)/(c alpha ||D_-||)", valid=tvalid[rich])
+claims.check("T1/slope", "Dataset 1.1.4: negative-fit epochs per unit ln(1/lambda) / 1/(c alpha ||D_-||)",
+             slope / pred_slope, C.within(0.95, 1.05), source_value="-ln(lambda) law", valid=tvalid)
+claims.check("T1/dataset-1.1.0", "Dataset 1.1.0: measured / predicted fit epochs (positive, negative), every seed",
+             np.concatenate([fits[:, 1] / pred[0], fits[:, 0] / pred[1]]), C.within(0.8, 1.1),
+             source_value="8000 and 15000 (snapshots)", valid=np.concatenate([valid, valid]))
+
+# %% [markdown]
+# ### Verdicts
+
+# %% tags=["nbval-check-output"]
+print(claims.report())
+
+# %% tags=["remove-input"]
+display(HTML(claims._repr_html_()))
+claims.finish();
+
+# %% [markdown]
+# ## What we find
+
+# %% tags=["remove-input"]
+ok27 = all(claims.passed(f"Fig2.7/{n}") for n in ("initial-plateau", "intermediate-plateau", "below-1e-6", "below-1e-10"))
+lines = [
+    f"- Fig. 2.7's saddle-to-saddle curve {'is' if ok27 else 'is not'} reproduced on {tr.runs} seeds: the first plateau ends at "
+    f"epochs {int(exit1.min())}-{int(exit1.max())}, the plateau at 0.5 lasts {int(near_half.min())}-{int(near_half.max())} epochs.",
+    f"- The labels are fitted at epochs {int(fits[:, 1].min())}-{int(fits[:, 1].max())} (positive) and {int(fits[:, 0].min())}-"
+    f"{int(fits[:, 0].max())} (negative); T1 predicts {pred[0]:.0f} and {pred[1]:.0f} with the MSE, twice that with the 1/(2n) loss.",
+    f"- On Dataset 1.1.4 the negative-fit epoch grows by {slope:.0f} epochs per unit of ln(1/lambda) "
+    f"(predicted {pred_slope:.0f}); the check {'passes' if claims.passed('T1/slope') else 'fails'}.",
+    f"- Fig. 2.9: {kk[order].tolist()} breakpoints for lambda = {[P.interp_scales[i] for i in order]}.",
+]
+display(Markdown("\n".join(lines)))

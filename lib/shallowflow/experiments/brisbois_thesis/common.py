@@ -1,0 +1,137 @@
+"""000: the batched training runs shared by the chapters of the thesis's first half.
+
+A *grid* trains every combination of activation, initial scale, seed, initialisation type (and
+step size) on one dataset: one call of :func:`shallowflow.train.gradient_descent` per activation (the
+activation is a property of the network, shared by an ensemble), every other factor batched as runs.
+The experiments of Chapter 3 minimise the mean squared error 1/n sum_k (h(x_k) - y_k)^2 (``loss="mean"``,
+the spec's section 2.2); that is the default here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ... import init, theory
+from ...data import Dataset
+from ...models import Network, Params
+from ...train import Trajectory, gradient_descent
+from . import theory as T
+
+
+@dataclass
+class Ensemble:
+    """The runs of one activation: ``meta[r]`` = dict(scale, seed, init, lr) of run r."""
+
+    act: str
+    traj: Trajectory
+    p0: Params
+    meta: list[dict] = field(default_factory=list)
+
+    def runs(self, **where) -> list[int]:
+        """Indices of the runs whose meta matches every given key (floats compared to 1e-12 relative)."""
+        out = []
+        for r, mt in enumerate(self.meta):
+            if all(np.isclose(mt[k], v, rtol=1e-12, atol=0) if isinstance(v, float) else mt[k] == v
+                   for k, v in where.items()):
+                out.append(r)
+        return out
+
+    def valid(self) -> np.ndarray:
+        """Runs whose recorded loss and final parameters are finite."""
+        t = self.traj
+        ok = torch.isfinite(t.loss).all(1) & torch.isfinite(t.final.a).all(1) & torch.isfinite(t.final.W).flatten(1).all(1)
+        return ok.numpy()
+
+
+def assumption5_seeds(data: Dataset, m: int, count: int, start: int = 0, limit: int = 10_000) -> list[int]:
+    """The first ``count`` seeds from ``start`` whose balanced draw has non-empty S_{+,1} and S_{-,1}
+    (Assumption 5, which the thesis "forced" for ReLU): re-draw until it holds."""
+    out, s = [], start
+    while len(out) < count:
+        if s - start > limit:
+            raise RuntimeError(f"no {count} seeds with Assumption 5 among {limit} draws (m = {m})")
+        p = init.balanced([s], m, data.d, 1.0, device=data.X.device)
+        sp, sm = theory.key_sets(p, data)
+        if (not (data.y > 0).any() or bool(sp.any())) and (not (data.y < 0).any() or bool(sm.any())):
+            out.append(s)
+        s += 1
+    return out
+
+
+def initial(kind: str, seeds, m: int, d: int, scales, device="cpu") -> Params:
+    """'balanced' (w = lambda g, a = s ||w||) or 'normal' (w = lambda g, a = lambda xi, the spec's default
+    reading of the thesis's normal initialisation), one scale per run."""
+    if kind == "balanced":
+        return init.balanced(seeds, m, d, scales, device=device)
+    if kind == "normal":
+        return init.unbalanced(seeds, m, d, scales, device=device)
+    raise ValueError(f"initialisation must be 'balanced' or 'normal', got {kind!r}")
+
+
+def train_grid(data: Dataset, acts, m: int, combos: list[dict], steps: int, snapshots=(), record_every: int = 1,
+               stop_below: float | None = None, loss: str = "mean") -> dict[str, Ensemble]:
+    """Train every combo (dict with scale, seed, init and lr) for each activation; one batched call per
+    activation.  Diverging runs are stopped (their later losses are NaN) and flagged by ``valid``."""
+    out = {}
+    data = data.to("cpu")
+    for act in acts:
+        parts = []
+        for kind in sorted({c["init"] for c in combos}):
+            idx = [i for i, c in enumerate(combos) if c["init"] == kind]
+            parts.append((idx, initial(kind, [combos[i]["seed"] for i in idx], m, data.d,
+                                       [combos[i]["scale"] for i in idx])))
+        order = [i for idx, _ in parts for i in idx]
+        p0 = Params(torch.cat([p.a for _, p in parts]), torch.cat([p.W for _, p in parts]))
+        lr = [combos[i]["lr"] for i in order]
+        tr = gradient_descent(p0, data, Network(act), steps=steps, lr=lr, loss=loss, snapshots=snapshots,
+                              record_every=record_every, stop_below=stop_below, on_nonfinite="stop")
+        out[act] = Ensemble(act, tr, p0, [dict(combos[i]) for i in order])
+    return out
+
+
+def combos(scales, seeds, inits=("balanced",), lrs=(1e-3,)) -> list[dict]:
+    return [dict(scale=float(s), seed=int(sd), init=k, lr=float(l)) for k in inits for l in lrs for s in scales
+            for sd in seeds]
+
+
+def outputs(traj: Trajectory, data: Dataset, act: str) -> torch.Tensor:
+    """h(x_k) at every snapshot, shape (S, R, n)."""
+    X = data.X.cpu()
+    Z = traj.snap_W @ X.T  # (S, R, m, n)
+    return torch.einsum("srm,srmn->srn", traj.snap_a, T.sigma(Z, act))
+
+
+def fit_epochs(traj: Trajectory, data: Dataset, act: str, rtol: float = 0.1) -> torch.Tensor:
+    """Per run and sample: the first snapshot epoch with |h(x_k) - y_k| < rtol |y_k| (-1: never), (R, n)."""
+    h = outputs(traj, data, act)
+    y = data.y.cpu()
+    ok = (h - y).abs() < rtol * y.abs()
+    steps = torch.tensor(traj.snap_steps)
+    hit = ok.any(0)
+    first = ok.to(torch.int8).argmax(0)
+    return torch.where(hit, steps[first], torch.full_like(first, -1))
+
+
+def first_epoch_below(traj: Trajectory, threshold) -> np.ndarray:
+    """First recorded epoch with L < threshold (scalar or per run), -1 where never; (R,)."""
+    L = traj.loss.numpy()
+    thr = np.broadcast_to(np.asarray(threshold, dtype=float), (L.shape[0],))
+    out = np.full(L.shape[0], -1)
+    steps = traj.loss_steps.numpy()
+    for r in range(L.shape[0]):
+        hit = np.nonzero(L[r] < thr[r])[0]
+        if hit.size:
+            out[r] = steps[hit[0]]
+    return out
+
+
+def regression(x, y) -> tuple[float, float, float]:
+    """Least-squares line y = a x + b: (slope a, intercept b, R^2)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    A = np.vstack([x, np.ones_like(x)]).T
+    (a, b), *_ = np.linalg.lstsq(A, y, rcond=None)
+    ss = ((y - y.mean()) ** 2).sum()
+    r2 = 1 - ((y - (a * x + b)) ** 2).sum() / ss if ss > 0 else float("nan")
+    return float(a), float(b), float(r2)
