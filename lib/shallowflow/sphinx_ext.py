@@ -80,7 +80,28 @@ def _copy_scorecard_json(app, exception) -> None:
         (Path(app.outdir) / "scorecard.json").write_text(src.read_text())
 
 
+def _clean_page_context(app, pagename, templatename, context, doctree) -> None:
+    """Two theme defects that the browser test of every page reports as script errors.
+
+    sphinx-thebe registers its inline configuration script once per read phase, so a page declares
+    ``const THEBE_JS_URL`` twice (a SyntaxError in the browser): keep the first copy of each script.
+    The pydata theme leaves ``default_mode`` empty ("Got invalid theme mode"): say "auto".
+    """
+    seen, scripts = set(), []
+    for js in context.get("script_files", []):
+        key = (str(getattr(js, "filename", js) or ""),  # inline scripts come as filename None or ""
+               tuple(sorted((k, str(v)) for k, v in getattr(js, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            scripts.append(js)
+    if "script_files" in context:
+        context["script_files"] = scripts
+    if not context.get("default_mode"):
+        context["default_mode"] = "auto"
+
+
 def setup(app):
+    app.connect("html-page-context", _clean_page_context)
     app.add_config_value("shallowflow_profile", "book", "env")
     app.add_directive("errata", ErrataDirective)
     app.connect("build-finished", _copy_scorecard_json)
