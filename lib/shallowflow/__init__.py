@@ -18,6 +18,6 @@ The library behind the reproducible book.  Modules, each about one idea:
 """
 from . import config
 
-config.set_threads()
+config.configure()  # never raises: a bad SHALLOWFLOW_* variable is reported by config.check() at first use
 
 __version__ = "0.1.0"

@@ -1,12 +1,19 @@
 """Numerical defaults: float64, automatic device choice and deliberate thread counts.
 
 Small initialisations (lambda = 1e-22 and below) underflow when squared in float32, so every
-tensor the library creates is float64 unless a caller asks otherwise.  The device is CUDA when
-one is visible, the CPU otherwise; ``SHALLOWFLOW_DEVICE`` overrides the choice.
+tensor the library creates is float64, and the training engines refuse other dtypes with the reason
+(:func:`require_float64`, :class:`DtypeError`).  The device is CUDA when one is visible, the CPU
+otherwise; ``SHALLOWFLOW_DEVICE`` overrides the choice.
 
 The networks of the sources are tiny (tens of neurons, a handful of samples): on a CPU the cost of
 a step is dispatch overhead, and extra threads only add synchronisation.  The library therefore
 runs torch on one intra-op thread unless ``SHALLOWFLOW_THREADS`` says otherwise.
+
+Environment variables are read with a check: a bad value (``SHALLOWFLOW_THREADS=abc`` or ``0``,
+``SHALLOWFLOW_DEVICE=cuda`` without a visible GPU, an unknown ``SHALLOWFLOW_KERNEL``) raises
+:class:`ConfigError`, whose message is one line naming the variable.  Importing the package never
+raises it (``shallowflow list`` works): :func:`configure` records the problem and :func:`check`,
+:func:`default_device` and :func:`describe` raise it.
 """
 from __future__ import annotations
 
@@ -15,29 +22,127 @@ import os
 import torch
 
 DTYPE = torch.float64
+MAX_THREADS = 1024
+KERNEL_CHOICES = {"": "auto", "auto": "auto", "kernel": "kernel", "c": "kernel", "1": "kernel", "on": "kernel",
+                  "torch": "torch", "0": "torch", "off": "torch", "none": "torch"}
+
+
+class ConfigError(RuntimeError):
+    """An environment variable (``SHALLOWFLOW_*``) has an invalid value; the message is one line naming it."""
+
+
+class DtypeError(TypeError):
+    """Tensors of a dtype the engines do not support (anything but float64) were passed in."""
+
+
+def _bad(var: str, value: str, expected: str) -> ConfigError:
+    shown = value if len(value) <= 40 else value[:36] + " ..."
+    return ConfigError(f"environment variable {var}={shown!r} is invalid: {expected}")
+
+
+def threads_from_env() -> int:
+    """SHALLOWFLOW_THREADS (default 1): an integer from 1 to MAX_THREADS, else :class:`ConfigError`."""
+    raw = os.environ.get("SHALLOWFLOW_THREADS", "").strip()
+    if not raw:
+        return 1
+    try:
+        n = int(raw)
+    except ValueError:
+        raise _bad("SHALLOWFLOW_THREADS", raw, f"expected an integer from 1 to {MAX_THREADS}") from None
+    if not 1 <= n <= MAX_THREADS:
+        raise _bad("SHALLOWFLOW_THREADS", raw, f"expected an integer from 1 to {MAX_THREADS}")
+    return n
+
+
+def device_from_env() -> torch.device | None:
+    """SHALLOWFLOW_DEVICE as a device that exists here (None when unset), else :class:`ConfigError`."""
+    raw = os.environ.get("SHALLOWFLOW_DEVICE", "").strip()
+    if not raw:
+        return None
+    try:
+        dev = torch.device(raw)
+    except (RuntimeError, ValueError):
+        raise _bad("SHALLOWFLOW_DEVICE", raw, "expected cpu, cuda or cuda:N") from None
+    if dev.type == "cpu":
+        return dev
+    if dev.type != "cuda":
+        raise _bad("SHALLOWFLOW_DEVICE", raw, "expected cpu, cuda or cuda:N")
+    if not torch.cuda.is_available():
+        raise _bad("SHALLOWFLOW_DEVICE", raw, "no CUDA device is visible to torch "
+                   f"{torch.__version__} on this machine (use cpu, or unset it)")
+    if dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise _bad("SHALLOWFLOW_DEVICE", raw, f"only {torch.cuda.device_count()} CUDA device(s) are visible")
+    return dev
+
+
+def kernel_from_env() -> str:
+    """SHALLOWFLOW_KERNEL: 'auto' (unset), 'kernel' or 'torch' (also 0/off/none), else :class:`ConfigError`."""
+    raw = os.environ.get("SHALLOWFLOW_KERNEL", "").strip()
+    try:
+        return KERNEL_CHOICES[raw.lower()]
+    except KeyError:
+        raise _bad("SHALLOWFLOW_KERNEL", raw, "expected auto, kernel or torch (0/off/none)") from None
+
+
+def check() -> None:
+    """Raise :class:`ConfigError` if any SHALLOWFLOW_* variable is invalid (the CLI calls this first)."""
+    threads_from_env()
+    device_from_env()
+    kernel_from_env()
 
 
 def default_device() -> torch.device:
     """CUDA when available, else CPU; the environment variable SHALLOWFLOW_DEVICE wins."""
-    name = os.environ.get("SHALLOWFLOW_DEVICE")
-    if name:
-        return torch.device(name)
+    threads_from_env()  # a bad SHALLOWFLOW_THREADS, tolerated at import, is reported at first use
+    dev = device_from_env()
+    if dev is not None:
+        return dev
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def set_threads(n: int | None = None) -> int:
     """Set torch's intra-op thread count (default: SHALLOWFLOW_THREADS, else 1) and return it."""
     if n is None:
-        n = int(os.environ.get("SHALLOWFLOW_THREADS", "1"))
-    if n < 1:
-        raise ValueError(f"thread count must be >= 1, got {n}")
+        n = threads_from_env()
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"thread count must be an integer from 1 to {MAX_THREADS}, got {n!r}")
     torch.set_num_threads(n)
     return n
 
 
+problem: ConfigError | None = None  # what configure() found wrong at import
+
+
+def configure() -> None:
+    """At import: set the thread count from the environment; a bad variable is kept in ``problem`` (and
+    raised by :func:`check` and the functions that use it), never raised here."""
+    global problem
+    try:
+        set_threads()
+        problem = None
+    except ConfigError as e:
+        problem = e
+        torch.set_num_threads(1)
+
+
+def require_float64(*tensors: torch.Tensor, what: str = "parameters and data") -> None:
+    """Refuse anything but float64 with the reason (:class:`DtypeError`)."""
+    bad = sorted({str(t.dtype).replace("torch.", "") for t in tensors
+                  if isinstance(t, torch.Tensor) and t.dtype != DTYPE})
+    if bad:
+        raise DtypeError(
+            f"{what} in {', '.join(bad)} are not supported: the engines compute in float64, because the "
+            f"sources' initial scales underflow in lower precision (lambda = 1e-22 squared is 1e-44, below "
+            f"float32's smallest normal 1.2e-38); convert with .double() / .to(torch.float64)")
+
+
 def describe() -> str:
-    """One line naming torch, the device and the thread count, for the top of each chapter."""
+    """One line naming torch, the device, the thread count and the two-layer engine, for the top of each
+    chapter."""
+    check()
     dev = default_device()
     extra = f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else ""
+    from . import kernel  # late: kernel imports config
+
     return (f"torch {torch.__version__}, device {dev}{extra}, dtype {str(DTYPE).replace('torch.', '')}, "
-            f"{torch.get_num_threads()} thread(s)")
+            f"{torch.get_num_threads()} thread(s), engine: {kernel.engine_line(dev)}")

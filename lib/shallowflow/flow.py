@@ -44,9 +44,9 @@ from typing import Sequence
 import torch
 
 from . import kernel
-from .config import DTYPE
+from .config import DTYPE, require_float64
 from .models import Network, Params, loss_factor
-from .train import as_data
+from .train import as_data, divergence_cause
 
 # Dormand-Prince 5(4) tableau (Hairer, Norsett & Wanner, Table 5.2); FSAL: stage 7 is at y_new.
 _A = [
@@ -191,6 +191,7 @@ def gradient_flow(
     parameters, accepted/rejected step counts.
     """
     loss_factor(loss)
+    require_float64(params.a, params.W, what="parameters")
     if rtol <= 0 and atol <= 0:
         raise ValueError("rtol or atol must be > 0")
     device = params.a.device
@@ -222,7 +223,9 @@ def gradient_flow(
     L_init = torch.empty(R, dtype=DTYPE, device=device)
     f(th, K0, L_init, torch.zeros(R, dtype=torch.int32, device=device))
     if not bool(torch.isfinite(L_init).all()):
-        raise FlowError("the loss is not finite at t = 0")
+        r = int(torch.nonzero(~torch.isfinite(L_init))[0])
+        _, advice = divergence_cause(params, X, y, r, 0, None, network.scale(m), loss_factor(loss))
+        raise FlowError(f"the loss of run {r} is not finite at t = 0 (L = {float(L_init[r]):.3g}): {advice}")
     if h0 is None:
         fn = K0.norm(dim=-1)
         ratio = torch.where(fn > 0, th.norm(dim=-1) / fn, torch.full_like(fn, math.inf)).amin(dim=1)

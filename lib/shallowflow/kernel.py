@@ -14,7 +14,13 @@ trajectory is bit-for-bit the same whether it is trained alone or in an ensemble
 Conventions are those of :mod:`shallowflow.models` (sigma'(0) = 0 for ReLU, ``leak`` for leaky
 ReLU below 0, output factor c_m, loss factor 1/2 or 1).  The kernel is used on the CPU when a C
 compiler is found; ``SHALLOWFLOW_KERNEL=torch`` disables it.  :func:`available` says whether it
-loaded, :func:`reason` why not.
+loaded, :func:`reason` why not, :func:`engine_line` which engine runs and why.
+
+A cached library is verified before it is loaded: the SHA-256 recorded next to it at build
+(``kernel-<key>-<n>.so.sha256``) must match, and the library must export :data:`SYMBOLS`.  A
+truncated, replaced or foreign file is rebuilt once, with one line on stderr saying so; the verified
+bytes are loaded from a private copy, so a later change to the cache file cannot crash a running
+process (SIGBUS).
 """
 from __future__ import annotations
 
@@ -364,6 +370,7 @@ _lock = threading.Lock()
 _lib = None
 _reason = "not loaded yet"
 _tried = False
+_flags_used = ""
 
 
 def _cache_dir() -> Path:
@@ -390,6 +397,18 @@ def _cpu_id() -> str:
         return os.uname().machine
 
 
+SYMBOLS = ("sf_grad", "sf_field", "sf_flow", "sf_gd")  # what a cached library must export
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sidecar(so: Path) -> Path:
+    """The checksum recorded at build, next to the library."""
+    return so.with_name(so.name + ".sha256")
+
+
 def _compile(src: str, out: Path, flags: list[str]) -> None:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
@@ -404,16 +423,68 @@ def _compile(src: str, out: Path, flags: list[str]) -> None:
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
-        os.replace(so, out)  # atomic: concurrent processes never see a half-written library
+        sums = Path(tmp) / "sum"
+        sums.write_text(_digest(so.read_bytes()) + "\n")
+        # atomic: concurrent processes never see a half-written library or checksum (a race between two
+        # builders can pair one's checksum with the other's library: the next load rebuilds once)
+        os.replace(sums, _sidecar(out))
+        os.replace(so, out)
+
+
+def _verified_bytes(so: Path) -> bytes:
+    """The library's bytes if they match the checksum recorded at build (RuntimeError saying why not)."""
+    data = so.read_bytes()
+    side = _sidecar(so)
+    if not side.exists():
+        raise RuntimeError("no checksum recorded at build")
+    if _digest(data) != side.read_text().strip():
+        raise RuntimeError(f"checksum mismatch ({len(data)} bytes: truncated, replaced or corrupt)")
+    if not data.startswith(b"\x7fELF") and sys.platform.startswith("linux"):
+        raise RuntimeError("not an ELF shared library")
+    return data
+
+
+def _open_verified(so: Path):
+    """dlopen a private copy of the verified bytes, so that nothing done to the cache file later (a
+    truncation, a rebuild) can reach the mapped library (no SIGBUS); then check the symbols."""
+    data = _verified_bytes(so)
+    fd, tmp = tempfile.mkstemp(prefix=so.stem + "-", suffix=".so", dir=so.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        lib = ctypes.CDLL(tmp)
+    finally:
+        os.unlink(tmp)  # the mapping stays valid; nothing is left behind
+    missing = [name for name in SYMBOLS if not hasattr(lib, name)]
+    if missing:
+        raise RuntimeError(f"missing symbol(s) {', '.join(missing)}")
+    return lib
+
+
+def _load_or_build(so: Path, flags: list[str]):
+    """Load the cached library after verifying it; a missing one is built, one that fails verification
+    (or loading) is rebuilt once, with one line on stderr saying so."""
+    if not so.exists():
+        _compile(SOURCE, so, flags)
+        return _open_verified(so), "built"
+    try:
+        return _open_verified(so), "cached"
+    except (OSError, RuntimeError) as e:
+        why = str(e).splitlines()[0]
+    print(f"shallowflow: the cached kernel {so} failed verification ({why}); rebuilding it", file=sys.stderr)
+    _compile(SOURCE, so, flags)
+    return _open_verified(so), f"rebuilt: the cached file failed verification ({why})"
 
 
 def _load():
-    global _lib, _reason, _tried
+    global _lib, _reason, _tried, _flags_used
     with _lock:
         if _tried:
             return _lib
         _tried = True
-        if os.environ.get("SHALLOWFLOW_KERNEL", "").lower() in ("torch", "0", "off", "none"):
+        from .config import kernel_from_env
+
+        if kernel_from_env() == "torch":
             _reason = "disabled by SHALLOWFLOW_KERNEL"
             return None
         key = hashlib.sha256((SOURCE + sys.platform + _cpu_id() + " ".join(_extra_flags())).encode()
@@ -424,17 +495,23 @@ def _load():
             for flags in (["-march=native", "-fopenmp"], ["-fopenmp"], []):
                 so = base / f"kernel-{key}-{len(flags)}.so"
                 try:
-                    if not so.exists():
-                        _compile(SOURCE, so, flags)
-                    lib = ctypes.CDLL(str(so))
+                    lib, how = _load_or_build(so, flags)
                 except (OSError, RuntimeError) as e:
                     errors.append(str(e).splitlines()[0])
                     continue
                 _declare(lib)
-                _lib, _reason = lib, f"loaded {so}"
+                _lib, _reason = lib, f"{how} {so}" + (f" ({' '.join(flags)})" if flags else "")
+                _flags_used = " ".join(flags)
                 return _lib
         _reason = "; ".join(errors) or "unknown failure"
         return None
+
+
+def _reset() -> None:
+    """Forget the loaded library (tests: load again from another cache)."""
+    global _lib, _reason, _tried
+    with _lock:
+        _lib, _reason, _tried = None, "not loaded yet", False
 
 
 def _declare(lib) -> None:
@@ -464,6 +541,15 @@ def reason() -> str:
     """Why the kernel is (not) available."""
     _load()
     return _reason
+
+
+def engine_line(device: torch.device | str = "cpu") -> str:
+    """Which two-layer engine ``engine="auto"`` runs on ``device`` and why (for config.describe())."""
+    if torch.device(device).type != "cpu":
+        return f"torch on {device} (the C kernel runs on the CPU only)"
+    if available():
+        return f"C kernel ({_flags_used or 'no extra flags'})"
+    return f"torch (the C kernel is unavailable: {_reason})"
 
 
 def usable(*tensors: torch.Tensor) -> bool:

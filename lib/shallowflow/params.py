@@ -3,24 +3,74 @@
 Each chapter declares a schema, a dict from parameter name to :class:`Spec`, and validates the
 values of its parameters cell (after papermill's injection) before any training::
 
-    P = validate(globals(), SCHEMA)
-
-Only the names in the schema are read; a missing name, a wrong type, a value outside its range or
-not among its choices raises :class:`ParameterError` with the parameter's name and what it accepts.
-Constraints between parameters are :class:`Rule` objects, checked after the single values::
-
     P = validate(globals(), SCHEMA, RULES)
+
+Single values.  Every kind has bounds even where the schema gives none: integers fit a signed 64-bit
+integer (so a seed of 2**70 is refused), numbers are finite, lists have ``min_len`` to ``max_len``
+(default :data:`MAX_LEN`) items, strings at most :data:`STR_MAX` printable characters.  Booleans are
+not integers, strings are not lists.  A bad value raises :class:`ParameterError` with the
+parameter's name, the value (its repr cut to :data:`REPR_MAX` characters) and what is accepted.
+
+Relations.  :class:`Rule` objects relate several parameters and are checked after the single values;
+three helpers build the common ones, each refusing with the numbers involved:
+
+- :meth:`Rule.at_most` -- ``Rule.at_most("panels", "steps")``: every panel (the largest item of a
+  list) is at most ``steps``;
+- :meth:`Rule.budget` -- ``Rule.budget(("time", "lr"), lambda P: P.time / P.lr, 1e8, "iterations")``:
+  a computed cost (here gradient-descent iterations) within a budget, so that a run cannot silently
+  take days or overflow an integer;
+- :meth:`Rule.memory` (also :func:`memory_rule`) -- ``Rule.memory(("width", "seeds"),
+  lambda P: 8 * P.width * len(P.seeds) * P.steps)``: an estimate in bytes of the largest allocation,
+  checked before allocating against :func:`memory_limit` (half the machine's memory, or
+  ``SHALLOWFLOW_MEMORY_GB``).
+
+Names.  In a notebook executed by papermill, the values papermill injected are read back from the
+kernel's input history (the cell tagged ``injected-parameters`` starts with ``# Parameters``); a name
+the schema does not declare (``-p widht 3``) is refused with the declared names.  A run whose values
+differ from its profile's (the parameters-cell defaults for ``book``, ``params/<profile>/<part>/
+<chapter>.yml`` over them for ``smoke`` and ``paper``) is returned with ``P.profile == "custom"``,
+so its claims are recorded as a custom run, not as the profile's.
 """
 from __future__ import annotations
 
+import ast
+import difflib
 import math
+import numbers
+import os
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Sequence
 
+INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1  # every integer parameter fits int64 (seeds, counts, sizes)
+MAX_LEN = 10_000  # default longest list
+STR_MAX = 200  # longest string
+REPR_MAX = 80  # longest value echoed in a message
+
 
 class ParameterError(ValueError):
-    """A chapter parameter has an invalid value."""
+    """A chapter parameter has an invalid value (or several have inconsistent ones)."""
+
+
+def short(value: Any, limit: int = REPR_MAX) -> str:
+    """repr(value), cut to ``limit`` characters (never raises, never formats a huge value in full)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<integer of {value.bit_length()} bits>"
+    if isinstance(value, (list, tuple)) and len(value) > limit:
+        head = value[:limit]
+        text = repr(head)[:-1] + f", ... ({len(value)} items)" + ("]" if isinstance(value, list) else ")")
+    elif isinstance(value, str) and len(value) > 4 * limit:
+        text = repr(value[:limit])
+    else:
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - a value whose repr fails is still named
+            text = f"<{type(value).__name__}>"
+    if len(text) > limit:
+        text = text[:limit - 5] + " ...)" if text[:1] in "[(" else text[:limit - 4] + " ..."
+    return text
 
 
 @dataclass(frozen=True)
@@ -32,6 +82,7 @@ class Spec:
     choices: tuple | None = None
     low_open: bool = False  # exclude `low` itself (e.g. a scale or a step size must be > 0)
     min_len: int = 1
+    max_len: int = MAX_LEN
 
     def accepted(self) -> str:
         if self.choices is not None:
@@ -43,7 +94,10 @@ class Spec:
             parts.append(f"<= {self.high:g}")
         what = {"int": "an integer", "float": "a number", "str": "a string", "bool": "True or False",
                 "ints": "a list of integers", "floats": "a list of numbers"}[self.kind]
-        return what + (" " + " and ".join(parts) if parts else "")
+        text = what + (" " + " and ".join(parts) if parts else "")
+        if self.kind in ("ints", "floats"):
+            text += f" ({self.min_len} to {self.max_len} items)"
+        return text
 
 
 def Int(doc="", low=None, high=None, **kw) -> Spec:
@@ -68,40 +122,52 @@ def Bool(doc="") -> Spec:
     return Spec("bool", doc)
 
 
-def Ints(doc="", low=None, high=None, min_len=1) -> Spec:
-    return Spec("ints", doc, low, high, min_len=min_len)
+def Ints(doc="", low=None, high=None, min_len=1, max_len=MAX_LEN) -> Spec:
+    return Spec("ints", doc, low, high, min_len=min_len, max_len=max_len)
 
 
-def Floats(doc="", low=None, high=None, low_open=False, min_len=1) -> Spec:
-    return Spec("floats", doc, low, high, low_open=low_open, min_len=min_len)
+def Floats(doc="", low=None, high=None, low_open=False, min_len=1, max_len=MAX_LEN) -> Spec:
+    return Spec("floats", doc, low, high, low_open=low_open, min_len=min_len, max_len=max_len)
 
 
-def _scalar(name: str, value: Any, spec: Spec, kind: str):
-    bad = ParameterError(f"parameter {name!r} = {value!r} is invalid: expected {spec.accepted()}")
+def _scalar(name: str, value: Any, spec: Spec, kind: str, where: str = ""):
+    def bad(why: str = ""):
+        return ParameterError(f"parameter {name!r} = {short(value)}{where} is invalid: expected "
+                              f"{spec.accepted()}{why}")
+
     if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                raise bad
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
+            raise bad()
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise bad()
+            value = int(value)
+        value = int(value)
+        if not INT_MIN <= value <= INT_MAX:
+            raise bad(" (integers must fit 64 bits: |value| < 2**63)")
     elif kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
-        value = float(value)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise bad()
+        try:
+            value = float(value)
+        except (OverflowError, ValueError):
+            raise bad() from None
         if not math.isfinite(value):
-            raise bad
+            raise bad()
     elif kind == "str":
         if not isinstance(value, str):
-            raise bad
+            raise bad()
+        if spec.choices is None and (len(value) > STR_MAX or not value.isprintable()):
+            raise bad(f" (at most {STR_MAX} printable characters)")
     elif kind == "bool":
         if not isinstance(value, bool):
-            raise bad
+            raise bad()
     if spec.choices is not None and value not in spec.choices:
-        raise bad
+        raise bad()
     if spec.low is not None and (value < spec.low or (spec.low_open and value == spec.low)):
-        raise bad
+        raise bad()
     if spec.high is not None and value > spec.high:
-        raise bad
+        raise bad()
     return value
 
 
@@ -109,26 +175,257 @@ def check(name: str, value: Any, spec: Spec):
     """Validate one value; returns it normalised (ints as int, floats as float, lists as lists)."""
     if spec.kind in ("ints", "floats"):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise ParameterError(f"parameter {name!r} = {value!r} is invalid: expected {spec.accepted()}")
+            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: expected {spec.accepted()}")
         if len(value) < spec.min_len:
             raise ParameterError(f"parameter {name!r} needs at least {spec.min_len} value(s), got {len(value)}")
-        return [_scalar(name, v, spec, spec.kind[:-1]) for v in value]
+        if len(value) > spec.max_len:
+            raise ParameterError(f"parameter {name!r} has {len(value)} values, at most {spec.max_len} are "
+                                 f"accepted")
+        return [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
     return _scalar(name, value, spec, spec.kind)
+
+
+def _largest(value) -> float:
+    return max(value) if isinstance(value, (list, tuple)) else value
+
+
+def memory_limit() -> float:
+    """Bytes a single run may allocate: ``SHALLOWFLOW_MEMORY_GB`` (GiB) or half the physical memory."""
+    env = os.environ.get("SHALLOWFLOW_MEMORY_GB")
+    if env:
+        try:
+            gb = float(env)
+        except ValueError:
+            gb = -1.0
+        if not (math.isfinite(gb) and gb > 0):
+            raise ParameterError(f"environment variable SHALLOWFLOW_MEMORY_GB = {short(env)} is invalid: "
+                                 f"expected a number of GiB > 0")
+        return gb * 2 ** 30
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2 ** 30
+
+
+def _bytes(x: float) -> str:
+    for unit, size in (("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if x >= size:
+            return f"{x / size:.3g} {unit}"
+    return f"{x:.0f} B"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A constraint between parameters: ``test(P)`` must hold on the validated namespace."""
+    """A constraint between parameters: ``test(P)`` must hold on the validated namespace.
+
+    ``message`` says what must hold; it may be a function of ``P`` (to show a computed cost).  A test
+    that raises (an overflow, a division by zero) counts as a failure of the rule.
+    """
 
     names: tuple
     test: Callable[[SimpleNamespace], bool]
-    message: str
+    message: str | Callable[[SimpleNamespace], str]
+
+    def check(self, P: SimpleNamespace) -> None:
+        try:
+            ok = bool(self.test(P))
+        except (ArithmeticError, ValueError, TypeError) as e:
+            ok, note = False, f" ({type(e).__name__}: {short(str(e))})"
+        else:
+            note = ""
+        if ok:
+            return
+        msg = self.message(P) if callable(self.message) else self.message
+        got = ", ".join(f"{n} = {short(getattr(P, n), 40)}" for n in self.names)
+        raise ParameterError(f"parameters {' and '.join(repr(n) for n in self.names)} are inconsistent "
+                             f"({got}): {msg}{note}")
+
+    @classmethod
+    def at_most(cls, small: str, large: str, message: str = "") -> "Rule":
+        """``small`` (its largest item if a list) must be at most ``large`` (e.g. panels <= steps)."""
+        return cls((small, large), lambda P: _largest(getattr(P, small)) <= _largest(getattr(P, large)),
+                   message or f"{small} must be at most {large}")
+
+    @classmethod
+    def budget(cls, names: Sequence[str], cost: Callable[[SimpleNamespace], float], limit: float,
+               unit: str = "iterations", what: str = "") -> "Rule":
+        """A computed cost (``cost(P)``, e.g. ``P.time / P.lr`` iterations) must be finite and <= ``limit``."""
+        def test(P):
+            c = cost(P)
+            return math.isfinite(c) and c <= limit
+
+        def message(P):
+            try:
+                c = f"{float(cost(P)):.3g}"
+            except (ArithmeticError, ValueError, TypeError):
+                c = "too many"
+            return f"{what or 'this'} needs {c} {unit}, more than the budget of {limit:.3g}"
+
+        return cls(tuple(names), test, message)
+
+    @classmethod
+    def memory(cls, names: Sequence[str], estimate: Callable[[SimpleNamespace], float],
+               limit: float | None = None, what: str = "") -> "Rule":
+        """An estimate of the largest allocation in bytes (``estimate(P)``), checked before allocating
+        against ``limit`` (default :func:`memory_limit` at validation time)."""
+        def test(P):
+            b = float(estimate(P))
+            return math.isfinite(b) and b <= (limit if limit is not None else memory_limit())
+
+        def message(P):
+            try:
+                b = _bytes(float(estimate(P)))
+            except (ArithmeticError, ValueError, TypeError):
+                b = "too much memory"
+            lim = limit if limit is not None else memory_limit()
+            return f"{what or 'the run'} would allocate about {b}, more than the limit of {_bytes(lim)}"
+
+        return cls(tuple(names), test, message)
+
+
+def memory_rule(names: Sequence[str], estimate: Callable[[SimpleNamespace], float], limit: float | None = None,
+                what: str = "") -> Rule:
+    """Same as :meth:`Rule.memory`."""
+    return Rule.memory(names, estimate, limit, what)
+
+
+# ------------------------------------------------------------------------------------------------
+# what papermill injected, and the profile's own values
+INJECTED_HEADER = "# Parameters"
+
+
+def _assignments(src: str) -> dict | None:
+    """name -> value of a cell made of literal assignments (papermill's injected cell); None otherwise."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                out[node.targets[0].id] = _UNPARSED
+        elif not isinstance(node, ast.Expr):
+            return None
+    return out
+
+
+_UNPARSED = object()
+
+
+def injected(values: Mapping[str, Any]) -> tuple[dict, str | None] | None:
+    """The names and values papermill injected into this kernel, and the source of the parameters cell
+    before them; None outside papermill (no ``In`` history or no injected cell)."""
+    history = values.get("In")
+    if not isinstance(history, list):
+        return None
+    for i in range(len(history) - 1, -1, -1):
+        src = history[i]
+        if isinstance(src, str) and src.lstrip().startswith(INJECTED_HEADER):
+            names = _assignments(src)
+            if names is None:
+                continue
+            before = history[i - 1] if i >= 1 and isinstance(history[i - 1], str) else None
+            return names, before
+    return None
+
+
+def _defaults(src: str | None) -> dict:
+    """Values of a parameters cell's assignments: literals, or list/range/tuple expressions (as
+    :func:`shallowflow.chapters.parameters_cell` reads them; nothing else is evaluated)."""
+    if not src:
+        return {}
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return {}
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+                continue
+            except (ValueError, SyntaxError, TypeError):
+                pass
+            if any(isinstance(n, (ast.Attribute, ast.Lambda, ast.NamedExpr)) for n in ast.walk(node.value)):
+                continue
+            try:
+                out[node.targets[0].id] = eval(compile(ast.Expression(node.value), "<parameters>", "eval"),  # noqa: S307
+                                               {"__builtins__": {"list": list, "range": range, "tuple": tuple}})
+            except Exception:  # noqa: BLE001 - unknown default: the value is compared with nothing
+                pass
+    return out
+
+
+def chapter_of(schema: Mapping[str, Spec]) -> str | None:
+    """``<part>/<chapter>`` of the chapter module ``shallowflow.experiments.<part_pkg>.<chapter>`` whose
+    ``SCHEMA`` is ``schema`` (or equal to it), None if no loaded module declares it."""
+    found = None
+    for name, mod in list(sys.modules.items()):
+        parts = name.split(".")
+        if len(parts) == 4 and parts[:2] == ["shallowflow", "experiments"]:
+            own = getattr(mod, "SCHEMA", None)
+            if own is schema:
+                return f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}"
+            if found is None and isinstance(own, dict) and own == dict(schema):
+                found = f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}"
+    return found
+
+
+def profile_values(profile: str, schema: Mapping[str, Spec], defaults: Mapping[str, Any]) -> dict | None:
+    """The values a run of ``profile`` declares: the chapter's parameters-cell defaults (``defaults``,
+    the cell as executed, when the chapter is not known) for book, the profile's file over them for
+    smoke and paper (None when that file cannot be located)."""
+    chapter = chapter_of(schema)
+    values = dict(defaults)
+    if chapter is not None:
+        from . import chapters  # late: chapters imports claims
+
+        try:
+            values = chapters.defaults(chapter)
+        except (OSError, ValueError, SyntaxError, NameError):
+            pass
+    if profile == "book":
+        return values
+    if chapter is None:
+        return None
+    from . import chapters
+
+    path = chapters.profile_file(chapter, profile)
+    if not path.exists():
+        return values if profile == "paper" else None  # paper without a file: the book's values
+    import yaml
+
+    values.update(yaml.safe_load(path.read_text()) or {})
+    return values
+
+
+def _same(name: str, spec: Spec, a: Any, b: Any) -> bool:
+    if a is _UNPARSED or b is _UNPARSED:
+        return False
+    try:
+        return check(name, a, spec) == check(name, b, spec)
+    except ParameterError:
+        return False
 
 
 def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
              rules: Sequence[Rule] = ()) -> SimpleNamespace:
     """Validate every parameter of ``schema`` found in ``values`` (e.g. a notebook's globals()), then the
-    ``rules`` that relate several parameters; the error names the parameters involved."""
+    ``rules`` that relate several parameters; the error names the parameters involved.
+
+    Under papermill, names injected but not declared are refused, and a run whose values differ from
+    its profile's comes back with ``profile == "custom"`` (see the module docstring)."""
+    inj = injected(values)
+    if inj is not None:
+        unknown = [n for n in inj[0] if n not in schema]
+        if unknown:
+            hints = [f"{n!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(n, schema, 1)) else repr(n)
+                     for n in unknown]
+            raise ParameterError(f"unknown parameter(s) {', '.join(hints)}: this chapter declares "
+                                 f"{', '.join(schema)}")
     out = {}
     for name, spec in schema.items():
         if name not in values:
@@ -136,10 +433,19 @@ def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
         out[name] = check(name, values[name], spec)
     P = SimpleNamespace(**out)
     for rule in rules:
-        if not rule.test(P):
-            got = ", ".join(f"{n} = {getattr(P, n)!r}" for n in rule.names)
-            raise ParameterError(f"parameters {' and '.join(repr(n) for n in rule.names)} are inconsistent "
-                                 f"({got}): {rule.message}")
+        rule.check(P)
+    if inj is not None and "profile" in schema and P.profile != "custom":
+        names, cell = inj
+        declared = profile_values(P.profile, schema, _defaults(cell))
+        if declared is not None:
+            known = [n for n in schema if n != "profile" and n in declared]
+            # every value against the profile's (a profile's name alone does not make its values);
+            # without the parameters cell, any injected value counts as a change
+            changed = [n for n in known if not _same(n, schema[n], values[n], declared[n])] + \
+                      [n for n in names if n != "profile" and n in schema and n not in declared]
+            if changed:
+                print(f"custom run: {', '.join(changed)} differ(s) from the {P.profile} profile's values")
+                P.profile = "custom"
     return P
 
 

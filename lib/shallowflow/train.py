@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from . import kernel
-from .config import DTYPE
+from .config import DTYPE, require_float64
 from .data import Dataset
 from .models import Network, Params, flow_time_per_step, loss_factor
 
@@ -42,10 +42,43 @@ from .models import Network, Params, flow_time_per_step, loss_factor
 class DivergenceError(RuntimeError):
     """The loss of some run became non-finite (or exploded) during training."""
 
-    def __init__(self, message: str, iteration: int = -1, run: int = -1):
+    def __init__(self, message: str, iteration: int = -1, run: int = -1, cause: str = "lr"):
         super().__init__(message)
         self.iteration = iteration
         self.run = run
+        self.cause = cause  # "lr", "init_scale" (or the width) or "data": what to change
+
+
+def divergence_cause(p0: Params, X: torch.Tensor, y: torch.Tensor, run: int, iteration: int,
+                     lr: float | None = None, c: float = 1.0, lf: float = 0.5) -> tuple[str, str]:
+    """(cause, advice) for run ``run`` whose loss stopped being finite (or exploded) at ``iteration``,
+    from its initial parameters ``p0`` and the data (``c``: output factor, ``lf``: loss factor).
+
+    ``"data"``: the data are not finite.  ``"init_scale"``: the initial parameters are not finite, the
+    loss is bad already at iteration 0 (no step has acted yet), or the first steps are unstable because
+    of the scale: the scale-dependent bound on the initial curvature, 2 lf c^2 sum_j (a_j^2 + ||w_j||^2)
+    max_k ||x_k||^2, exceeds both 2 / lr and the scale-free part 2 lf c ||sum_k y_k x_k|| / n.
+    ``"lr"`` otherwise."""
+    Xr = X[run] if X.ndim == 3 else X
+    yr = y[run] if y.ndim == 2 else y
+    if not (bool(torch.isfinite(Xr).all()) and bool(torch.isfinite(yr).all())):
+        return "data", "the data (X or y) contain non-finite values: check the dataset, not 'lr'"
+    a, W = p0.a[run].double(), p0.W[run].double()
+    scale = "the initial scale (lambda: the chapter's 'init_scale', 'scale(s)' or 'lams')"
+    if not (bool(torch.isfinite(a).all()) and bool(torch.isfinite(W).all())):
+        return "init_scale", f"the initial parameters are not finite: reduce {scale}"
+    amax, wmax = float(a.abs().max()), float(W.norm(dim=-1).max())
+    sizes = f"max |a_j| = {amax:.3g}, max ||w_j|| = {wmax:.3g}, width m = {a.numel()}"
+    if iteration == 0:
+        return "init_scale", (f"the initial loss is already not finite ({sizes}), before any step: reduce {scale} "
+                              f"or the width, not 'lr'")
+    Xd, yd = Xr.double(), yr.double()
+    gn = 2 * lf * c * c * float((a.pow(2) + W.pow(2).sum(-1)).sum()) * float(Xd.norm(dim=-1).max()) ** 2
+    free = 2 * lf * abs(c) * float((yd[:, None] * Xd).sum(0).norm()) / Xd.shape[0]
+    if lr is not None and math.isfinite(gn) and lr * gn > 2 and gn > free:
+        return "init_scale", (f"at this initial scale the first steps are unstable (lr times the initial curvature "
+                              f"bound = {lr * gn:.3g} > 2; {sizes}): reduce {scale} or 'lr'")
+    return "lr", "reduce 'lr'"
 
 
 def geometric_schedule(steps: int, factor: float = 1.05) -> list[int]:
@@ -234,6 +267,7 @@ def gradient_descent(
     if on_nonfinite not in ("raise", "stop"):
         raise ValueError(f"on_nonfinite must be 'raise' or 'stop', got {on_nonfinite!r}")
     loss_factor(loss)
+    require_float64(params.a, params.W, what="parameters")
     p = Params(params.a.detach().clone().contiguous(), params.W.detach().clone().contiguous())
     device = p.a.device
     R = p.runs
@@ -258,9 +292,10 @@ def gradient_descent(
         L = float(hist[r, k // record_every]) if k % record_every == 0 else float("nan")
         L0 = float(hist[r, 0])
         kind = "non-finite" if not math.isfinite(L) else "explosive"
+        cause, advice = divergence_cause(params, X, y, r, k, float(lr_t[r]), network.scale(p.width), loss_factor(loss))
         raise DivergenceError(
             f"the loss of run {r} became {kind} (L = {L:.3g}, initial {L0:.3g}) at iteration {k} "
-            f"with step size lr = {float(lr_t[r]):.3g}: reduce 'lr'", iteration=k, run=r)
+            f"with step size lr = {float(lr_t[r]):.3g}: {advice}", iteration=k, run=r, cause=cause)
 
     cpu = torch.device("cpu")
     return Trajectory(
