@@ -1,4 +1,4 @@
-"""002 (early alignment): datasets, closed forms and the small helpers of experiments/early_alignment.py.
+"""002 (early alignment): datasets, closed forms and the small helpers of experiments/early_alignment/.
 
 Every expected value here is computed by hand from the definitions (never copied from a run).
 """
@@ -10,8 +10,11 @@ import pytest
 import torch
 
 from shallowflow import data as datasets
-from shallowflow.experiments import early_alignment as ea
+from shallowflow import monitor
+from shallowflow.experiments.early_alignment import alignment, assumption3, failure_rates, staircase
+from shallowflow.experiments.early_alignment import theory as ea_theory
 from shallowflow.models import Network, Params
+from shallowflow.train import animation_frames
 
 
 @pytest.fixture
@@ -32,37 +35,37 @@ def test_ols_by_hand(three):
     n, sx, sxx, sy, sxy = 3, x.sum(), (x * x).sum(), y.sum(), (x * y).sum()
     slope = (n * sxy - sx * sy) / (n * sxx - sx ** 2)
     intercept = (sy - slope * sx) / n
-    o = ea.ols(three.X, three.y)
+    o = ea_theory.ols(three.X, three.y)
     assert torch.allclose(o.beta, torch.stack([slope, intercept]), atol=1e-14)
     assert abs(float(o.beta[0]) + 0.8 / 13) < 1e-12  # slope -0.8/13 = -0.0615384...
     r = slope * x + intercept - y
     assert torch.allclose(o.resid, r, atol=1e-14)
     assert abs(float(o.loss) - float((r ** 2).mean())) < 1e-15  # mean convention
-    assert abs(float(ea.ols(three.X, three.y, loss="half").loss) - float((r ** 2).mean()) / 2) < 1e-15
+    assert abs(float(ea_theory.ols(three.X, three.y, loss="half").loss) - float((r ** 2).mean()) / 2) < 1e-15
     assert float(r[1]) > 0 > float(r[0]) and float(r[2]) < 0  # the middle point is below the OLS line
 
 
 def test_key_vector_and_G(three):
-    D = ea.key_vector(three.X, three.y)
+    D = ea_theory.key_vector(three.X, three.y)
     # D = (2/3) sum_k y_k (x_k, 1) = (2/3) (-0.825 - 0.05 + 0.1, 2.0)
     assert torch.allclose(D, torch.tensor([2 / 3 * (-0.775), 2 / 3 * 2.0], dtype=torch.float64), atol=1e-15)
-    assert torch.allclose(ea.key_vector(three.X, three.y, loss="half"), D / 2)
+    assert torch.allclose(ea_theory.key_vector(three.X, three.y, loss="half"), D / 2)
     u = D / D.norm()
     # all three points are active along D, so G(u) = <D, u> = |D|
-    assert abs(float(ea.G(three.X, three.y, u[None])[0]) - float(D.norm())) < 1e-14
+    assert abs(float(ea_theory.G(three.X, three.y, u[None])[0]) - float(D.norm())) < 1e-14
     # a direction inactive on every point: G = 0
-    assert float(ea.G(three.X, three.y, torch.tensor([[0.0, -1.0]], dtype=torch.float64))[0]) == 0.0
+    assert float(ea_theory.G(three.X, three.y, torch.tensor([[0.0, -1.0]], dtype=torch.float64))[0]) == 0.0
 
 
 def test_critical_points_three_point(three):
-    crit = ea.critical_points(three)
+    crit = ea_theory.critical_points(three)
     assert len(crit) == 1
     c = crit[0]
-    D = ea.key_vector(three.X, three.y)
+    D = ea_theory.key_vector(three.X, three.y)
     assert c.kind == "max" and c.where == "arc" and c.pattern == (0, 1, 2)
     assert abs(c.angle - math.atan2(float(D[1]), float(D[0]))) < 1e-14
-    assert len(ea.flat_arcs(three)) == 1
-    grid = ea.grid_extrema(three, points=200_000)
+    assert len(ea_theory.flat_arcs(three)) == 1
+    grid = ea_theory.grid_extrema(three, points=200_000)
     assert abs(grid["argmax"] - c.angle) < 2 * math.pi / 200_000
     assert grid["maxima"].numel() == 1 and grid["minima"].numel() == 0
 
@@ -74,13 +77,13 @@ def test_critical_points_hand_example():
     # D_A = (2, -0.1) points out of the arc; no kink changes the sign of the tangential derivative.
     X = torch.tensor([[1.0, 0.0], [-1.0, 0.1]], dtype=torch.float64)
     y = torch.tensor([1.0, -1.0], dtype=torch.float64)
-    crit = ea.critical_points(datasets.Dataset("hand", X, y))
+    crit = ea_theory.critical_points(datasets.Dataset("hand", X, y))
     assert len(crit) == 2
     mx, mn = sorted(crit, key=lambda c: c.kind)
     assert mx.kind == "max" and mx.where == "arc" and abs(mx.angle) < 1e-14 and abs(mx.G - 1.0) < 1e-14
     assert mn.kind == "min" and mn.where == "arc" and abs(mn.angle - (math.pi - math.atan(0.1))) < 1e-12
     assert abs(mn.G + math.hypot(1.0, 0.1)) < 1e-14
-    g = ea.grid_extrema(datasets.Dataset("hand", X, y), points=100_000)
+    g = ea_theory.grid_extrema(datasets.Dataset("hand", X, y), points=100_000)
     assert g["maxima"].numel() == 1 and g["minima"].numel() == 1
 
 
@@ -91,7 +94,7 @@ def test_ray_critical_point():
     # direction orthogonal to x_2, u = (2, 1)/sqrt5, where the minimal-norm subgradient is G(u) u.
     X = torch.tensor([[1.0, 0.0], [0.5, -1.0]], dtype=torch.float64)
     y = torch.tensor([1.0, -1.0], dtype=torch.float64)
-    crit = [c for c in ea.critical_points(datasets.Dataset("ray", X, y)) if c.kind == "max"]
+    crit = [c for c in ea_theory.critical_points(datasets.Dataset("ray", X, y)) if c.kind == "max"]
     assert len(crit) == 1 and crit[0].where == "ray"
     assert abs(crit[0].angle - math.atan2(1.0, 2.0)) < 1e-12
     assert abs(crit[0].G - 2 / math.sqrt(5)) < 1e-12
@@ -103,33 +106,33 @@ def test_min_norm_subgradient_on_a_boundary():
     X = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     y = torch.tensor([1.0, 1.0], dtype=torch.float64)
     W = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
-    D0, act = ea.min_norm_subgradient(X, y, W, zero_tol=1e-9)
+    D0, act = ea_theory.min_norm_subgradient(X, y, W, zero_tol=1e-9)
     assert torch.allclose(D0, torch.tensor([[1.0, 0.0]], dtype=torch.float64), atol=1e-6)  # eta = 0 is optimal
-    D_open, _ = ea.min_norm_subgradient(X, y, W)  # strict activations only
+    D_open, _ = ea_theory.min_norm_subgradient(X, y, W)  # strict activations only
     assert torch.allclose(D_open, torch.tensor([[1.0, 0.0]], dtype=torch.float64))
 
 
 def test_misalignment_is_accurate_below_float_resolution():
     W = torch.tensor([[1.0, 1e-9]], dtype=torch.float64)
-    mis = ea.misalignment(W, torch.tensor([1.0, 0.0], dtype=torch.float64))
+    mis = ea_theory.misalignment(W, torch.tensor([1.0, 0.0], dtype=torch.float64))
     assert abs(float(mis[0]) - 0.5e-18) < 1e-24  # 1 - cos(1e-9) = 5e-19, invisible to 1 - cos
 
 
 def test_two_neuron_interpolator(three):
-    p = ea.two_neuron_interpolator(three)
+    p = ea_theory.two_neuron_interpolator(three)
     assert p.width == 2
     assert float(Network("relu").loss(p, three.X, three.y, "mean")) < 1e-28
     assert torch.allclose(p.a.abs(), p.W.norm(dim=-1))  # balanced
     cen = datasets.get("assumption3", device="cpu", eta=0.1, centre=True)
-    q = ea.two_neuron_interpolator(cen)
+    q = ea_theory.two_neuron_interpolator(cen)
     assert float(Network("relu").loss(q, cen.X, cen.y, "mean")) < 1e-28
 
 
 def test_assumption3_sampler_boxes():
     for eta in (0.05, 0.16):
         X, y = datasets.assumption3_sample(eta, 500, seed=1)
-        assert bool(ea.in_assumption3(X, y, eta).all())
-        assert not bool(ea.in_assumption3(X, y, eta / 10).all())
+        assert bool(assumption3.in_assumption3(X, y, eta).all())
+        assert not bool(assumption3.in_assumption3(X, y, eta / 10).all())
     X1, _ = datasets.assumption3_sample(0.1, 3, seed=7)
     X2, _ = datasets.assumption3_sample(0.1, 3, seed=7)
     assert torch.equal(X1, X2)
@@ -142,13 +145,13 @@ def test_assumption3_sampler_boxes():
 def test_assumption_census_small_eta_and_a_counterexample():
     P = SimpleNamespace(flow_start=[1e-3], flow_time=20.0, flow_dt=0.2, flow_draws=50)
     X, y = datasets.assumption3_sample(0.1, 50, seed=3)
-    cen = ea.assumption_census(X, y, P)
+    cen = assumption3.assumption_census(X, y, P)
     for key in ("a4", "a5", "a5_linear", "a6"):
         assert bool(cen[key].all()), key
     # lift the middle label above the OLS line: residual signs flip and A6 must fail
     y2 = y.clone()
     y2[:, 1] = 2.0
-    cen2 = ea.assumption_census(X, y2, P)
+    cen2 = assumption3.assumption_census(X, y2, P)
     assert not bool(cen2["a6_signs"].any())
 
 
@@ -164,36 +167,36 @@ def test_stewart_data():
 
 
 def test_dominated_initialisation_is_dominated():
-    p = ea.initialise("dominated", [0, 1], 50, 2, [1e-3, 1.0])
+    p = ea_theory.initialise("dominated", [0, 1], 50, 2, [1e-3, 1.0])
     assert bool((p.a ** 2 >= (p.W ** 2).sum(-1)).all())
     assert abs(float(p.a[0].abs().max()) - 1e-3 * math.sqrt(2) / math.sqrt(50)) < 1e-15
-    b = ea.initialise("balanced", [0], 10, 2, 1e-2)
+    b = ea_theory.initialise("balanced", [0], 10, 2, 1e-2)
     assert torch.allclose(b.a.abs(), b.W.norm(dim=-1))
 
 
 def test_classify_and_lambda_star():
     L = torch.tensor([1e-9, 0.1, 0.175, 0.62, 0.3])
-    assert ea.classify(L, 0.175, 0.62) == ["global", "escaping", "ols", "zero", "other"]
-    g = ea.Grid("balanced", "relu", [10], [1e-3, 1e-2, 1e-1], {10: 2}, {}, {}, {
+    assert ea_theory.classify(L, 0.175, 0.62) == ["global", "escaping", "ols", "zero", "other"]
+    g = failure_rates.Grid("balanced", "relu", [10], [1e-3, 1e-2, 1e-1], {10: 2}, {}, {}, {
         (10, 1e-3): ["ols", "ols"], (10, 1e-2): ["ols", "zero"], (10, 1e-1): ["ols", "global"]}, {}, 1e-2, 1.0)
-    assert ea.empirical_lambda_star(g, 10) == 1e-2
+    assert failure_rates.empirical_lambda_star(g, 10) == 1e-2
     assert g.failing(10, 1e-1) == 0.5
 
 
 def test_plateaus():
     t = torch.arange(0, 1000, dtype=torch.float64)
     L = torch.cat([torch.full((300,), 1.0), torch.linspace(1.0, 0.5, 100), torch.full((600,), 0.5)]).double()
-    pl = ea.plateaus(t, L, 0.01, 50.0)
-    assert len(ea.distinct_levels(pl, 0.01)) == 2
+    pl = staircase.plateaus(t, L, 0.01, 50.0)
+    assert len(staircase.distinct_levels(pl, 0.01)) == 2
     assert pl[0][2] == 1.0 and pl[-1][2] == 0.5
 
 
 def test_train_monitored_matches_one_call(three):
     from shallowflow.train import gradient_descent
 
-    p0 = ea.initialise("balanced", [0, 1], 20, 2, 1e-2)
+    p0 = ea_theory.initialise("balanced", [0, 1], 20, 2, 1e-2)
     one = gradient_descent(p0, three, Network("relu"), steps=300, lr=1e-2, loss="mean")
-    mon = ea.train_monitored(p0, three, Network("relu"), steps=300, lr=1e-2, every=70, snapshots=[140],
+    mon = monitor.train_monitored(p0, three, Network("relu"), steps=300, lr=1e-2, every=70, snapshots=[140],
                              monitor=lambda q, k: {"loss": Network("relu").loss(q, three.X, three.y, "mean")})
     assert torch.equal(mon.final.W, one.final.W) and torch.equal(mon.final.a, one.final.a)
     assert torch.allclose(mon.loss, one.loss)
@@ -203,7 +206,7 @@ def test_train_monitored_matches_one_call(three):
 
 def test_saddle_prediction_sign(three):
     # the first-order change of replacing a zero neuron by rho (1, (1, 0)) is (2/n) rho^2 r_3 x_3 < 0
-    o = ea.ols(three.X, three.y)
+    o = ea_theory.ols(three.X, three.y)
     pred = 2 / 3 * float(o.resid[2]) * 0.125
     assert pred < 0
 
@@ -212,7 +215,7 @@ def test_example1_stays_with_relu_convention_and_leaves_with_sigma_prime_one():
     """Example 1: the library's GD (sigma'(0) = 0) keeps a boundary neuron exactly still; one step with
     sigma'(0) = 1 moves it by lr * 2 a y ||x||^2 into the active side, after which it fits the point; leaving
     later is the same path shifted in time."""
-    r = ea.example1(steps=600, lr=1e-2, leave_at=[0, 100], scale=1e-2)
+    r = alignment.example1(steps=600, lr=1e-2, leave_at=[0, 100], scale=1e-2)
     assert r["moved"] == 0.0 and float(r["z_stay"].abs().max()) == 0.0
     assert torch.all(r["loss_stay"] == 1.0)
     first = r["leaving"][0]
@@ -221,23 +224,23 @@ def test_example1_stays_with_relu_convention_and_leaves_with_sigma_prime_one():
     assert r["shift_error"] == 0.0
     torch.testing.assert_close(r["leaving"][100]["z"][100:], first["z"][:-100])
     with pytest.raises(ValueError, match="below example_steps"):
-        ea.example1(steps=10, lr=1e-2, leave_at=[10])
+        alignment.example1(steps=10, lr=1e-2, leave_at=[10])
 
 
 def test_animation_frames_subsample_the_schedule():
-    sched = ea.authors_frames(100_000)
-    f = ea.animation_frames(sched, 10)
+    sched = ea_theory.authors_frames(100_000)
+    f = animation_frames(sched, 10)
     assert len(f) == 10 and f[0] == sched[0] and f[-1] == sched[-1] and set(f) <= set(sched)
-    assert ea.animation_frames(sched, 10_000) == sched
+    assert animation_frames(sched, 10_000) == sched
 
 
 def test_neuron_animation_embeds_one_png_per_frame(three):
     from shallowflow import plots
 
-    p = ea.initialise("balanced", [0], 30, 2, 1e-2)
+    p = ea_theory.initialise("balanced", [0], 30, 2, 1e-2)
     states = [(k, Params(p.a * (1 + k), p.W * (1 + k))) for k in range(3)]
     html = plots.neuron_animation(states, three, Network("relu"), fps=10)
     assert html.count("data:image/png;base64") == 3 and "<script" in html
     assert not re.search(r"(href|src)=[\"']?(https?:)?//", html), "the player must not load anything from the network"
-    L = ea.frame_losses([q for _, q in states], three)
+    L = ea_theory.frame_losses([q for _, q in states], three)
     assert L.shape == (3,) and torch.all(L[1:] != L[0])

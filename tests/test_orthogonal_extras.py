@@ -6,7 +6,7 @@ import torch
 
 from shallowflow import data as datasets
 from shallowflow import metrics, theory
-from shallowflow.experiments import orthogonal_extras as X
+from shallowflow.experiments.orthogonal_inputs import high_dim, remarks
 from shallowflow.models import Params
 
 
@@ -55,12 +55,12 @@ def test_teacher_draws_replay_the_torch_module_construction():
 
 
 def test_highdim_student_is_balanced_in_float64_and_float32_norms_are_reported():
-    data, p0, info = X.highdim_draws(6, 9, 2, 5, 1e-22, seed=4)
+    data, p0, info = high_dim.highdim_draws(6, 9, 2, 5, 1e-22, seed=4)
     assert p0.a.shape == (1, 5) and p0.W.shape == (1, 5, 9)
     assert torch.allclose(p0.a.abs()[0], p0.W[0].norm(dim=1), rtol=1e-15)
     assert set(info["signs"].tolist()) <= {-1.0, 1.0}
     assert float(((info["norms32"] - info["norms64"]).abs() / info["norms64"]).max()) > 1e-3  # subnormal squares
-    _, _, info_big = X.highdim_draws(6, 9, 2, 5, 1.0, seed=4)
+    _, _, info_big = high_dim.highdim_draws(6, 9, 2, 5, 1.0, seed=4)
     assert float(((info_big["norms32"] - info_big["norms64"]).abs() / info_big["norms64"]).max()) < 1e-6
 
 
@@ -143,19 +143,19 @@ def test_kinks_of_function_merges_and_thresholds():
 
 # ---------------------------------------------------------------------------------------------- experiments
 def test_sigma_prime_zero_illustration_and_library_boundary():
-    r = X.sigma_prime_zero([0.1, 0.01, 0.001])
+    r = remarks.sigma_prime_zero([0.1, 0.01, 0.001])
     assert r[0]["sup"].abs().max() == 0 and r[0]["limit_residual"] == 0
     assert torch.allclose(r[1]["sup"], torch.tensor([0.1, 0.01, 0.001], dtype=torch.float64))
     assert r["sup_slope_sigma1"] == pytest.approx(1.0, abs=1e-9) and r[1]["limit_residual"] == 1.0
-    b = X.boundary_neuron_run(steps=300)
+    b = remarks.boundary_neuron_run(steps=300)
     assert b["max_abs_z1"] == 0.0 and b["first_step_if_sigma1"] > 0
 
 
 def test_assumption3_monte_carlo_agrees_with_the_exact_form():
-    r = X.assumption3_monte_carlo([2, 4], trials=3000, max_width=300, seed=1)
+    r = remarks.assumption3_monte_carlo([2, 4], trials=3000, max_width=300, seed=1)
     for v in r["per_n"].values():
-        z = X.z_scores(v["p_hat"], v["exact"], 3000)
-        assert float(z.abs().max()) < X.bonferroni_z(z.numel())
+        z = remarks.z_scores(v["p_hat"], v["exact"], 3000)
+        assert float(z.abs().max()) < remarks.bonferroni_z(z.numel())
     v2 = r["per_n"][2]  # at m = 2 the product form is 0.191 against 0.125
     i = r["widths"].index(2)
     assert float(v2["product"][i]) == pytest.approx(0.19140625) and float(v2["exact"][i]) == pytest.approx(0.125)
@@ -170,18 +170,18 @@ def test_covered_labels_and_classes():
     W[0, 1, 2] = 1.0
     W[0, 1, 3] = -1.0  # inactive on x4 (on its boundary it would count in S-,1, whose definition has >= 0)
     p0 = Params(torch.tensor([[1.0, -1.0]], dtype=torch.float64), W)
-    cov = X.covered_labels(p0, data)
+    cov = remarks.covered_labels(p0, data)
     assert cov.tolist() == [[True, True, True, False]]
     sp, sm = theory.key_sets(p0, data)
     assert bool(sp.any()) and not bool(sm.any())
 
 
 def test_small_runs_of_the_experiment_functions():
-    sw = X.run_toy_sweep(8, [1e-6, 1.0], [0, 1], 1e-3, 300)
+    sw = remarks.run_toy_sweep(8, [1e-6, 1.0], [0, 1], 1e-3, 300)
     assert sw.traj.runs == 4 and sw.runs_at(1.0) == [2, 3]
     assert torch.allclose(sw.lam, torch.tensor([1e-6, 1e-6, 1.0, 1.0], dtype=torch.float64) / math.sqrt(8))
-    nr = X.run_nearly_orthogonal(6, [0], 1e-4, [0.0, 0.1], 0.05, 200)
+    nr = remarks.run_nearly_orthogonal(6, [0], 1e-4, [0.0, 0.1], 0.05, 200)
     assert nr["traj"].runs == 2 and nr["deltas"].tolist() == [0.0, 0.1]
-    ub = X.run_unbalanced(6, [0], [1e-2], 0.05, 50)
+    ub = remarks.run_unbalanced(6, [0], [1e-2], 0.05, 50)
     assert ub["kind"] == ["balanced", "unbalanced"]
     assert float(ub["initial_imbalance"][0]) < 1e-12 < float(ub["initial_imbalance"][1])

@@ -4,7 +4,7 @@ import re
 import pytest
 import torch
 
-from shallowflow.experiments import orthogonal as toy
+from shallowflow.experiments.orthogonal_inputs import toy
 from shallowflow.params import ParameterError, validate
 
 
@@ -12,7 +12,7 @@ def small(**kw):
     P = dict(profile="custom", width=12, init_scale=1e-2, lr=1e-2, steps=400, seeds=[0, 1], conventions="both",
              panels=[0, 400], animation_frames=5)
     P.update(kw)
-    return validate(P, toy.TOY_SCHEMA)
+    return validate(P, toy.SCHEMA)
 
 
 def test_animation_frames_follow_the_authors_schedule_and_the_loss():

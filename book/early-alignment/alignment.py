@@ -18,10 +18,10 @@
 # Section 4.1 (Lemmas 5-6), Appendix E (Theorem 3).
 # **Targets:** Def1, Lem2, Lem3, Thm1(i), Thm1(ii), Rem1, Lem5 and Lem6 (their dependence on $\lambda$),
 # S5-omni, Thm3 (general dimension), Ex1 (Example 1 of Appendix E.1).
-# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_sweep`,
-# {py:func}`~shallowflow.experiments.early_alignment.critical_points_2d`,
-# {py:func}`~shallowflow.experiments.early_alignment.run_general_d`,
-# {py:func}`~shallowflow.experiments.early_alignment.example1`.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.alignment.run_sweep`,
+# {py:func}`~shallowflow.experiments.early_alignment.theory.critical_points_2d`,
+# {py:func}`~shallowflow.experiments.early_alignment.alignment.run_general_d`,
+# {py:func}`~shallowflow.experiments.early_alignment.alignment.example1`.
 #
 # The statements below are reconstructions [R]: the text keeps their structure and the stripped symbols are
 # restored in the standard way (Maennel et al. 2018; the specification of this source, section 2.3-2.4):
@@ -79,10 +79,13 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import early_alignment as ea
+from shallowflow import data as datasets
+from shallowflow.experiments.early_alignment import alignment as ex
+from shallowflow.experiments.early_alignment import findings as fnd
+from shallowflow.experiments.early_alignment import theory as th
 from shallowflow.params import validate
 
-P = validate(globals(), ea.SWEEP_SCHEMA, ea.SWEEP_RULES)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/alignment", profile=P.profile)
 
@@ -93,11 +96,11 @@ claims = C.Claims(source="002", chapter="book/early-alignment/alignment", profil
 # and the boundaries gives every critical point exactly; a grid of $10^6$ angles is the cross-check.
 
 # %%
-data = ea.datasets.get("ea-three-point", device="cpu")
-crit = ea.critical_points(data)
-flat = ea.flat_arcs(data)
-grid = ea.grid_extrema(data)
-D = ea.key_vector(data.X, data.y)
+data = datasets.get("ea-three-point", device="cpu")
+crit = th.critical_points(data)
+flat = th.flat_arcs(data)
+grid = th.grid_extrema(data)
+D = th.key_vector(data.X, data.y)
 angle_D = math.atan2(float(D[1]), float(D[0])) % (2 * math.pi)
 print(config.describe())
 for c in crit:
@@ -128,7 +131,7 @@ plt.show()
 # at least one extremal vector, and no $D_A$ lies on a cone boundary.
 
 # %%
-census = ea.lemma23_census(P.random_sizes, P.random_datasets)
+census = ex.lemma23_census(P.random_sizes, P.random_datasets)
 display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["count"].min()),
                               mean_extremal=float(v["count"].double().mean()),
                               mean_maxima=float(v["n_max"].double().mean()), mean_minima=float(v["n_min"].double().mean()),
@@ -142,8 +145,8 @@ display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["co
 # iterations; parameters are kept at $\tau_\varepsilon$ for every $\varepsilon$ and scale.
 
 # %%
-sw = ea.run_sweep(P)
-pt = ea.sweep_phase_times(sw)
+sw = ex.run_sweep(P)
+pt = ex.sweep_phase_times(sw)
 print(f"{sw.lam.numel()} runs x {int(round(P.time / P.lr))} iterations in {sw.run.seconds:.1f} s")
 rows = []
 for e in P.epsilons:
@@ -165,9 +168,9 @@ fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
 for e in P.epsilons:
     a = sw.at_tau[e]
     med, mx = a["med"].numpy(), a["max"].numpy()
-    slopes[e] = dict(med=ea.loglog_slope(lam, med)[0], max=ea.loglog_slope(lam[small], mx[small])[0],
-                     R=ea.loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=ea.loglog_slope(lam, a["h_max"].numpy())[0],
-                     R2_med=ea.loglog_slope(lam, med)[1])
+    slopes[e] = dict(med=ex.loglog_slope(lam, med)[0], max=ex.loglog_slope(lam[small], mx[small])[0],
+                     R=ex.loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=ex.loglog_slope(lam, a["h_max"].numpy())[0],
+                     R2_med=ex.loglog_slope(lam, med)[1])
     axes[0].loglog(lam, med, "o", label=f"median, eps {e:g} (slope {slopes[e]['med']:.3f})")
     axes[0].loglog(lam, mx, "x", label=f"max, eps {e:g} (slope {slopes[e]['max']:.3f})")
     axes[1].loglog(lam, a["a_ratio"].numpy() * lam ** e, "o", label=f"eps {e:g}")
@@ -216,7 +219,7 @@ plt.show()
 # but not checked.
 
 # %%
-gen = ea.run_general_d(P)
+gen = ex.run_general_d(P)
 rows = []
 for res_ in gen:
     for c in res_["clusters"]:
@@ -242,7 +245,7 @@ print(f"growing clusters: {len(grow)}; at a fixed point (1 - cos <= 1e-3): {fixe
 # $k_0$ iterations of the library's descent, then one such step, then the library's descent again.
 
 # %%
-ex1 = ea.example1(P.example_steps, P.example_lr, P.example_leave_at)
+ex1 = ex.example1(P.example_steps, P.example_lr, P.example_leave_at)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 axes[0].plot(ex1["iterations"], ex1["z_stay"], color="k", lw=2, label="sigma'(0) = 0 (the library): stays")
 for k0, v in ex1["leaving"].items():
@@ -263,7 +266,7 @@ plt.show()
 e_main = 0.5 if 0.5 in P.epsilons else P.epsilons[0]
 crit_grid = sorted(grid["maxima"].tolist() + grid["minima"].tolist())
 crit_enum = sorted(c.angle for c in crit)
-match = (len(crit_grid) == len(crit_enum)) and all(float(ea.angle_distance(a, b)) <= 3 * 2 * math.pi / 1e6
+match = (len(crit_grid) == len(crit_enum)) and all(float(th.angle_distance(a, b)) <= 3 * 2 * math.pi / 1e6
                                                    for a, b in zip(crit_grid, crit_enum))
 lam_min = float(sw.lam.min())
 at_min = sw.lam == lam_min
@@ -271,7 +274,7 @@ le4 = sw.lam <= 1e-4
 
 # %%
 claims.check("Def1/argmax-is-D", "the maximiser of G on a 10^6-point grid is the direction of D (rad)",
-             float(ea.angle_distance(grid["argmax"], angle_D)), C.below(1e-5), source_value="atan2(1.3333, -0.51667)")
+             float(th.angle_distance(grid["argmax"], angle_D)), C.below(1e-5), source_value="atan2(1.3333, -0.51667)")
 claims.check("Def1/enumeration-matches-grid", "the enumerated critical points are the grid's strict extrema",
              float(match), C.is_true("same count, within 3 grid steps"), source_value="critical points = extremal vectors")
 claims.check("Def1/single-extremal", "the Figure 2 data have exactly one extremal vector (count)", len(crit),
@@ -321,17 +324,17 @@ claims.check("Lem5/tau2-linear", "tau_2 is linear in ln(1/lambda) (R^2)", pt["r2
 claims.check("Lem5/tau2-slope", "its slope against 1/|D| (ratio)", pt["slope"] / pt["predicted_slope"],
              C.within(0.85, 1.15), source_value=f"1/|D| = {pt['predicted_slope']:.4f}")
 claims.check("Lem5/pairwise", "at tau_2 and lambda <= 1e-4 the S+ neurons are pairwise aligned (min pairwise cos)",
-             ea.series_at_capture(sw.run, sw.captures, "tau2", "pair_min_cos")[le4], C.above(1 - 1e-3),
+             th.series_at_capture(sw.run, sw.captures, "tau2", "pair_min_cos")[le4], C.above(1 - 1e-3),
              source_value="Lemma 5 (3)")
 dur = pt["duration"]
 claims.check("Lem6/duration", "tau_3 - tau_2 does not depend on lambda: (max - min) / mean",
              float((dur.max() - dur.min()) / dur.mean()), C.below(0.2), source_value="Lemma 6, O(ln 1/eps_2)")
 claims.check("Lem6/pairwise", "at tau_3 and lambda <= 1e-4 the S+ neurons are still pairwise aligned (min pairwise cos)",
-             ea.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
+             th.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
              source_value="Lemma 6 (2)")
 spread = 2 * torch.asin(torch.sqrt(sw.at_tau[e_main]["max"] / 2))
 claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S+ around D shrinks as lambda^eps "
-             "(fitted exponent, lambda <= 1e-3)", ea.loglog_slope(lam[small], spread.numpy()[small])[0],
+             "(fitted exponent, lambda <= 1e-3)", ex.loglog_slope(lam[small], spread.numpy()[small])[0],
              C.within(e_main - 0.15, e_main + 0.15), source_value="a very small cone around D [T]",
              note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad")
 claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
@@ -362,4 +365,4 @@ claims.finish();
 # ## What we find
 
 # %% tags=["remove-input"]
-display(Markdown(ea.findings_alignment(claims, sw, pt, slopes, P)))
+display(Markdown(fnd.findings_alignment(claims, sw, pt, slopes, P)))

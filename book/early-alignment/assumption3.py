@@ -17,8 +17,8 @@
 # **Source:** `002_2857c8c2774dfa04.txt`, Section 4 (Assumption 3, Figure 1, Remark 3), Appendix A
 # (Assumptions 4-6, Lemma 8), Appendix F (Theorem 4), Section 5 (unbalanced initialisation).
 # **Targets:** E1 (Figure 1), Lem8, Thm2 and Thm4 on Assumption-3 data, S5-unbal on Assumption-3 data.
-# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_lemma8`,
-# {py:func}`~shallowflow.experiments.early_alignment.run_assumption3_gd`.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.assumption3.run_lemma8`,
+# {py:func}`~shallowflow.experiments.early_alignment.assumption3.run_assumption3_gd`.
 #
 # **Assumption 3** [M, with the minus signs that the metadata lost restored, a reconstruction]: three points
 # $(x_k,y_k)\in\mathbb R^2\times\mathbb R$ with, for some $\eta>0$,
@@ -79,10 +79,14 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import early_alignment as ea
+from shallowflow import data as datasets
+from shallowflow.experiments.early_alignment import assumption3 as ex
+from shallowflow.experiments.early_alignment import findings as fnd
+from shallowflow.experiments.early_alignment import theory as th
+from shallowflow.models import Network
 from shallowflow.params import validate
 
-P = validate(globals(), ea.A3_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/assumption3", profile=P.profile)
 
@@ -95,7 +99,7 @@ claims = C.Claims(source="002", chapter="book/early-alignment/assumption3", prof
 # from $\lambda=$ `gd_scale`, and the boxes of Assumption 3.
 
 # %%
-f1 = ea.figure1(P)
+f1 = ex.figure1(P)
 d1, o1 = f1["data"], f1["ols"]
 print(config.describe())
 print(f"data x = {d1.x1d.tolist()}, y = {d1.y.tolist()}; in the boxes: {f1['in_boxes']}; min Gram {float(f1['gram'].min()):.4f}")
@@ -105,9 +109,9 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 e = P.eta
 for (x0, x1_), (y0, y1_) in (((-1, -1 + e), (1, 1 + e)), ((-e, e), (0, e)), ((1 - e, 1), (1, 1 + e))):
     ax.add_patch(plt.Rectangle((x0, y0), x1_ - x0, y1_ - y0, color="tab:green", alpha=0.15))
-plots.function_panel(ax, f1["gd"], d1, ea.Network("relu"), xlim=(-1.2, 1.2), ylim=(-0.2, 1.4),
+plots.function_panel(ax, f1["gd"], d1, Network("relu"), xlim=(-1.2, 1.2), ylim=(-0.2, 1.4),
                      extra={"OLS line": lambda t: (o1.beta[0] * t + o1.beta[1]).numpy(),
-                            "two-neuron interpolator": lambda t: ea.Network("relu").forward(f1["two"], ea.datasets.augment_bias(t))[0].numpy()},
+                            "two-neuron interpolator": lambda t: Network("relu").forward(f1["two"], datasets.augment_bias(t))[0].numpy()},
                      title=f"Assumption 3 (eta = {e:g}): boxes, data, OLS, interpolator, GD limit")
 ax.legend(fontsize=7)
 fig.tight_layout()
@@ -121,7 +125,7 @@ plt.show()
 # seem to be tight").
 
 # %%
-cen = ea.run_lemma8(P)
+cen = ex.run_lemma8(P)
 keys = ["in_boxes", "gram_pos", "y_pos", "rank2", "indep", "single", "a4", "a5", "a5_linear", "a6_signs", "a6_general", "all"]
 tab = pd.DataFrame({f"{k:g}": {key: float(v[key].double().mean()) for key in keys} for k, v in cen.items()}).T
 tab["a6 worst"] = [float(v["a6_worst"].max()) for v in cen.values()]
@@ -136,12 +140,12 @@ display(tab.style.format("{:.4f}").format({"a6 worst": "{:.2e}"}))
 # data, its positive part elsewhere). Then the larger $\eta$ of Remark 3 and a ten times larger step.
 
 # %%
-gd = ea.run_assumption3_gd(P)
+gd = ex.run_assumption3_gd(P)
 rows = []
 for part in ("main", "remark", "fast", "small"):
     for (et, m), r in gd[part].items():
-        cnt = {k: sum(o == k for o in r["outcome"]) for k in ea.OUTCOMES}
-        esc = torch.tensor([o in ea.SUCCESS for o in r["outcome"]])
+        cnt = {k: sum(o == k for o in r["outcome"]) for k in th.OUTCOMES}
+        esc = torch.tensor([o in th.SUCCESS for o in r["outcome"]])
         rows.append(dict(part=part, eta=et, width=m, lr=r["lr"], runs=len(r["outcome"]), **cnt,
                          max_abs_excess=float(r["excess"].abs().max()), runs_with_sign_flips=int((r["flips"] > 0).sum()),
                          escaped_with_flips=int(((r["flips"] > 0) & esc).sum()), seconds=r["seconds"]))
@@ -158,7 +162,7 @@ display(pd.DataFrame(rows).style.format({"max_abs_excess": "{:.2e}", "seconds": 
 # to fit, then move into the cones of the extreme points and grow there. The plot shows the margins.
 
 # %%
-rerun = ea.a3_rerun_escaped(P, gd["main"])
+rerun = ex.a3_rerun_escaped(P, gd["main"])
 display(pd.DataFrame(rerun) if rerun else Markdown("No run escaped at the authors' step."))
 
 # %%
@@ -168,7 +172,7 @@ for j, et in enumerate(P.lemma_etas):
     for m in P.gd_widths:
         r = gd["main"][(et, m)]
         nd = len(r["outcome"]) // P.gd_seeds
-        esc = torch.tensor([any(o in ea.SUCCESS for o in r["outcome"][i * P.gd_seeds:(i + 1) * P.gd_seeds]) for i in range(nd)])
+        esc = torch.tensor([any(o in th.SUCCESS for o in r["outcome"][i * P.gd_seeds:(i + 1) * P.gd_seeds]) for i in range(nd)])
         ax.scatter(mg[:nd].numpy(), np.full(nd, P.gd_widths.index(m) + 0.15 * j), c=np.where(esc.numpy(), "tab:red", "tab:blue"),
                    s=18, marker="o^s"[j % 3], label=f"eta {et:g}" if m == P.gd_widths[0] else None)
 ax.set_xscale("log")
@@ -208,7 +212,7 @@ def cat(key):
 
 share_ols = min(sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in main_runs)
 remark_small = [e_ for e_ in P.remark_etas if e_ <= 0.3]
-fast_escape = sum(sum(o in ea.SUCCESS for o in r["outcome"]) for r in gd["fast"].values())
+fast_escape = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["fast"].values())
 
 # %%
 claims.check("E1/in-boxes", f"the Figure 1 dataset (box centres, eta = {P.eta:g}) satisfies Assumption 3",
@@ -277,11 +281,11 @@ claims.finish();
 # %% tags=["remove-input"]
 surv = [r for r in rerun if r["escapes_small_step"]]
 fast_rows = [r for r in gd["fast"].values()]
-fast_esc = sum(sum(o in ea.SUCCESS for o in r["outcome"]) for r in fast_rows)
-small_esc = sum(sum(o in ea.SUCCESS for o in r["outcome"]) for r in gd["small"].values())
+fast_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in fast_rows)
+small_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["small"].values())
 small_n = sum(len(r["outcome"]) for r in gd["small"].values())
-fast_esc_flip = sum(int(((r["flips"] > 0) & torch.tensor([o in ea.SUCCESS for o in r["outcome"]])).sum()) for r in fast_rows)
-display(Markdown(ea.summarise(claims, [
+fast_esc_flip = sum(int(((r["flips"] > 0) & torch.tensor([o in th.SUCCESS for o in r["outcome"]])).sum()) for r in fast_rows)
+display(Markdown(fnd.summarise(claims, [
     f"- At the authors' step {len(rerun)} Assumption-3 run(s) escape the OLS point; {len(surv)} of them escape again "
     f"with a four times smaller step (an escape of the flow: lambda = {P.gd_scale:g} is above that dataset's lambda*), "
     f"{len(rerun) - len(surv)} do not (a finite-step effect). At lambda = {P.small_scale:g} (step {P.small_lr:g}) "

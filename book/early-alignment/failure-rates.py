@@ -18,7 +18,7 @@
 # Theorem 2", leaky ReLU and footnote 7).
 # **Targets:** Thm2 (the protocol of the specification: width $\times$ scale), S5-unbal, S5-leaky, and the
 # dominated initialisation of Section 5.
-# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_failure_rates`.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.failure_rates.run_failure_rates`.
 #
 # Theorem 2 [T structure, R statement]: there is a $\lambda^*>0$ depending only on the data such that for
 # **every** width $m$ and every $\lambda\le\lambda^*$ gradient flow from a balanced initialisation converges to
@@ -71,15 +71,17 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import early_alignment as ea
+from shallowflow.experiments.early_alignment import failure_rates as ex
+from shallowflow.experiments.early_alignment import findings as fnd
+from shallowflow.experiments.early_alignment import theory as th
 from shallowflow.params import validate
 
-P = validate(globals(), ea.FAILURE_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/failure-rates", profile=P.profile)
 
 # %%
-res = ea.run_failure_rates(P)
+res = ex.run_failure_rates(P)
 g = res["balanced"]
 Ls = float(res["ols"].loss)
 print(config.describe())
@@ -93,7 +95,7 @@ for name in ("balanced", "step_check", "unbalanced", "dominated", "leaky", "leak
 # Each cell counts the runs ending at `ols / zero / other / escaping / global`.
 
 # %%
-display(ea.grid_table(g))
+display(ex.grid_table(g))
 
 # %% [markdown]
 # ## The phase diagram
@@ -112,14 +114,14 @@ ax.set_xlabel(r"initialisation scale $\lambda$")
 for i, m in enumerate(g.widths):
     for j, sc in enumerate(g.scales):
         ax.text(j, i, f"{F[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    lam_star = ea.empirical_lambda_star(g, m)
+    lam_star = ex.empirical_lambda_star(g, m)
     if lam_star in g.scales:
         ax.plot([g.scales.index(lam_star) + 0.5] * 2, [i - 0.5, i + 0.5], color="black", lw=2)
 fig.colorbar(im, ax=ax, label="share of failing runs")
 ax.set_title("balanced ReLU, three-point data: failing share (black bar: largest scale with 100% failure)", fontsize=10)
 fig.tight_layout()
 plt.show()
-lam_star = {m: ea.empirical_lambda_star(g, m) for m in g.widths}
+lam_star = {m: ex.empirical_lambda_star(g, m) for m in g.widths}
 print("largest grid scale at which every run fails, per width:", lam_star)
 
 # %% [markdown]
@@ -151,12 +153,12 @@ plt.show()
 # %%
 sc_grid = res["step_check"]
 m0 = P.step_check_width
-display(ea.grid_table(sc_grid))
+display(ex.grid_table(sc_grid))
 disagree, disagree_theorem = 0, 0
 if m0 in g.widths:
     for sc in g.scales:
-        a = [o in ea.SUCCESS for o in g.outcome[(m0, sc)][:P.step_check_seeds]]
-        b = [o in ea.SUCCESS for o in sc_grid.outcome[(m0, sc)]]
+        a = [o in th.SUCCESS for o in g.outcome[(m0, sc)][:P.step_check_seeds]]
+        b = [o in th.SUCCESS for o in sc_grid.outcome[(m0, sc)]]
         d = sum(x != y for x, y in zip(a, b))
         disagree += d
         disagree_theorem += d if sc <= 1e-2 else 0
@@ -179,7 +181,7 @@ print(f"disagreements: {disagree} in total, {disagree_theorem} at lambda <= 1e-2
 # %%
 for name in ("unbalanced", "dominated", "leaky", "leaky_small"):
     print(f"{name} ({res[name].activation}, flow time {res[name].time:g}): ols/zero/other/escaping/global")
-    display(ea.grid_table(res[name]))
+    display(ex.grid_table(res[name]))
 ub, lk = res["unbalanced"], res["leaky"]
 mx = max(P.contrast_widths)
 t_ub = ub.escape[(mx, min(P.contrast_scales))]
@@ -253,4 +255,4 @@ claims.finish();
 # ## What we find
 
 # %% tags=["remove-input"]
-display(Markdown(ea.findings_failure(claims, res, lam_star, disagree, P)))
+display(Markdown(fnd.findings_failure(claims, res, lam_star, disagree, P)))

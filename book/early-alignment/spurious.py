@@ -19,7 +19,7 @@
 # **Targets:** E2 (Figure 2), Thm2 on the Figure 2 data, the phase lemmas Lem4-Lem7 and Lem9-24 along the run,
 # Lem1 (balancedness), S5-limit (saddle or local minimum). The dependence on $\lambda$ of the phases is in
 # {doc}`alignment`.
-# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_figure2`.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.spurious.run_figure2`.
 #
 # The source text lost all of its mathematics in conversion: every display equation, most inline symbols and
 # almost every number are gone. What this chapter uses is therefore tagged as in the book's specification of
@@ -76,10 +76,12 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import early_alignment as ea
+from shallowflow.experiments.early_alignment import spurious as ex
+from shallowflow.experiments.early_alignment import findings as fnd
+from shallowflow.experiments.early_alignment import theory as th
 from shallowflow.params import validate
 
-P = validate(globals(), ea.FIG2_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/spurious", profile=P.profile)
 
@@ -93,10 +95,10 @@ claims = C.Claims(source="002", chapter="book/early-alignment/spurious", profile
 # leaves a positive loss, while a two-neuron network interpolates the data [T].
 
 # %%
-fr = ea.run_figure2(P)
+fr = ex.run_figure2(P)
 data, o, D = fr.data, fr.ols, fr.D
-two = ea.two_neuron_interpolator(data)
-two_loss = float(fr.network.loss(two, data.X, data.y, ea.LOSS))
+two = th.two_neuron_interpolator(data)
+two_loss = float(fr.network.loss(two, data.X, data.y, th.LOSS))
 print(config.describe())
 print(f"beta* = {o.beta.tolist()}, OLS predictions {o.pred.tolist()}, residuals {o.resid.tolist()}")
 print(f"L_lin* = {float(o.loss):.10f} (mean convention), L(0) = mean(y^2) = {float((data.y ** 2).mean()):.4f}")
@@ -119,7 +121,7 @@ print(f"{fr.run.final.runs} run(s) of width {P.width}: {P.steps} iterations in {
 # [T]); (g, h) the last iteration.
 
 # %%
-pt = ea.phase_times(fr)
+pt = ex.phase_times(fr)
 k2, k3 = int(pt["k2"][0]), int(pt["k3"][0])
 stages = [(0, fr.run.snaps[0].select(0), "initialisation")]
 if k2 >= 0:
@@ -132,7 +134,7 @@ fig = plt.figure(figsize=(9, 3.3 * len(stages)))
 for i, (k, q, what) in enumerate(stages):
     ax = fig.add_subplot(len(stages), 2, 2 * i + 1)
     plots.function_panel(ax, q, data, fr.network, extra={"OLS line": ols_line}, ylim=(-0.1, 1.3),
-                         title=f"({'aceg'[i]}) {what}, iteration {k}, L = {float(fr.network.loss(q, data.X, data.y, ea.LOSS)):.4f}")
+                         title=f"({'aceg'[i]}) {what}, iteration {k}, L = {float(fr.network.loss(q, data.X, data.y, th.LOSS)):.4f}")
     if i == 0:
         ax.legend(fontsize=8, loc="upper right")
     axp = fig.add_subplot(len(stages), 2, 2 * i + 2, projection="polar")
@@ -152,7 +154,7 @@ anim2 = [(k, fr.run.snaps[k]) for k in fr.frames]
 if anim2:
     display(HTML(plots.neuron_animation(anim2, data, fr.network, extra={"OLS line": ols_line}, ylim=(-0.1, 1.3),
                                         time_per_step=P.lr)))
-    L_anim2 = ea.frame_losses([q for _, q in anim2], data, fr.network)
+    L_anim2 = th.frame_losses([q for _, q in anim2], data, fr.network)
     print(f"{len(anim2)} frames, iterations {anim2[0][0]} to {anim2[-1][0]}; loss {float(L_anim2[0]):.6f} -> "
           f"{float(L_anim2[-1]):.6f}")
 
@@ -222,10 +224,10 @@ print(f"tau_eps = {fr.tau_eps:.3f} [R], tau_2 = {pt['tau2'].tolist()}, tau_3 = {
 #   rounding). The basin can be extremely thin, so $\delta_0$ is reported.
 
 # %%
-sad = ea.saddle_test(fr)
-lm = ea.local_min_test(fr.dominated.final, data, P.perturbations)
-bal_lm = ea.local_min_test(fr.run.final.select(0), data, P.perturbations)
-dom_end = ea.end_state(fr, fr.dominated.final)
+sad = ex.saddle_test(fr)
+lm = ex.local_min_test(fr.dominated.final, data, P.perturbations)
+bal_lm = ex.local_min_test(fr.run.final.select(0), data, P.perturbations)
+dom_end = ex.end_state(fr, fr.dominated.final)
 dom_bound = float(((fr.dominated.p0.a ** 2) - (fr.dominated.p0.W ** 2).sum(-1)).clamp_min(0).sqrt().min())
 print(f"balanced limit: smallest neuron |theta_j| = {sad['neuron_norm']:.3g}")
 for rho, dl, pr in zip(sad["rho"], sad["dL"], sad["predicted"]):
@@ -244,15 +246,15 @@ print(f"balanced limit, same random test: delta_0 = {bal_lm['delta0']:.3g}, min 
 # every seed. Criteria the specification sets from its own reference run are marked as such in the notes.
 
 # %% tags=["remove-cell"]
-end = ea.end_state(fr)
+end = ex.end_state(fr)
 Ls = float(o.loss)
 t2, t3 = pt["tau2"], pt["tau3"]
 k_eps = fr.k_eps // P.monitor_every
-tail = ea.tail_fit(fr)
+tail = ex.tail_fit(fr)
 cap2 = [fr.captures["tau2"][r][1] for r in range(fr.run.final.runs) if r in fr.captures["tau2"]]
 
 def at_capture(name, key):
-    return ea.series_at_capture(fr.run, fr.captures, name, key)
+    return th.series_at_capture(fr.run, fr.captures, name, key)
 
 # %%
 if anim2:
@@ -277,7 +279,7 @@ claims.check("E2/single-neuron", "positive all-active neurons share one directio
              end["min_cos_beta"], C.above(0.999), source_value="single neuron [T]")
 claims.check("E2/moved-from-D", "their direction moved from D towards beta* (median cos to beta* minus to D)",
              end["median_cos_beta"] - end["median_cos_D"], C.above(0.0, strict=True),
-             source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(ea.misalignment(o.beta[None], D)[0]):.4f}")
+             source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(th.misalignment(o.beta[None], D)[0]):.4f}")
 claims.check("E2/negative-small", "negative neurons stay irrelevant: max |a_j| over a_j < 0", end["neg_abs_a"],
              C.below(1e-3), source_value="irrelevant [T]")
 claims.check("E2/negative-none-all-active", "no negative neuron is active on all points (count)",
@@ -312,11 +314,11 @@ claims.check("Lem4/negative-norms-decreased", "at tau_eps the negative neurons' 
 claims.check("Lem4/s0-never-move", "S0 neurons never move (max change at any observation)", s["zero_moved"].amax(1),
              C.below(0.0, strict=False), source_value="Lemma 4 (3), exactly")
 claims.check("Lem5/positivity", "on [tau_eps, tau_2] S+ stays positively correlated with every x_k (min cos)",
-             ea.window(fr, "pos_margin", fr.tau_eps, t2, "min"), C.above(0.0, strict=True), source_value="Lemma 5 (2)")
+             ex.window(fr, "pos_margin", fr.tau_eps, t2, "min"), C.above(0.0, strict=True), source_value="Lemma 5 (2)")
 claims.check("Lem5/negative-norms", "at tau_2 the negative norms are at most their initial ones (max ratio - 1)",
              at_capture("tau2", "neg_norm_ratio") - 1, C.below(gd_tol, strict=False), source_value="Lemma 5 (4)")
 claims.check("Lem6/positivity", "on [tau_2, tau_3] S+ stays positively correlated with every x_k (min cos)",
-             ea.window(fr, "pos_margin", t2, t3, "min"), C.above(0.0, strict=True), source_value="Lemma 6 (3)")
+             ex.window(fr, "pos_margin", t2, t3, "min"), C.above(0.0, strict=True), source_value="Lemma 6 (3)")
 claims.check("Lem6/negative-small", "at tau_3 the negative neurons are small (max |a_j|)",
              at_capture("tau3", "neg_abs_a"), C.below(1e-2), source_value="Lemma 6 (4)")
 claims.check("Lem7/exponential-tail", "L - L_lin* decays exponentially: decrease factor over the fitted window",
@@ -360,4 +362,4 @@ claims.finish();
 # Written from this execution's measurements.
 
 # %% tags=["remove-input"]
-display(Markdown(ea.findings_spurious(claims, fr, pt, sad, lm, P)))
+display(Markdown(fnd.findings_spurious(claims, fr, pt, sad, lm, P)))

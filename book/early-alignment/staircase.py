@@ -16,7 +16,7 @@
 #
 # **Source:** `002_2857c8c2774dfa04.txt`, Appendix B.2 (the example of Stewart et al. 2022) and Section 5.
 # **Target:** E3 (Figure 3, E3.1-E3.5 of the specification).
-# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.run_staircase`.
+# **Computed by:** {py:func}`shallowflow.experiments.early_alignment.staircase.run_staircase`.
 #
 # **Data** [T/C/M]: 40 points $x_i\sim U[-1,1]$ and $y_i=h^*(x_i)$, where $h^*$ is the piecewise-linear
 # interpolant through the knots $(-1,0)$, $(-0.7,0.7)$, $(-0.55,0.5)$, $(-0.4,1)$, $(0,0)$, $(0.5,1)$,
@@ -61,11 +61,15 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
-from shallowflow import config, plots
-from shallowflow.experiments import early_alignment as ea
+from shallowflow import config, plots, train
+from shallowflow import data as datasets
+from shallowflow.experiments.early_alignment import staircase as ex
+from shallowflow.experiments.early_alignment import findings as fnd
+from shallowflow.experiments.early_alignment import theory as th
+from shallowflow.models import Network
 from shallowflow.params import validate
 
-P = validate(globals(), ea.STAIR_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="002", chapter="book/early-alignment/staircase", profile=P.profile)
 
@@ -73,13 +77,13 @@ claims = C.Claims(source="002", chapter="book/early-alignment/staircase", profil
 # ## The data
 
 # %%
-st = ea.run_staircase(P)
+st = ex.run_staircase(P)
 data = st.data
 tr = st.traj
-net = ea.Network("relu")
+net = Network("relu")
 x, y = data.x1d, data.y
-o = ea.ols(data.X, data.y)
-L_nobump = float(((ea.no_bump_teacher(x) - y) ** 2).mean())
+o = th.ols(data.X, data.y)
+L_nobump = float(((ex.no_bump_teacher(x) - y) ** 2).mean())
 print(config.describe())
 print(f"{n_points} points (seed {data_seed}):")
 print(pd.DataFrame({"x": x.numpy(), "y": y.numpy()}).round(6).T.to_string(header=False))
@@ -95,8 +99,8 @@ print(f"{len(P.seeds)} runs x {tr.steps} steps of {P.lr:g} in {tr.seconds:.1f} s
 
 # %%
 t = tr.loss_steps.double() * P.lr
-pls = [ea.plateaus(t, tr.loss[r], P.plateau_rtol, P.plateau_time) for r in range(len(P.seeds))]
-levels = [ea.distinct_levels(p, P.plateau_rtol) for p in pls]
+pls = [ex.plateaus(t, tr.loss[r], P.plateau_rtol, P.plateau_time) for r in range(len(P.seeds))]
+levels = [ex.distinct_levels(p, P.plateau_rtol) for p in pls]
 fig, ax = plt.subplots(figsize=(8, 3.6))
 for r, s in enumerate(P.seeds):
     ax.plot(t.numpy(), tr.loss[r].numpy(), lw=1.2, label=f"seed {s}")
@@ -123,7 +127,7 @@ for s, p in zip(P.seeds, pls):
 
 # %%
 frames = st.frames
-L_frames = ea.frame_losses([tr.at(k) for k in frames], data, net)
+L_frames = th.frame_losses([tr.at(k) for k in frames], data, net)
 k_cd = next((k for k, l in zip(frames, L_frames.tolist()) if l <= 0.99 * float(tr.loss[0, 0])), frames[-1])
 
 
@@ -139,7 +143,7 @@ fig = plt.figure(figsize=(9, 3.1 * len(stage)))
 for i, (k, what) in enumerate(stage):
     q = tr.at(k).select(0)
     ax = fig.add_subplot(len(stage), 2, 2 * i + 1)
-    plots.function_panel(ax, q, data, net, extra={"teacher": lambda s: ea.datasets.stewart_teacher(s).numpy()},
+    plots.function_panel(ax, q, data, net, extra={"teacher": lambda s: datasets.stewart_teacher(s).numpy()},
                          ylim=(-0.15, 1.15), title=f"({'acegi'[i]}) {what}, iteration {k}")
     axp = fig.add_subplot(len(stage), 2, 2 * i + 2, projection="polar")
     plots.polar_neurons(axp, q, title=f"({'bdfhj'[i]}) neurons")
@@ -153,11 +157,11 @@ plt.show()
 # frames of the authors' snapshot schedule, as a player embedded in the page.
 
 # %%
-anim3 = [(k, tr.at(k)) for k in ea.animation_frames(frames, P.animation_frames)] if P.animation_frames else []
+anim3 = [(k, tr.at(k)) for k in train.animation_frames(frames, P.animation_frames)] if P.animation_frames else []
 if anim3:
     display(HTML(plots.neuron_animation(anim3, data, net, polar_data=False, ylim=(-0.15, 1.15), time_per_step=P.lr,
-                                        extra={"teacher": lambda s: ea.datasets.stewart_teacher(s).numpy()})))
-    L_anim3 = ea.frame_losses([q for _, q in anim3], data, net)
+                                        extra={"teacher": lambda s: datasets.stewart_teacher(s).numpy()})))
+    L_anim3 = th.frame_losses([q for _, q in anim3], data, net)
     print(f"{len(anim3)} frames, iterations {anim3[0][0]} to {anim3[-1][0]}; loss {float(L_anim3[0]):.6f} -> "
           f"{float(L_anim3[-1]):.6f}")
 
@@ -170,9 +174,9 @@ if anim3:
 # %%
 from types import SimpleNamespace
 
-half = ea.run_staircase(SimpleNamespace(**{**vars(P), "lr": P.lr / 2, "seeds": P.seeds[:1]}))
+half = ex.run_staircase(SimpleNamespace(**{**vars(P), "lr": P.lr / 2, "seeds": P.seeds[:1]}))
 t_h = half.traj.loss_steps.double() * P.lr / 2
-lv_half = ea.distinct_levels(ea.plateaus(t_h, half.traj.loss[0], P.plateau_rtol, P.plateau_time), P.plateau_rtol)
+lv_half = ex.distinct_levels(ex.plateaus(t_h, half.traj.loss[0], P.plateau_rtol, P.plateau_time), P.plateau_rtol)
 print(f"plateau levels, step {P.lr:g}: {[round(v, 6) for v in levels[0]]}; step {P.lr / 2:g}: {[round(v, 6) for v in lv_half]}")
 print(f"final losses: {float(tr.loss[0, -1]):.8f} and {float(half.traj.loss[0, -1]):.8f}")
 
@@ -184,14 +188,14 @@ fin = tr.final
 L_end = tr.loss[:, -1]
 cut = int(0.8 * tr.loss.shape[1])
 rel_change = ((tr.loss[:, cut] - L_end).abs() / L_end)
-k_ef = ea.effective_neurons(fin)
-bumps = ea.bump_cone_neurons(fin, data)
+k_ef = ex.effective_neurons(fin)
+bumps = ex.bump_cone_neurons(fin, data)
 first_pl = [frame_near((p[0][0] + p[0][1]) / 2) if p else 0 for p in pls]
-slope_first = torch.tensor([float(ea.max_slope(tr.at(k).select(r))[0]) for r, k in enumerate(first_pl)])
-occ_cd = ea.occupied_bins(tr.at(k_cd), rel=0.0)
+slope_first = torch.tensor([float(ex.max_slope(tr.at(k).select(r))[0]) for r, k in enumerate(first_pl)])
+occ_cd = ex.occupied_bins(tr.at(k_cd), rel=0.0)
 k_ef_frame = first_pl[0]
-occ_ef = ea.occupied_bins(tr.at(k_ef_frame))
-occ_end = ea.occupied_bins(fin)
+occ_ef = ex.occupied_bins(tr.at(k_ef_frame))
+occ_end = ex.occupied_bins(fin)
 n_common = min(len(levels[0]), len(lv_half))
 level_gap = max((abs(a_ / b_ - 1) for a_, b_ in zip(levels[0][:n_common], lv_half[:n_common])), default=math.nan)
 
@@ -241,7 +245,7 @@ claims.finish();
 # ## What we find
 
 # %% tags=["remove-input"]
-display(Markdown(ea.summarise(claims, [
+display(Markdown(fnd.summarise(claims, [
     f"- Final losses {[round(float(v), 6) for v in L_end]} (seeds {P.seeds}) against {L_nobump:.5f} for the teacher "
     f"without its bumps and 0 for the teacher; effective neurons {k_ef.tolist()}; plateau levels per seed: "
     + "; ".join(str([round(v, 5) for v in lv]) for lv in levels) + ".",

@@ -18,7 +18,7 @@
 # Appendix A is referred to but **not in the source file**; its experiments are rebuilt from the
 # authors' code (github.com/eboursier/GFdynamics) as the specification describes it.
 # **Targets:** E3a (non-orthogonal 1-D toy) and E3b (role of the initialisation scale).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_extras.run_nonorthogonal`.
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.appendix_a.run_nonorthogonal`.
 #
 # What the main text says Appendix A shows: "similar experiments on non-orthogonal toy data", with
 # "some similar training phenomena, but major differences appearing in the dynamics"; "If data were
@@ -71,10 +71,11 @@ from IPython.display import HTML, Markdown, display
 from shallowflow import claims as C
 from shallowflow import config, metrics, plots
 from shallowflow.claims import fmt
-from shallowflow.experiments import orthogonal_extras as X
+from shallowflow.experiments.orthogonal_inputs import appendix_a as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
 
-P = validate(globals(), X.APPENDIX_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/appendix-a", profile=P.profile)
 print(config.describe())
@@ -85,8 +86,8 @@ print(config.describe())
 # Every (label variant, setting, scale, seed) is one run of a single ensemble with per-run data.
 
 # %%
-run = X.run_nonorthogonal(P)
-S = X.nonorthogonal_summary(run)
+run = ex.run_nonorthogonal(P)
+S = ex.nonorthogonal_summary(run)
 print(f"{run.traj.runs} runs x {P.steps} iterations in {run.traj.seconds:.1f} s")
 print("minimal ||theta||^2 of an interpolator (LP, eq. (8) at the data points):",
       {v: round(x, 6) for v, x in S["min_squared_norm"].items()})
@@ -274,7 +275,7 @@ claims.finish();
 
 # %% tags=["remove-input"]
 small_gap = S["rel_gap"][run.runs("camera-ready", ref_scale)] if ref_scale is not None else torch.tensor([float("nan")])
-text = X.findings(claims, {"E3a": "non-orthogonal toy", "E3b": "initial scale"})
+text = fnd.extras_findings(claims, {"E3a": "non-orthogonal toy", "E3b": "initial scale"})
 gaps = torch.cat([small_gap, S["rel_gap"][E3a]])
 text += (f"\n- **Not claimed, measured:** at the reference small scale ({ref_scale}) the final $\\|\\theta\\|^2$ is "
          f"{fmt(small_gap)} above the LP minimum (relative), and in the early setting "

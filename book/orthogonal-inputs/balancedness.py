@@ -16,7 +16,7 @@
 #
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 2.
-# **Target:** L1 (Lemma 1). **Computed by:** {py:func}`shallowflow.experiments.orthogonal_theory.run_balance`.
+# **Target:** L1 (Lemma 1). **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.balancedness.run_balance`.
 #
 # **Lemma 1.** For all $t \ge 0$ and all $j$, $(a_j^t)^2 - \|w_j^t\|^2 = (a_j^0)^2 - \|w_j^0\|^2$. If the
 # initialisation is balanced and non-zero, $|a_j^0| = \|w_j^0\| > 0$, then $|a_j^t| = \|w_j^t\| > 0$ and
@@ -67,17 +67,19 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import orthogonal_theory as OT
+from shallowflow.experiments.orthogonal_inputs import balancedness as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
+from shallowflow.experiments.orthogonal_inputs import theory as th
 from shallowflow.params import validate
 
-P = validate(globals(), OT.BALANCE_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/balancedness", profile=P.profile)
-steps_check = OT.StepSizes()
+steps_check = fnd.StepSizes()
 pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 
 # %%
-run = OT.run_balance(P)
+run = ex.run_balance(P)
 print(config.describe())
 print(f"toy: {run.toy.runs} GD runs, {run.toy_mon.steps} iterations each (every state recorded), "
       f"{run.toy_mon.seconds:.1f} s; ortho-B: {run.b.runs} GD runs, {run.b_mon.steps} iterations, "
@@ -103,7 +105,7 @@ print(f"total {run.seconds:.1f} s")
 # %%
 rows, fb = [], {}
 for name, (e, ft) in run.flows.items():
-    fb[name] = OT.flow_balance(e, ft)
+    fb[name] = ex.flow_balance(e, ft)
     rows.append(dict(dataset=name, runs=e.runs, per_neuron_max=float(fb[name]["rel"].max()),
                      spec_normalised_max=float(fb[name]["spec"].max()), abs_max=float(fb[name]["abs"].max()),
                      argmax_rounding_level=float(fb[name]["argmax_level"].max()),
@@ -185,7 +187,7 @@ display(pd.DataFrame(rows))
 # %%
 d, m_, size = run.toy_drift, run.toy_final_inv, run.toy_max_size
 K = run.toy_mon.steps
-tol = 1e-6 * d.abs() + 4 * OT.U * K * size
+tol = 1e-6 * d.abs() + 4 * th.U * K * size
 steps_check.check(claims, "L1/gd-drift-sum-toy", "toy: final a_j^2 - ||w_j||^2 equals the sum of the one-step formula over "
                   "all steps: max |difference| / tolerance", ((m_ - d).abs() / tol).amax(1), run.toy.lrs,
                   C.below(1.0, strict=False), source_value="[derived]")
@@ -207,7 +209,7 @@ for name, e, mon, T in (("orthogonal-toy", run.toy, run.toy_mon, P.time_toy), ("
                       f"(flow time {T:g})", rel, e.lrs, C.below(1e-3), source_value="<= 1e-3 (spec)",
                       note="expected to fail at these step sizes: an O(eta) drift of the neurons that shrink")
     steps_check.check(claims, f"L1/gd-drift-sign-{name}", f"{name}: max over j, t of (a_j^2 - ||w_j||^2)/(a_j^2 + ||w_j||^2) "
-                      "divided by 2uK", pos / (2 * OT.U * k_in), e.lrs, C.below(1.0, strict=False),
+                      "divided by 2uK", pos / (2 * th.U * k_in), e.lrs, C.below(1.0, strict=False),
                       source_value="[derived] a_j^2 <= ||w_j||^2 under GD")
     steps_check.check(claims, f"L1/gd-signs-{name}", f"{name}: sign(a_j) = s_j and ||w_j|| > 0 at every recorded iterate",
                       signs, e.lrs, C.is_true("every run"), source_value="a_j = s_j ||w_j|| > 0")
@@ -255,4 +257,4 @@ claims.finish();
 # Written from this execution's checks.
 
 # %% tags=["remove-input"]
-display(Markdown(OT.balance_findings(claims)))
+display(Markdown(fnd.balance_findings(claims)))

@@ -19,7 +19,7 @@
 # point and the final solution is close to a 2 neurons network." Appendix A is **not in the source
 # file**; the experiment is rebuilt from the authors' notebook `high_dimension.ipynb` as the
 # specification describes it.
-# **Target:** E3c. **Computed by:** {py:func}`shallowflow.experiments.orthogonal_extras.run_highdim`.
+# **Target:** E3c. **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.high_dim.run_highdim`.
 #
 # :::{admonition} The setting, and what is reconstructed
 # :class: note
@@ -35,7 +35,7 @@
 # the teacher's hidden layer (torch's default Linear initialisation, then overwritten by the normal
 # draw, so both consume the stream), its output layer (likewise), the inputs, the student's hidden
 # layer (default init, then the normal draw), the student's output layer (default init) and the
-# Bernoulli signs. {py:func}`shallowflow.experiments.orthogonal_extras.highdim_draws` replays that
+# Bernoulli signs. {py:func}`shallowflow.experiments.orthogonal_inputs.high_dim.highdim_draws` replays that
 # order with float32 draws from a generator seeded with 4. This reproduces the authors' tensors only
 # if torch's CPU sampling routines are unchanged since their version (Python 3.9, mid-2022); we
 # cannot check that. Training here is float64 on the float32 draws.
@@ -66,10 +66,11 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import orthogonal_extras as X
+from shallowflow.experiments.orthogonal_inputs import high_dim as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
 
-P = validate(globals(), X.HIGHDIM_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/high-dim", profile=P.profile)
 print(config.describe())
@@ -78,8 +79,8 @@ print(config.describe())
 # ## Training
 
 # %%
-run = X.run_highdim(P)
-S = X.highdim_summary(run)
+run = ex.run_highdim(P)
+S = ex.highdim_summary(run)
 traj = run["traj"]
 print(f"{P.steps} iterations in {traj.seconds:.1f} s ({traj.info['engine']} engine)")
 print(f"data: max |cos(x_k, x_l)| = {S['max_cos']:.3f}; initial MSE (= 2L) {S['initial_mse']:.6g}, "
@@ -204,7 +205,7 @@ claims.finish();
 # Written from this execution's checks and measurements.
 
 # %% tags=["remove-input"]
-text = X.findings(claims, {"E3c": "high-dimensional teacher data (reconstructed random stream)"})
+text = fnd.extras_findings(claims, {"E3c": "high-dimensional teacher data (reconstructed random stream)"})
 esc = [round(k) for k in sv["escape_steps"][0]]
 text += (f"\n\nWith the reconstructed draws the loss sits on the saddle at the origin until about iteration "
          f"{esc[0] if esc else 'n/a'} (flow time {2 * P.lr * esc[0] if esc else float('nan'):.0f}), "

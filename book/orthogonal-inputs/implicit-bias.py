@@ -17,7 +17,7 @@
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Sections 3-4.
 # **Targets:** T1 (Theorem 1), E8 (Eq. (8) on ORTHO-B), L5 (Lemma 5, local PL and the exponential rate).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_theory.run_implicit` and the functions
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.implicit_bias.run_implicit` and the functions
 # next to it.
 #
 # **Theorem 1.** Under Assumptions 1-3 there is $\lambda^* > 0$ (depending on the data and the width)
@@ -83,13 +83,14 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import orthogonal_theory as OT
+from shallowflow.experiments.orthogonal_inputs import implicit_bias as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
 
-P = validate(globals(), OT.IMPLICIT_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/implicit-bias", profile=P.profile)
-steps_check = OT.StepSizes()
+steps_check = fnd.StepSizes()
 pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 
 # %% [markdown]
@@ -101,7 +102,7 @@ pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 # with $m$ small and initialisations drawn until $S_{+,1}$ is empty.
 
 # %%
-run = OT.run_implicit(P)
+run = ex.run_implicit(P)
 print(config.describe())
 for name, m in run.mon.items():
     e = run.ens[name]
@@ -111,7 +112,7 @@ if run.pl is not None:
     print(f"Lemma-5 replay of ortho-B: {run.pl.seconds:.1f} s; necessity runs: {run.nec_mon.seconds:.1f} s "
           f"(seeds {run.nec.seeds.unique().tolist()})")
 print(f"total {run.seconds:.1f} s")
-tables = {name: OT.implicit_bias(run, name) for name in run.ens}
+tables = {name: ex.implicit_bias(run, name) for name in run.ens}
 
 # %% [markdown]
 # ## Check 1: convergence to zero loss
@@ -172,7 +173,7 @@ for name, tb in tables.items():
     sel = tb["lr"] == min(P.lrs)
     axes[0].scatter(tb["lam"][sel], tb["gap"][sel].clamp_min(1e-16), s=14, label=name)
     if name in ("ortho-B", "ortho-C"):
-        kap = OT.stray_exponents(run.ens[name].data)["subset"]
+        kap = ex.stray_exponents(run.ens[name].data)["subset"]
         lo = float(tb["lam"][sel].min())
         xs = np.logspace(np.log10(lo), -4, 20)
         ref = float(tb["gap"][sel & (tb["lam"] == 1e-16)].median()) if bool((sel & (tb["lam"] == 1e-16)).any()) else 1e-6
@@ -185,7 +186,7 @@ axes[0].set_xlabel("λ")
 axes[0].set_ylabel("rel.gap (values < 1e-16 drawn at 1e-16)")
 axes[0].legend(fontsize=7)
 for name in run.ens:
-    c = OT.cauchy(run, name)
+    c = ex.cauchy(run, name)
     sel = c["lr"] == min(P.lrs)
     x = [b for _, b in c["pairs"]]
     for row in c["diff"][sel]:
@@ -209,15 +210,15 @@ sel = tb["lam"] == lam_ref
 steps_check.check(claims, "T1/gap-at-min-lam-ortho-B", f"ortho-B: rel.gap at lambda = {lam_ref:.0e}", tb["gap"][sel],
                   tb["lr"][sel], C.below(1e-6), source_value="-> 0 (spec: < 1e-6 at 1e-30)")
 for name, tb in tables.items():
-    dec = OT.decreasing_to_floor(run.ens[name], tb["gap"], 1e-12)
+    dec = ex.decreasing_to_floor(run.ens[name], tb["gap"], 1e-12)
     steps_check.check(claims, f"T1/gap-decreasing-{name}", f"{name}: rel.gap decreases as lambda decreases, per seed "
                       "(until it is below 1e-12)", dec["ok"], dec["lr"], C.is_true("every seed"),
                       source_value="monotone -> 0")
 for name in ("ortho-B", "ortho-C"):
     if name not in tables:
         continue
-    kap = OT.stray_exponents(run.ens[name].data)
-    ge = OT.gap_exponents(run.ens[name], tables[name]["gap"])
+    kap = ex.stray_exponents(run.ens[name].data)
+    ge = ex.gap_exponents(run.ens[name], tables[name]["gap"])
     print(f"{name}: rel.gap exponent {C.fmt(ge['slope'])} between lambda = {ge['lams'][0]}; derived (subsets) "
           f"{kap['subset']:.4f}, spec's single-label formula {kap['single']:.4f}")
     steps_check.check(claims, f"T1/gap-exponent-{name}", f"{name}: rel.gap ~ lambda^kappa, kappa = 2 min_A (1 - "
@@ -230,15 +231,15 @@ for name in ("ortho-B", "ortho-C"):
               f"{C.fmt((ge['slope'] - kap['subset']).abs() / kap['subset'])})")
         e = run.ens[name]
         smallest = e.index(lam=float(e.lams.min()))
-        pats = [OT.stray_pattern(run, name, r) for r in smallest]
-        best = OT.predicted_stray(e.data)
+        pats = [ex.stray_pattern(run, name, r) for r in smallest]
+        best = ex.predicted_stray(e.data)
         print(f"largest neuron outside S+,1 u S-,1 at lambda = {float(e.lams.min()):.0e}: (sign, active labels) = "
               f"{pats[:3]}...; predicted: {best}")
         steps_check.check(claims, "T1/stray-subset-ortho-C", "ortho-C: the largest neuron outside S+,1 u S-,1 at the "
                           "smallest lambda is active exactly on the predicted labels", [float(p == best) for p in pats],
                           e.lrs[smallest], C.is_true("every run"), source_value="[derived here]")
 for name in run.ens:
-    c = OT.cauchy(run, name)
+    c = ex.cauchy(run, name)
     dec = torch.tensor([float(all(float(r[i + 1]) < float(r[i]) or float(r[i + 1]) < 1e-10 for i in range(len(r) - 1)))
                         for r in c["diff"]], dtype=torch.float64)
     if name in ("ortho-B", "ortho-C"):
@@ -263,7 +264,7 @@ for name in run.ens:
 
 # %%
 tb = tables["ortho-B"]
-dec = OT.decreasing_to_floor(run.ens["ortho-B"], tb["other_max"], 0.0)
+dec = ex.decreasing_to_floor(run.ens["ortho-B"], tb["other_max"], 0.0)
 steps_check.check(claims, "T1/non-S-decreasing-ortho-B", "ortho-B: the largest neuron outside S+,1 u S-,1 shrinks as "
                   "lambda decreases (per seed)", dec["ok"], dec["lr"], C.is_true("every seed"), source_value="-> 0")
 sel = tb["lam"] == lam_ref
@@ -287,7 +288,7 @@ steps_check.check(claims, "T1/aligned-ortho-B", f"ortho-B: 1 - min cos(w_j, D+ o
 # **Criteria:** $L < 10^{-20}$; rel.gap $> 1\%$; more than two directions among the grown neurons.
 
 # %%
-nec = OT.necessity(run)
+nec = ex.necessity(run)
 display(pd.DataFrame({k: v.numpy() for k, v in nec.items()}))
 steps_check.check(claims, "T1/necessity-converges", "S+,1 empty: the loss still converges (final L)", nec["loss"],
                   nec["lr"], C.below(1e-20), source_value="should still converge")
@@ -313,10 +314,10 @@ steps_check.check(claims, "T1/necessity-directions", "S+,1 empty: number of dist
 # %%
 eB = run.ens["ortho-B"]
 kB = eB.k
-lp = OT.variation_norm_lp(eB.data, P.lp_directions, extra=[kB.d_plus.numpy(), -kB.d_minus.numpy()])
-lp_plain = OT.variation_norm_lp(eB.data, P.lp_directions)
-cert = OT.orthonormal_certificate(eB.data, lp["directions"])
-half_trained = 0.5 * OT.squared_norms(run.mon["ortho-B"].final)[tables["ortho-B"]["lam"] == lam_ref]
+lp = ex.variation_norm_lp(eB.data, P.lp_directions, extra=[kB.d_plus.numpy(), -kB.d_minus.numpy()])
+lp_plain = ex.variation_norm_lp(eB.data, P.lp_directions)
+cert = ex.orthonormal_certificate(eB.data, lp["directions"])
+half_trained = 0.5 * ex.squared_norms(run.mon["ortho-B"].final)[tables["ortho-B"]["lam"] == lam_ref]
 print(f"LP value {lp['value']:.12f} (with D+ and -D-), {lp_plain['value']:.6f} (random directions only); "
       f"certificate lower bound {cert['lower']:.12f} (sup over the sphere {cert['sup']:.6f}, over the LP's "
       f"directions {cert['sup_sampled']:.6f}); (1/2) min ||theta||^2 = {kB.min_sq_norm / 2:.12f}")
@@ -355,11 +356,11 @@ _ = claims.check("E8/ortho-B-trained", f"ortho-B: (1/2)||theta_lambda^inf||^2 at
 # \lambda^{\varepsilon/40})$ during Phase 3, while the $S_{-,1}$ cluster is still small.
 
 # %%
-l5 = OT.lemma5_trajectory(run)
-ray = OT.lemma5_ray(eB, run.mon["ortho-B"].final, P.eps)
+l5 = ex.lemma5_trajectory(run)
+ray = ex.lemma5_ray(eB, run.mon["ortho-B"].final, P.eps)
 small = eB.lrs == min(P.lrs)
 rnd_idx = torch.nonzero(small).flatten()
-rnd = OT.lemma5_random(eB.select(rnd_idx.tolist()), run.mon["ortho-B"].final.select(rnd_idx.tolist()), P.eps,
+rnd = ex.lemma5_random(eB.select(rnd_idx.tolist()), run.mon["ortho-B"].final.select(rnd_idx.tolist()), P.eps,
                        P.pl_samples)
 rows = []
 for lam in sorted(set(eB.lams.tolist()), reverse=True):
@@ -399,7 +400,7 @@ plt.show()
 # %%
 for lam in sorted(set(eB.lams.tolist()), reverse=True):
     sel = eB.lams == lam
-    tag = OT.lam_label(lam)
+    tag = fnd.lam_label(lam)
     steps_check.check(claims, f"L5/trajectory-{tag}", f"lambda = {tag}: min over t >= t_in of ||grad L||^2/L divided by "
                       "||D-||", l5["min_ratio"][sel] / kB.norm_minus, eB.lrs[sel], C.above(1.0), source_value=">= 1")
 steps_check.check(claims, "L5/random-ball", "min of ||grad L||^2/L / ||D-|| over random balanced points of the ball "
@@ -423,7 +424,7 @@ steps_check.check(claims, "L5/ray-radius", "the distance rho* at which the ratio
 # %%
 rows = []
 for name in run.ens:
-    ar = OT.asymptotic_rates(run, name)
+    ar = ex.asymptotic_rates(run, name)
     rate = -ar["slope"]
     kk = run.ens[name].k
     slowest = ar["gd_rates"].amin(1)
@@ -466,4 +467,4 @@ claims.finish();
 # Written from this execution's checks.
 
 # %% tags=["remove-input"]
-display(Markdown(OT.implicit_findings(claims, run, tables)))
+display(Markdown(fnd.implicit_findings(claims, run, tables)))

@@ -18,7 +18,7 @@
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 4.
 # **Targets:** F1 (Fact 1, saddle to saddle), L2 (Lemma 2, early alignment), P2 (the logistic ODE of
 # Phase 2), L3 (Lemma 3, second phase), L4 (Lemma 4, third phase), E0 (Figure 1, the timeline).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_theory.run_phases` and the functions
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.phases.run_phases` and the functions
 # next to it.
 #
 # The paper proves that gradient flow from a small balanced initialisation ($w_j = \lambda g_j$,
@@ -75,13 +75,14 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
-from shallowflow.experiments import orthogonal_theory as OT
+from shallowflow.experiments.orthogonal_inputs import phases as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
 
-P = validate(globals(), OT.PHASES_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/phases", profile=P.profile)
-steps_check = OT.StepSizes()
+steps_check = fnd.StepSizes()
 pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 
 # %% [markdown]
@@ -95,7 +96,7 @@ pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 # saddle and fitted the negative labels).
 
 # %%
-run = OT.run_phases(P)
+run = ex.run_phases(P)
 ens, mon, k = run.ens, run.mon, run.ens.k
 print(config.describe())
 print(f"{P.dataset}: {ens.runs} runs, {mon.steps} iterations at most, {mon.segments} kernel calls, "
@@ -141,10 +142,10 @@ plt.show()
 # Section 4.2 do not depend on $\lambda$: alignment until $t_1=\varepsilon/\|D_-\|$, the positive labels
 # fitted by $t_2=(1+3\varepsilon)/\|D_+\|$ (Lemma 3), the negative ones by $t_3=(1+3\varepsilon r)/\|D_-\|$
 # (Lemma 4), then the final convergence. The markers are the measured saddle exits of every run
-# ({py:func}`~shallowflow.experiments.orthogonal_theory.timeline`); the schematic places them in phases 2 and 3.
+# ({py:func}`~shallowflow.experiments.orthogonal_inputs.phases.timeline`); the schematic places them in phases 2 and 3.
 
 # %%
-tl = OT.timeline(run)
+tl = ex.timeline(run)
 fig, ax = plt.subplots(figsize=(8, 0.45 * len(P.lams) + 1.2))
 b = [0.0, float(tl["t1"][0]), float(tl["t2"][0]), float(tl["t3"][0]), 1.25 * float(tl["t3"][0])]
 names = ["1: alignment", "2: positive labels", "3: second plateau, negative labels", "4: convergence"]
@@ -177,13 +178,13 @@ for lam in P.lams:
 # on $-\ln\lambda$ over all trained $\lambda$. **Criterion (spec):** slopes within 3% of $1/\|D_\pm\|$.
 
 # %%
-e1, e2 = OT.exit_times(mon)
-fits = {"exit 1": OT.slope_fits(ens, e1), "exit 2": OT.slope_fits(ens, e2), "plateau": OT.slope_fits(ens, e2 - e1)}
+e1, e2 = ex.exit_times(mon)
+fits = {"exit 1": ex.slope_fits(ens, e1), "exit 2": ex.slope_fits(ens, e2), "plateau": ex.slope_fits(ens, e2 - e1)}
 theory_slope = {"exit 1": 1 / k.norm_plus, "exit 2": 1 / k.norm_minus, "plateau": 1 / k.norm_minus - 1 / k.norm_plus}
 if run.second is not None:
     ka = run.second.k
-    e1a, e2a = OT.exit_times(run.second_mon)
-    fits_a = {"exit 1": OT.slope_fits(run.second, e1a), "exit 2": OT.slope_fits(run.second, e2a)}
+    e1a, e2a = ex.exit_times(run.second_mon)
+    fits_a = {"exit 1": ex.slope_fits(run.second, e1a), "exit 2": ex.slope_fits(run.second, e2a)}
     theory_a = {"exit 1": 1 / ka.norm_plus, "exit 2": 1 / ka.norm_minus}
 rows = []
 for name, f in fits.items():
@@ -259,8 +260,8 @@ if run.second is not None:
 # rather than refuting the Fact.
 
 # %%
-f1 = OT.fact1(run)
-display(OT.worst_case_frame(f1, {"grad_norm": "max", "loss_gap": "max", "curvature": "max", "max_dist": "max",
+f1 = ex.fact1(run)
+display(ex.worst_case_frame(f1, {"grad_norm": "max", "loss_gap": "max", "curvature": "max", "max_dist": "max",
                                  "bound": "first"}))
 fig, ax = plt.subplots(figsize=(8, 3.6))
 q = np.linspace(0, 1, P.interval_points)
@@ -280,7 +281,7 @@ plt.show()
 # %%
 for lam in P.lemma_lams:
     sel = f1["lam"] == lam
-    tag = OT.lam_label(lam)
+    tag = fnd.lam_label(lam)
     steps_check.check(claims, f"F1/saddle-gradient-{tag}", f"lambda = {tag}: ||grad L(theta_S)|| < 1e-8",
                       f1["grad_norm"][sel], f1["lr"][sel], C.below(1e-8), source_value="0 (a critical point)")
     steps_check.check(claims, f"F1/saddle-loss-{tag}", f"lambda = {tag}: |L(theta_S) - (n/2)||D-||^2| < 1e-10",
@@ -309,9 +310,9 @@ steps_check.check(claims, "F1/escape-curvature", "second derivative of L along t
 # $\lambda^*$ for the same unspecified constant.)
 
 # %%
-l2 = OT.lemma2(run)
+l2 = ex.lemma2(run)
 view = {**l2, "1-cos_plus": 1 - l2["cos_plus"], "1-cos_minus": 1 - l2["cos_minus"], "2lam^eps": 1 - l2["bound_cos"]}
-display(OT.worst_case_frame(view, {"t1": "first", "1-cos_plus": "max", "1-cos_minus": "max", "2lam^eps": "first",
+display(ex.worst_case_frame(view, {"t1": "first", "1-cos_plus": "max", "1-cos_minus": "max", "2lam^eps": "first",
                                    "max_norm": "max", "bound_norm": "first", "quant_plus": "max", "quant_minus": "max"}))
 
 # %%
@@ -324,7 +325,7 @@ steps_check.check(claims, "L2/iii-small-norms", "(iii) max_j ||w_j(t1)|| / (2 c 
                   l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1")
 for lam in P.lemma_lams:
     sel = l2["lam"] == lam
-    tag = OT.lam_label(lam)
+    tag = fnd.lam_label(lam)
     steps_check.check(claims, f"L2/quantisation-plus-{tag}", f"lambda = {tag}: S+,1 directions within 1e-2 of D_bar+",
                       l2["quant_plus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)")
     steps_check.check(claims, f"L2/quantisation-minus-{tag}", f"lambda = {tag}: S-,1 directions within 1e-2 of -D_bar-",
@@ -349,8 +350,8 @@ for lam in P.lemma_lams:
 # difference quotient).
 
 # %%
-p2 = OT.logistic(run, P.lemma_lams)
-display(OT.worst_case_frame(p2, {"max_rel": "max", "max_rel_gd": "max", "early_rate": "min", "t_start": "first",
+p2 = ex.logistic(run, P.lemma_lams)
+display(ex.worst_case_frame(p2, {"max_rel": "max", "max_rel_gd": "max", "early_rate": "min", "t_start": "first",
                                  "t_end": "first", "points": "min"}))
 i0 = ens.index(lam=P.lemma_lams[min(1, len(P.lemma_lams) - 1)], seed=P.seeds[0], lr=lr_small)[0]
 ts = mon.summary_time()[i0]
@@ -404,8 +405,8 @@ steps_check.check(claims, "P2/early-rate", "d ln u+/dt at the start of the windo
 # where it binds (the vacuity table at the end gives every threshold).
 
 # %%
-l3 = OT.lemma3(run)
-display(OT.worst_case_frame(l3, {"t2": "max", "t2_bound": "first", "bar_plus": "min", "printed_plus": "min",
+l3 = ex.lemma3(run)
+display(ex.worst_case_frame(l3, {"t2": "max", "t2_bound": "first", "bar_plus": "min", "printed_plus": "min",
                                  "bound_i": "first", "u_plus": "max", "target": "first", "max_other": "max",
                                  "bound_iii": "first", "loss_plus": "max"}))
 
@@ -435,8 +436,8 @@ steps_check.check(claims, "L3/positive-loss", "the positive labels' part of L at
 # lemma's $\lambda^{\varepsilon/5}$ is loose by orders of magnitude.
 
 # %%
-lp_start = OT.positive_loss_at(run, run.times["fact1_start"])
-lp_end = OT.positive_loss_at(run, run.times["fact1_end"])
+lp_start = ex.positive_loss_at(run, run.times["fact1_start"])
+lp_end = ex.positive_loss_at(run, run.times["fact1_end"])
 usable = lp_start > 1e-24
 expo = []
 for lr in P.lrs:
@@ -473,8 +474,8 @@ if len(expo):
 # $\lambda$ of `late_lams` where the bound is positive.
 
 # %%
-l4 = OT.lemma4(run)
-display(OT.worst_case_frame(l4, {"t3": "max", "t3_bound": "first", "bar_minus": "min", "printed_minus": "min",
+l4 = ex.lemma4(run)
+display(ex.worst_case_frame(l4, {"t3": "max", "t3_bound": "first", "bar_minus": "min", "printed_minus": "min",
                                  "bound_i": "first", "u_minus": "max", "target": "first", "drift_plus": "max",
                                  "bound_iii": "first", "max_other": "max", "bound_iv": "first"}))
 binds = l4["bound_i"] > 0
@@ -514,7 +515,7 @@ steps_check.check(claims, "L4/drift-decreases", "the S+,1 drift during Phase 3 d
 # in the implicit-bias chapter.
 
 # %%
-bl = OT.binding_lambdas(k, P.eps)
+bl = ex.binding_lambdas(k, P.eps)
 text = {"L2_i_ii": "Lemma 2 (i)/(ii): 1 - 2 lambda^eps > 0", "L3_i": "Lemma 3 (i): ||D+|| - lambda^(eps/5) > 0",
         "L3_ii": "Lemma 3 (ii): n||D+|| - lambda^(eps/5) > 0", "L4_i": "Lemma 4 (i): ||D-|| - lambda^(eps/14) > 0",
         "L4_ii": "Lemma 4 (ii): n||D-|| - lambda^(eps/20) > 0"}
@@ -559,4 +560,4 @@ claims.finish();
 # Written from this execution's checks.
 
 # %% tags=["remove-input"]
-display(Markdown(OT.phases_findings(claims, run, fits, theory_slope)))
+display(Markdown(fnd.phases_findings(claims, run, fits, theory_slope)))

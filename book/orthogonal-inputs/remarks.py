@@ -17,7 +17,7 @@
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion (NeurIPS 2022),
 # Sections 2–4 (the remarks around Theorem 1).
 # **Targets:** R1–R8 of the specification.
-# **Computed by:** {py:mod}`shallowflow.experiments.orthogonal_extras`.
+# **Computed by:** {py:mod}`shallowflow.experiments.orthogonal_inputs.remarks`.
 #
 # The paper surrounds Theorem 1 with eight short claims that it does not prove or test in the text:
 # the choice $\sigma'(0)=0$ (R1), larger initialisations (R2), the width that Assumption 3 needs (R3),
@@ -74,11 +74,12 @@ from scipy.stats import spearmanr
 from shallowflow import claims as C
 from shallowflow import config, data as datasets, metrics, plots, theory
 from shallowflow.claims import fmt
-from shallowflow.experiments import orthogonal_extras as X
+from shallowflow.experiments.orthogonal_inputs import remarks as ex
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.models import Network
 from shallowflow.params import validate
 
-P = validate(globals(), X.REMARKS_SCHEMA)
+P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/remarks", profile=P.profile)
 print(config.describe())
@@ -102,7 +103,7 @@ print(config.describe())
 # the limit is $-c\neq0$).
 
 # %%
-r1 = X.sigma_prime_zero(P.sigma_steps)
+r1 = ex.sigma_prime_zero(P.sigma_steps)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
 for ax, conv in zip(axes, (0, 1)):
     for (t, z), eta in zip(r1[conv]["paths"], P.sigma_steps):
@@ -118,7 +119,7 @@ print("sup |z| over [0, 1] per step size:", {conv: r1[conv]["sup"].tolist() for 
 print(f"sigma'(0) = 1: sup |z| scales like step^{r1['sup_slope_sigma1']:.3f}; "
       f"the limit z = 0 leaves an ODE residual |z'(0) + c sigma'(0)| = {r1[1]['limit_residual']:g} "
       f"(sigma'(0) = 0: {r1[0]['limit_residual']:g})")
-bnd = X.boundary_neuron_run()
+bnd = ex.boundary_neuron_run()
 print(f"library GD from a neuron on the boundary of x_1: max |<w, x_1>| over 2000 steps = {bnd['max_abs_z1']:g} "
       f"(with sigma'(0) = 1 the first step alone would give {bnd['first_step_if_sigma1']:.3g})")
 
@@ -136,10 +137,10 @@ print(f"library GD from a neuron on the boundary of x_1: max |<w, x_1>| over 200
 # 5× ({py:func}`shallowflow.metrics.saddle_visits`): 2 means one intermediate saddle, 1 none.
 
 # %%
-sweep = X.run_toy_sweep(P.width, P.init_scales, P.seeds, P.lr, P.steps)
+sweep = ex.run_toy_sweep(P.width, P.init_scales, P.seeds, P.lr, P.steps)
 toy = sweep.data.to("cpu")
 min_sq = theory.min_norm_interpolator(toy).squared_norm
-S2 = X.toy_sweep_summary(sweep, min_sq)
+S2 = ex.toy_sweep_summary(sweep, min_sq)
 print(f"{sweep.traj.runs} runs x {P.steps} iterations in {sweep.traj.seconds:.1f} s; min ||theta||^2 = {min_sq:.6f}")
 rows = []
 for s in P.init_scales:
@@ -186,11 +187,11 @@ plt.show()
 # 0.95 grows like $2^{n/2}$ (balanced labels).
 
 # %%
-r3 = X.assumption3_monte_carlo(P.a3_sizes, P.a3_trials, P.a3_max_width)
-z_exact = torch.cat([X.z_scores(v["p_hat"], v["exact"], P.a3_trials) for v in r3["per_n"].values()])
-z_prod = torch.cat([X.z_scores(v["p_hat"], v["product"], P.a3_trials) for v in r3["per_n"].values()])
-zcrit = X.bonferroni_z(z_exact.numel())
-lib = X.assumption3_library([(2, 2), (2, 3), (2, 5), (4, 10), (6, 30)], max(200, P.a3_trials // 2))
+r3 = ex.assumption3_monte_carlo(P.a3_sizes, P.a3_trials, P.a3_max_width)
+z_exact = torch.cat([ex.z_scores(v["p_hat"], v["exact"], P.a3_trials) for v in r3["per_n"].values()])
+z_prod = torch.cat([ex.z_scores(v["p_hat"], v["product"], P.a3_trials) for v in r3["per_n"].values()])
+zcrit = ex.bonferroni_z(z_exact.numel())
+lib = ex.assumption3_library([(2, 2), (2, 3), (2, 5), (4, 10), (6, 30)], max(200, P.a3_trials // 2))
 ns = torch.tensor(P.a3_sizes, dtype=torch.float64)
 m95 = torch.tensor([v["m95"] for v in r3["per_n"].values()], dtype=torch.float64)
 m95x = torch.tensor([v["m95_exact"] for v in r3["per_n"].values()], dtype=torch.float64)
@@ -242,8 +243,8 @@ plt.show()
 # distinct directions of the grown neurons (each is a ReLU hyperplane of $h$).
 
 # %%
-sw4 = X.run_width_sweep(X.r4_datasets(), P.ortho_widths, P.ortho_seeds, P.ortho_scale, P.ortho_lr, P.ortho_steps)
-S4 = X.width_sweep_summary(sw4)
+sw4 = ex.run_width_sweep(ex.r4_datasets(), P.ortho_widths, P.ortho_seeds, P.ortho_scale, P.ortho_lr, P.ortho_steps)
+S4 = ex.width_sweep_summary(sw4)
 names4 = [d.name for d in sw4.data]
 print(f"{sum(t.runs for t in sw4.trajs)} runs (lambda = {P.ortho_scale:g}, step {P.ortho_lr} on L, "
       f"{P.ortho_steps} iterations, flow time {P.ortho_lr * P.ortho_steps:g})")
@@ -302,9 +303,9 @@ plt.show()
 
 # %%
 deltas = [f * P.near_scale for f in P.near_delta_factors] + [P.near_delta_large]
-r5 = X.run_nearly_orthogonal(P.wide_width, P.wide_seeds, P.near_scale, deltas, P.ortho_lr, P.ortho_steps)
+r5 = ex.run_nearly_orthogonal(P.wide_width, P.wide_seeds, P.near_scale, deltas, P.ortho_lr, P.ortho_steps)
 fine_deltas = [0.0, P.near_scale, P.near_delta_large]
-r5f = X.run_nearly_orthogonal(P.wide_width, P.wide_seeds[:2], P.near_scale, fine_deltas,
+r5f = ex.run_nearly_orthogonal(P.wide_width, P.wide_seeds[:2], P.near_scale, fine_deltas,
                               P.ortho_lr / P.near_fine, P.ortho_steps * P.near_fine)
 turn5 = torch.nan_to_num(r5["turning"], nan=0.0).amax(1)
 turn5f = torch.nan_to_num(r5f["turning"], nan=0.0).amax(1)
@@ -332,7 +333,7 @@ for dl in fine_deltas:
 # criterion of the specification).
 
 # %%
-r6 = X.run_unbalanced(P.wide_width, P.wide_seeds, P.unbalanced_scales, P.ortho_lr, P.ortho_steps)
+r6 = ex.run_unbalanced(P.wide_width, P.wide_seeds, P.unbalanced_scales, P.ortho_lr, P.ortho_steps)
 kinds6 = np.array(r6["kind"])
 for kind in ("balanced", "unbalanced"):
     for lam in P.unbalanced_scales:
@@ -363,7 +364,7 @@ plt.show()
 # leaky limit is above that minimum.
 
 # %%
-leaky = X.run_toy_sweep(P.width, P.init_scales[:1], P.seeds, P.lr, P.steps, network=Network("leaky_relu", leak=P.leak))
+leaky = ex.run_toy_sweep(P.width, P.init_scales[:1], P.seeds, P.lr, P.steps, network=Network("leaky_relu", leak=P.leak))
 min_leaky = theory.min_squared_norm_1d(toy.X, toy.y, "leaky_relu", P.leak)
 sq7 = metrics.squared_norm(leaky.traj.final)
 gap7 = (sq7 - min_leaky) / min_leaky
@@ -459,7 +460,7 @@ claims.check("R3/product-form", "P(Assumption 3): Monte Carlo vs the spec's prod
              z_prod.abs().max(), C.below(zcrit, strict=False), source_value="(spec, derived) product form",
              note="the product treats S+ and S- as independent; they are not (a neuron is in at most one)")
 claims.check("R3/library-path", "the library's init.balanced + theory.key_sets agree with the exact form, max |z|",
-             max(abs(c["z"]) for c in lib["cells"]), C.below(X.bonferroni_z(len(lib["cells"])), strict=False),
+             max(abs(c["z"]) for c in lib["cells"]), C.below(ex.bonferroni_z(len(lib["cells"])), strict=False),
              source_value="(derived) closed form")
 claims.check("R3/exponential-width", "width for P = 0.95 grows like 2^(n/2): fitted slope of log2 m_0.95 vs n",
              slope, C.within(0.45, 0.55), source_value="exponential in n (2^(n/2) for balanced labels)")
@@ -525,7 +526,7 @@ claims.finish();
 # Written from this execution's checks (they change with the parameters).
 
 # %% tags=["remove-input"]
-text = X.findings(claims, {
+text = fnd.extras_findings(claims, {
     "R1": "sigma'(0) = 0", "R2": "larger initialisation", "R3": "probability of Assumption 3",
     "R4": "fewer neurons", "R5": "nearly orthogonal data", "R6": "unbalanced initialisation",
     "R7": "leaky ReLU", "R8": "grown neurons stop turning"})

@@ -17,7 +17,7 @@
 # **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 5.
 # **Targets:** E1 (Figures 2a-2d), E2 (Figure 3) and E4 (the animation).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal.run_toy` (the animation: {py:func}`shallowflow.plots.kink_animation`).
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.toy.run_toy` (the animation: {py:func}`shallowflow.plots.kink_animation`).
 #
 # The paper's experiment is a two-point dataset with orthogonal inputs, a one-hidden-layer ReLU
 # network $h_\theta(x)=\sum_{j=1}^m a_j\,\sigma(\langle w_j, x\rangle)$ without output scaling, and a
@@ -71,10 +71,11 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, metrics, plots, theory
-from shallowflow.experiments import orthogonal as toy
+from shallowflow.experiments.orthogonal_inputs import toy
+from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
 
-P = validate(globals(), toy.TOY_SCHEMA)
+P = validate(globals(), toy.SCHEMA, toy.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/toy", profile=P.profile)
 
@@ -265,4 +266,4 @@ claims.finish();
 # changes with them).
 
 # %% tags=["remove-input"]
-display(Markdown(toy.findings(claims, run, first, second)))
+display(Markdown(fnd.toy_findings(claims, run, first, second)))

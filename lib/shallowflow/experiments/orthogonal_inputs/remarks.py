@@ -1,37 +1,29 @@
-"""003 (orthogonal inputs): the remarks R1-R8 of Sections 3-4 and the Appendix-A experiments E3a-E3c.
+"""003 (orthogonal inputs), chapter `remarks`: the remarks R1-R8 of Sections 3-4.
 
-Source: 003_2cfc81695abc9c19.txt.  Appendix A is not in the source file; its parameters come from
-the authors' code (github.com/eboursier/GFdynamics) as described in the specification, and the
-high-dimensional data are a *reconstruction* of that code's random stream (see :func:`highdim_draws`).
-
-Conventions, stated once for every function here:
-
-- training is on the paper's loss L = 1/(2n) sum_k (h(x_k) - y_k)^2 ("half");
-- the toy experiments follow the authors' code: torch's mean MSE (= 2L) with step 1e-3, i.e. step
-  2e-3 on L, so GD iteration k is gradient-flow time 2e-3 k (:func:`shallowflow.models.flow_time_per_step`);
-- the orthonormal ("ORTHO-B") experiments take steps of ``lr`` on L directly: iteration k is time lr k;
-- the toy's initial scale is lambda = init_scale / sqrt(m) (the authors' camera-ready convention).
+Conventions: training is on the paper's loss L = 1/(2n) sum_k (h(x_k) - y_k)^2 ("half"); the toy
+experiments follow the authors' code (torch's mean MSE = 2L with step 1e-3, i.e. step 2e-3 on L, so GD
+iteration k is gradient-flow time 2e-3 k, :func:`shallowflow.models.flow_time_per_step`); the orthonormal
+("ORTHO-B") experiments take steps of ``lr`` on L directly; the toy's initial scale is
+lambda = init_scale / sqrt(m) (the authors' camera-ready convention).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from .. import data as datasets
-from .. import init, metrics, theory
-from ..config import DTYPE, default_device
-from ..models import Network, Params, flow_time_per_step
-from ..params import PROFILE, Float, Floats, Int, Ints, Str
-from ..train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
+from ... import data as datasets
+from ... import init, metrics, theory
+from ...config import DTYPE
+from ...models import Network, Params, flow_time_per_step
+from ...params import Float, Floats, Int, Ints, PROFILE
+from ...train import Trajectory, geometric_schedule, gradient_descent
+
 
 ORTHO_B = dict(labels=[1.0, 1.0, -0.5, -0.5], d=6)
 
 
-# ============================================================================================
-# R1: sigma'(0)
-# ============================================================================================
 def sigma_prime_zero(step_sizes, c: float = 1.0, horizon: float = 1.0) -> dict:
     """The scalar system z' = -c sigma'(z), z(0) = 0, discretised by GD (explicit Euler), for both
     conventions sigma'(0) = 0 and sigma'(0) = 1 [derived illustration, spec R1].
@@ -77,10 +69,7 @@ def boundary_neuron_run(steps: int = 2000, lr: float = 0.05, scale: float = 1e-3
                 first_step_if_sigma1=lr * scale * (0.0 - (-1.0)) / data.n, traj=traj)
 
 
-# ============================================================================================
-# toy sweeps: R2 (initial scale), R7 (leaky ReLU), R8 (no turning)
-# ============================================================================================
-REMARKS_SCHEMA = {
+SCHEMA = {
     "profile": PROFILE,
     "width": Int("number of hidden neurons m of the toy", low=1, high=100_000),
     "seeds": Ints("toy seeds (one run per seed and per scale)", low=0),
@@ -105,6 +94,7 @@ REMARKS_SCHEMA = {
     "near_fine": Int("R5: the flow-limit replicate divides the step by this", low=1, high=1000),
     "unbalanced_scales": Floats("R6: initial scales lambda, largest first", low=0, low_open=True),
 }
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
 
 
 @dataclass
@@ -155,9 +145,6 @@ def toy_sweep_summary(sweep: ToySweep, min_squared_norm: float) -> dict:
     )
 
 
-# ============================================================================================
-# R3: probability of Assumption 3
-# ============================================================================================
 def assumption3_monte_carlo(sizes, trials: int, max_width: int, seed: int = 0,
                             widths=(1, 2, 3, 5, 10, 30, 100, 300, 1000, 3000, 10_000)) -> dict:
     """Monte Carlo of Assumption 3 for orthonormal data with n_+ = ceil(n/2) positive labels.
@@ -243,9 +230,6 @@ def assumption3_library(cells, trials: int) -> dict:
     return dict(cells=out, trials=trials)
 
 
-# ============================================================================================
-# R4: fewer neurons (width sweep on ORTHO-B)
-# ============================================================================================
 def covered_labels(p0: Params, data: datasets.Dataset) -> torch.Tensor:
     """(R, n): label k is *covered* when some neuron has s_j = sign(y_k) and <w_j, x_k> > 0 at init.
 
@@ -280,7 +264,7 @@ class WidthSweep:
 def run_width_sweep(dsets, widths, seeds, scale: float, lr: float, steps: int) -> WidthSweep:
     """Every dataset at every width: one ensemble per (dataset, width), trained by
     gradient_descent_many, which groups the ensembles of equal width into one computation."""
-    from ..train import gradient_descent_many
+    from ...train import gradient_descent_many
 
     entries = [(i, int(m)) for i in range(len(dsets)) for m in widths]
     p0s = [init.balanced(list(seeds), m, dsets[i].d, scale) for i, m in entries]
@@ -317,9 +301,6 @@ def width_sweep_summary(sw: WidthSweep) -> dict:
     return out
 
 
-# ============================================================================================
-# R5 (nearly orthogonal), R6 (unbalanced), R8 (ORTHO-B no turning)
-# ============================================================================================
 def run_nearly_orthogonal(width: int, seeds, scale: float, deltas, lr: float, steps: int,
                           snapshot_factor: float = 1.05) -> dict:
     """ORTHO-B labels on inputs with <x_k, x_l> = +-delta (seeded signs), one ensemble over
@@ -355,186 +336,3 @@ def run_unbalanced(width: int, seeds, scales, lr: float, steps: int) -> dict:
     return dict(kind=[k for k, _, _ in runs], scale=torch.tensor(lam, dtype=DTYPE), seeds=sd, traj=traj,
                 rel_gap=(sq - min_sq) / min_sq, final_loss=traj.loss[:, -1], min_squared_norm=min_sq,
                 initial_imbalance=imbalance)
-
-
-# ============================================================================================
-# Appendix A: E3a (non-orthogonal toy) and E3b (initial scale)
-# ============================================================================================
-APPENDIX_SCHEMA = {
-    "profile": PROFILE,
-    "width": Int("number of hidden neurons m", low=1, high=100_000),
-    "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0),
-    "variants": Str("label variants: 'both', 'camera-ready' (y3 = -0.3) or 'early' (y3 = -0.4)",
-                    choices=("both", "camera-ready", "early")),
-    "early_init_scale": Float("E3a: the early code's scale; lambda = early_init_scale / width", low=0, low_open=True),
-    "init_scales": Floats("E3b: camera-ready scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
-    "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
-    "steps": Int("GD iterations", low=1, high=100_000_000),
-    "record_every": Int("loss recorded every this many iterations", low=1),
-    "panels": Ints("iterations shown in the four-panel figure", low=0),
-}
-
-
-@dataclass
-class NonOrthoRun:
-    data: list  # one Dataset per run
-    variants: list[str]
-    seeds: list[int]
-    setting: list[str]  # "early" (E3a, lambda = s / m) or "camera-ready" (E3b, lambda = s / sqrt(m))
-    init_scale: list[float]
-    lam: torch.Tensor
-    traj: Trajectory
-    p0: Params
-    network: Network = field(default_factory=lambda: Network("relu"))
-
-    def runs(self, setting: str | None = None, init_scale: float | None = None, variant: str | None = None):
-        return [i for i in range(len(self.seeds)) if (setting is None or self.setting[i] == setting)
-                and (init_scale is None or self.init_scale[i] == init_scale)
-                and (variant is None or self.variants[i] == variant)]
-
-
-def run_nonorthogonal(P) -> NonOrthoRun:
-    """E3a and E3b in one ensemble: per label variant and seed, the early code's initialisation
-    (lambda = early_init_scale / m) and every camera-ready scale (lambda = init_scale / sqrt(m)).
-
-    Runs whose loss falls below 1e-20 (in L) are frozen there (large scales converge early)."""
-    variants = ["camera-ready", "early"] if P.variants == "both" else [P.variants]
-    settings = [("early", P.early_init_scale, P.early_init_scale / P.width)] + [
-        ("camera-ready", float(s), float(s) / math.sqrt(P.width)) for s in P.init_scales]
-    runs = [(v, st, s, lam, sd) for v in variants for (st, s, lam) in settings for sd in P.seeds]
-    dsets = [datasets.nonorthogonal_toy(v) for v, *_ in runs]
-    lam = torch.tensor([r[3] for r in runs], dtype=DTYPE)
-    p0 = init.balanced([r[4] for r in runs], P.width, 2, lam)
-    snaps = union(geometric_schedule(P.steps, 1.02), fixed_schedule(P.panels, P.steps))
-    traj = gradient_descent(p0, dsets, Network("relu"), steps=P.steps, lr=flow_time_per_step(P.lr, "mean"),
-                            loss="half", snapshots=snaps, record_every=P.record_every, stop_below=1e-20)
-    return NonOrthoRun([d.to("cpu") for d in dsets], [r[0] for r in runs], [r[4] for r in runs],
-                       [r[1] for r in runs], [r[2] for r in runs], lam, traj, p0.to("cpu"))
-
-
-def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
-    """Per run: final loss (and relative to initial), ||theta||^2 and its gap to the LP minimum of its
-    labels, kinks of h on the plotting interval, escapes, ends-on-plateau, turning angles."""
-    p = run.traj.final
-    L = run.traj.loss
-    min_sq = {v: theory.min_squared_norm_1d(datasets.nonorthogonal_toy(v, device="cpu").X,
-                                            datasets.nonorthogonal_toy(v, device="cpu").y)
-              for v in sorted(set(run.variants))}
-    ms = torch.tensor([min_sq[v] for v in run.variants], dtype=DTYPE)
-    sq = metrics.squared_norm(p)
-    sv = metrics.saddle_visits(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
-    fp = metrics.flat_plateaus(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
-    turning = metrics.turning_angles(run.traj.snap_W, p.W)
-    return dict(final_loss=L[:, -1], loss_ratio=L[:, -1] / L[:, 0], squared_norm=sq, min_squared_norm=min_sq,
-                rel_gap=(sq - ms) / ms, kinks=metrics.kinks_of_function(p, interval), saddles=sv, flat=fp,
-                turning=turning, max_turning=torch.nan_to_num(turning, nan=0.0).amax(1))
-
-
-# ============================================================================================
-# Appendix A: E3c (high-dimensional teacher data)
-# ============================================================================================
-HIGHDIM_SCHEMA = {
-    "profile": PROFILE,
-    "n": Int("number of samples", low=1, high=100_000),
-    "d": Int("input dimension", low=1, high=100_000),
-    "teacher_width": Int("teacher width", low=1, high=100_000),
-    "width": Int("student width m", low=1, high=100_000),
-    "init_scale": Float("student scale; weights ~ N(0, (init_scale^2 / (width d)))", low=0, low_open=True),
-    "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
-    "steps": Int("GD iterations", low=1, high=100_000_000),
-    "seed": Int("torch seed of the authors' notebook", low=0),
-    "record_every": Int("loss recorded every this many iterations", low=1),
-    "continue_steps": Int("further iterations after the authors' horizon (0: none)", low=0, high=100_000_000),
-}
-
-
-def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: float, seed: int = 4):
-    """The data and the student initialisation of the authors' high-dimensional notebook, drawn from
-    one torch CPU stream seeded with ``seed`` in the notebook's order (a reconstruction from the
-    specification's description of the code; torch's CPU sampling routines must not have changed
-    since the authors' version for the draws to be bit-identical):
-
-    1. the teacher (:func:`shallowflow.data.teacher_relu`: hidden layer, output layer, then x);
-    2. the student's hidden layer: torch's default Linear init (consumed, overwritten), then
-       N(0, init_scale^2 / (width d)) in float32;
-    3. the student's output layer: default init (consumed), then signs 2 Bernoulli(1/2) - 1;
-    4. a_j = s_j ||w_j||.  The authors compute ||w_j|| in float32, where the squares (~1e-45) are
-       subnormal; here it is computed in float64 from the same float32 weights (the initialisation
-       is then exactly balanced), and the float32 value is returned for comparison.
-    """
-    gen = torch.Generator().manual_seed(int(seed))
-    data = datasets.teacher_relu(n, d, teacher_width, seed=seed, generator=gen, device="cpu")
-    W32 = datasets._torch_linear_draw(gen, width, d, init_scale / math.sqrt(width * d))
-    datasets._torch_linear_draw(gen, 1, width, None)  # the output layer's default init (consumed)
-    s = 2.0 * torch.bernoulli(0.5 * torch.ones(1, width), generator=gen) - 1.0
-    W = W32.to(DTYPE)
-    norms64 = W.norm(dim=1)
-    norms32 = W32.norm(dim=1).square().sqrt()  # the authors' float32 computation
-    p0 = Params((s.reshape(-1).to(DTYPE) * norms64)[None], W[None])
-    return data, p0, dict(norms32=norms32.to(DTYPE), norms64=norms64, signs=s.reshape(-1).to(DTYPE))
-
-
-def run_highdim(P) -> dict:
-    """E3c: GD with step lr on the mean MSE (step 2 lr on L) from the reconstructed draws."""
-    data, p0, info = highdim_draws(P.n, P.d, P.teacher_width, P.width, P.init_scale, P.seed)
-    dev = default_device()
-    snaps = geometric_schedule(P.steps, 1.1)
-    # one run with m n d ~ 2e6 multiply-adds per product: BLAS (the torch engine) beats the fused C loop,
-    # which wins on small problems (the smoke scale) where torch's per-operation overhead dominates
-    engine = "torch" if P.width * P.n * P.d > 200_000 else "auto"
-    traj = gradient_descent(p0.to(dev), data.to(dev), Network("relu"), steps=P.steps,
-                            lr=flow_time_per_step(P.lr, "mean"), loss="half", snapshots=snaps,
-                            record_every=P.record_every, engine=engine)
-    more = None
-    if P.continue_steps > 0:  # the same GD, continued from the last iterate
-        more = gradient_descent(traj.final.to(dev), data.to(dev), Network("relu"), steps=P.continue_steps,
-                                lr=flow_time_per_step(P.lr, "mean"), loss="half", record_every=P.record_every,
-                                engine=engine)
-    return dict(data=data, p0=p0, info=info, traj=traj, more=more)
-
-
-def highdim_summary(run: dict) -> dict:
-    traj = run["traj"]
-    L = traj.loss
-    sv = metrics.saddle_visits(L, traj.loss_steps)
-    fp = metrics.flat_plateaus(L, traj.loss_steps)
-    W = traj.final.W[0]
-    evr = metrics.explained_variance_ratio(W)
-    info = run["info"]
-    out = dict(initial_mse=2 * float(L[0, 0]), final_mse=2 * float(L[0, -1]), loss_ratio=float(L[0, -1] / L[0, 0]),
-               saddles=sv, flat=fp, evr=evr, top2=float(evr[:2].sum()),
-               grown=int((W.norm(dim=1) > 1e-3).sum()),
-               norm32_error=float(((info["norms32"] - info["norms64"]).abs() / info["norms64"]).max()),
-               max_cos=theory.orthogonality_defect(run["data"]))
-    more = run.get("more")
-    if more is not None:
-        steps = torch.cat([traj.loss_steps, traj.steps + more.loss_steps[1:]])
-        curve = torch.cat([L, more.loss[:, 1:]], dim=1)
-        evr2 = metrics.explained_variance_ratio(more.final.W[0])
-        out.update(all_steps=steps, all_loss=curve, continued_mse=2 * float(more.loss[0, -1]),
-                   continued_factor=float(more.loss[0, -1] / L[0, -1]),
-                   saddles_all=metrics.saddle_visits(curve, steps), top2_continued=float(evr2[:2].sum()))
-    return out
-
-
-# ============================================================================================
-# summaries for the chapters
-# ============================================================================================
-def findings(claims, targets: dict) -> str:
-    """One Markdown line per target: its checks' verdicts and measured values, from this execution.
-
-    targets: {target id: short description}."""
-    by_target: dict[str, list] = {}
-    for c in claims.checks:
-        by_target.setdefault(c.target, []).append(c)
-    out = []
-    for t, what in targets.items():
-        checks = by_target.get(t, [])
-        if not checks:
-            out.append(f"- **{t}** ({what}): not run at this scale.")
-            continue
-        n = sum(c.verdict == "pass" for c in checks)
-        word = "reproduced" if n == len(checks) else ("not reproduced" if n == 0 else "partly reproduced")
-        detail = "; ".join(f"{c.name}: {c.verdict} ({c.measured})" for c in checks)
-        out.append(f"- **{t}** ({what}): {word}, {n}/{len(checks)} checks pass: {detail}.")
-    return "\n".join(out)

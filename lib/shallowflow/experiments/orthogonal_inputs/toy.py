@@ -16,14 +16,14 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import data as datasets
-from .. import init, metrics, theory
-from ..models import Network, Params, flow_time_per_step
-from ..params import PROFILE, Float, Int, Ints, Str
-from ..train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
+from ... import data as datasets
+from ... import init, metrics, theory
+from ...models import Network, Params, flow_time_per_step
+from ...params import Float, Int, Ints, PROFILE, Str
+from ...train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
 
 
-TOY_SCHEMA = {
+SCHEMA = {
     "profile": PROFILE,
     "width": Int("number of hidden neurons m", low=1, high=100_000),
     "init_scale": Float("initial scale; lambda = init_scale / sqrt(width)", low=0, low_open=True, high=10),
@@ -36,6 +36,7 @@ TOY_SCHEMA = {
     "animation_frames": Int("frames of the animation (E4), taken from the authors' geometric schedule; 0: none",
                             low=0, high=2000),
 }
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
 
 
 @dataclass
@@ -150,46 +151,3 @@ def variation_norms(interval=(-1.5, 3.0)) -> dict:
     return dict(star=theory.variation_norm_1d(h_star, interval, extra_directions=extra),
                 linear=theory.variation_norm_1d(lambda t: slope * t + intercept, interval, extra_directions=extra),
                 half_min_squared_norm=star.squared_norm / 2)
-
-
-def findings(claims, run: ToyRun, first: torch.Tensor, second: torch.Tensor) -> str:
-    """The chapter's conclusions, written from this execution's checks and measurements (Markdown)."""
-    from ..claims import fmt
-
-    by = {c.id: c for c in claims.checks}
-
-    def verdict(*ids):
-        got = [by[i].verdict for i in ids if i in by]
-        return "pass" if got and all(v == "pass" for v in got) else ("fail" if got else "not run")
-
-    out = []
-    M, H = run.runs_of("mean"), run.runs_of("half")
-    if M:
-        e1 = ["E1/final-loss", "E1/norm", "E1/kinks", "E1/function", "E1/grown-neurons"]
-        out.append(
-            f"- **Figure 2d (end state), authors' loss:** checks {verdict(*e1)}; final loss "
-            f"{by['E1/final-loss'].measured}, ||theta||^2 {by['E1/norm'].measured} against "
-            f"{by['E1/norm'].criterion.split(' of ')[-1]}, kink deviation {by['E1/kinks'].measured}.")
-        p1 = [i for i in by if i.startswith("E1/phase1")]
-        failed = [i for i in p1 if by[i].verdict == "fail"]
-        out.append(
-            f"- **Figure 2b (end of Phase 1):** {len(p1) - len(failed)} of {len(p1)} checks pass"
-            + (f"; failing: {', '.join(failed)} (measured {', '.join(by[i].measured for i in failed)}). "
-               "The -D- group is still turning at this iteration, and its kink -w2/w1 is five times more "
-               "sensitive to the angle than the cosine criterion." if failed else "."))
-        out.append(
-            f"- **Figure 3, authors' loss (step {float(run.traj.lr[M[0]]):.0e} on L):** first exit "
-            f"{fmt(first[M])}, second exit {fmt(second[M])} against the paper's 5000 and 11000: "
-            f"{verdict('E2/first-exit', 'E2/second-exit', 'E2/exit-ratio')}.")
-    if H:
-        never = int((second[H] < 0).sum())
-        out.append(
-            f"- **Eq. (1) as printed (step {float(run.traj.lr[H[0]]):.0e} on L):** first exit {fmt(first[H])}; "
-            f"the second saddle is left within {run.traj.steps} iterations by {len(H) - never} of {len(H)} runs. "
-            "The same flow is followed at half the speed, so the paper's iteration counts belong to the "
-            "mean-MSE loss of the authors' code, not to eq. (1).")
-    if "E8/toy-F1-equals-half-norm" in by:
-        out.append(f"- **Eq. (8):** the LP's F1 norm of h* is {by['E8/toy-F1-equals-half-norm'].measured} "
-                   f"(= min ||theta||^2 / 2: {by['E8/toy-F1-equals-half-norm'].verdict}); the linear "
-                   f"interpolator costs more by {fmt(-by['E1/F1-below-linear'].values[0])}.")
-    return "\n".join(out)

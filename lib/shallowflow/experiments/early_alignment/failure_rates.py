@@ -1,0 +1,144 @@
+"""002 (early alignment), chapter `failure-rates`: Theorem 2's failure probability over widths and initial
+scales (the outcome grid) and the empirical lambda*.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from ... import data as datasets
+from ... import metrics
+from ...config import DTYPE
+from ...models import Network
+from ...params import Float, Floats, Int, Ints, PROFILE
+from ...train import gradient_descent
+from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
+
+
+SCHEMA = {
+    "profile": PROFILE,
+    "widths": Ints("widths m of the phase diagram (one ensemble per width)", low=1),
+    "scales": Floats("initialisation scales lambda of the phase diagram", low=0, low_open=True),
+    "seeds": Int("seeds per (width, scale) for widths up to large_width", low=1),
+    "large_width": Int("widths at or above this use large_seeds seeds", low=1),
+    "large_seeds": Int("seeds per (width, scale) for the large widths", low=1),
+    "lr": Float("step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
+    "time": Float("flow time of every run", low=0, low_open=True),
+    "step_check_width": Int("width of the step-size check (the same grid at lr / step_check_factor)", low=1),
+    "step_check_factor": Int("step-size reduction of the check", low=2),
+    "step_check_seeds": Int("seeds per scale of the step-size check", low=1),
+    "contrast_widths": Ints("widths of the contrasts (unbalanced, dominated, leaky)", low=1),
+    "contrast_scales": Floats("scales of the contrasts", low=0, low_open=True),
+    "contrast_seeds": Int("seeds per (width, scale) of the contrasts", low=1),
+    "contrast_time": Float("flow time of the contrast runs", low=0, low_open=True),
+    "leak": Float("negative slope gamma of the leaky ReLU", low=0, low_open=True, high=1),
+    "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True),
+}
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+
+
+@dataclass
+class Grid:
+    """Final losses of an ensemble over (width, scale, seed), for one initialisation and activation."""
+
+    kind: str
+    activation: str
+    widths: list
+    scales: list
+    seeds: dict  # width -> number of seeds
+    loss: dict  # (width, scale) -> tensor (seeds,) final loss
+    escape: dict  # (width, scale) -> tensor (seeds,) flow time of L < 0.99 L* (nan: never)
+    outcome: dict  # (width, scale) -> list of outcomes
+    seconds: dict  # width -> seconds
+    lr: float
+    time: float
+
+    def fraction(self, width, scale, outcomes=SUCCESS) -> float:
+        o = self.outcome[(width, scale)]
+        return sum(v in outcomes for v in o) / len(o)
+
+    def failing(self, width, scale) -> float:
+        return 1.0 - self.fraction(width, scale)
+
+
+def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: float, kind: str = "balanced",
+             activation: str = "relu", leak: float = 0.01, stop_below: float = 1e-7) -> Grid:
+    """One ensemble per width: every (scale, seed) pair is a run with its own initial scale."""
+    net = Network(activation, leak=leak)
+    o = ols(data.X.to(CPU), data.y.to(CPU))
+    L_zero = float((data.y ** 2).mean())
+    steps = int(round(T / lr))
+    rec = max(1, steps // 2000)
+    g = Grid(kind, activation, list(widths), list(scales), {}, {}, {}, {}, {}, lr, T)
+    for m in widths:
+        S = seeds_of(m)
+        seeds = [s for _ in scales for s in range(S)]
+        lam = [sc for sc in scales for _ in range(S)]
+        p0 = initialise(kind, seeds, m, data.d, lam)
+        t0 = time.perf_counter()
+        tr = gradient_descent(p0, data.to(CPU), net, steps=steps, lr=lr, loss=LOSS, record_every=rec,
+                              stop_below=stop_below, on_nonfinite="stop")
+        g.seconds[m] = time.perf_counter() - t0
+        L = net.loss(tr.final, data.X.to(CPU), data.y.to(CPU), LOSS)
+        esc = metrics.first_below(tr.loss, 0.99 * float(o.loss), tr.loss_steps).to(DTYPE)
+        esc = torch.where(esc >= 0, esc * lr, torch.full_like(esc, math.nan))
+        g.seeds[m] = S
+        for i, sc in enumerate(scales):
+            sl = slice(i * S, (i + 1) * S)
+            g.loss[(m, sc)] = L[sl]
+            g.escape[(m, sc)] = esc[sl]
+            g.outcome[(m, sc)] = classify(L[sl], float(o.loss), L_zero)
+    return g
+
+
+def empirical_lambda_star(g: Grid, width) -> float:
+    """The largest grid scale lambda such that every run at every scale <= lambda fails (0 if none)."""
+    best = 0.0
+    for sc in sorted(g.scales):
+        if g.fraction(width, sc) == 0.0:
+            best = sc
+        else:
+            break
+    return best
+
+
+def run_failure_rates(P) -> dict:
+    """The (width, scale) phase diagram on the three-point data, the step-size check and the contrasts."""
+    data = datasets.get("ea-three-point", device=CPU)
+
+    def seeds_of(m):
+        return P.large_seeds if m >= P.large_width else P.seeds
+
+    out = {"data": data, "ols": ols(data.X, data.y)}
+    out["balanced"] = run_grid(data, P.widths, P.scales, seeds_of, P.lr, P.time)
+    out["step_check"] = run_grid(data, [P.step_check_width], P.scales, lambda m: P.step_check_seeds,
+                                 P.lr / P.step_check_factor, P.time)
+    cs = lambda m: P.contrast_seeds  # noqa: E731
+    out["unbalanced"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.contrast_time, "unbalanced",
+                                 stop_below=1e-10)
+    out["dominated"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.time, "dominated")
+    out["leaky"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.contrast_time, "balanced",
+                            "leaky_relu", P.leak, stop_below=1e-10)
+    out["leaky_small"] = run_grid(data, [min(P.contrast_widths)], P.leaky_small_scales, cs, P.lr, P.contrast_time,
+                                  "balanced", "leaky_relu", P.leak, stop_below=1e-10)
+    return out
+
+
+def grid_table(g: Grid, what: str = "outcomes") -> "pandas.DataFrame":  # noqa: F821
+    """A width x scale table: outcome counts "ols/zero/other/escaping/global" or the failing fraction."""
+    import pandas as pd
+
+    rows = {}
+    for m in g.widths:
+        row = {}
+        for sc in g.scales:
+            o = g.outcome[(m, sc)]
+            if what == "outcomes":
+                row[f"{sc:g}"] = "/".join(str(sum(v == k for v in o)) for k in ("ols", "zero", "other", "escaping", "global"))
+            else:
+                row[f"{sc:g}"] = g.failing(m, sc)
+        rows[f"m = {m} ({g.seeds[m]} seeds)"] = row
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -1,0 +1,229 @@
+"""002 (early alignment), chapter `spurious`: Figure 2 and Theorem 2 on the three-point data: one monitored
+run, its phases (Lemmas 9-24), its limit (a spurious stationary point) and the tests of that limit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ... import metrics
+from ...config import DTYPE
+from ...models import Network, Params
+from ...monitor import Monitored, train_monitored
+from ...params import Float, Int, Ints, PROFILE
+from ...train import animation_frames, gradient_descent
+from .theory import (
+    CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
+    neuron_sets, ols, phase_monitor)
+
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m of the Figure 2 run", low=1, high=1_000_000),
+    "init_scale": Float("lambda of eq. (3): a, w of size lambda / sqrt(m)", low=0, low_open=True, high=100),
+    "lr": Float("gradient-descent step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
+    "steps": Int("gradient-descent iterations", low=1, high=100_000_000),
+    "seeds": Ints("one balanced run per seed (the figure shows the first)", low=0),
+    "monitor_every": Int("iterations between two observations of the phase quantities", low=1),
+    "eps": Float("epsilon of Theorem 1: tau = eps ln(1/lambda) / ||D|| [R]", low=0, low_open=True, high=1),
+    "eps2": Float("Phase 2a ends when sum over S+ of ||w_j||^2 reaches eps2 [choice of the spec]", low=0, low_open=True),
+    "eps3": Float("Phase 2b ends when ||sum over S+ of a_j w_j - beta*|| <= eps3 [choice of the spec]", low=0, low_open=True),
+    "width_dominated": Int("width of the dominated-initialisation run (nature of the limit)", low=1),
+    "steps_dominated": Int("iterations of the dominated run", low=1),
+    "balance_width": Int("width of the two short runs that measure the balancedness drift", low=1),
+    "balance_time": Float("flow time of those runs", low=0, low_open=True),
+    "perturbations": Int("random perturbations of the local-minimum test", low=1),
+    "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
+                            low=0, high=1000),
+}
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+
+
+@dataclass
+class Figure2Run:
+    data: datasets.Dataset
+    network: Network
+    scale: float  # lambda
+    run: Monitored  # the balanced runs (one per seed)
+    sets: dict  # S+, S0, S- masks (R, m)
+    ols: OLS
+    D: torch.Tensor
+    tau_eps: float  # flow time of the end of Phase 1 (Theorem 1, [R])
+    k_eps: int  # its iteration
+    captures: dict  # "tau2", "tau3" -> (iteration per run, Params of run 0)
+    dominated: Monitored
+    balance: dict
+    frames: list  # iterations of the animation (E4): the authors' schedule, at most animation_frames of them
+
+
+def run_figure2(P) -> Figure2Run:
+    """Figure 2 / Theorem 2: balanced runs on the three-point data, observed every ``monitor_every`` iterations;
+    a dominated run for the nature of the limit; two short runs for the balancedness drift (Lemma 1)."""
+    data = datasets.get("ea-three-point", device=CPU)
+    X, y = data.X, data.y
+    net = Network("relu")
+    o = ols(X, y)
+    D = key_vector(X, y)
+    p0 = initialise("balanced", P.seeds, P.width, 2, P.init_scale)
+    sets = neuron_sets(p0, X)
+    tau_eps = P.eps * math.log(1 / P.init_scale) / float(D.norm())
+    k_eps = int(round(tau_eps / P.lr))
+    captures = {"tau2": {}, "tau3": {}}
+    mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
+    frames = animation_frames(authors_frames(P.steps), P.animation_frames) if P.animation_frames else []
+    run = train_monitored(p0, data, net, steps=P.steps, lr=P.lr, every=P.monitor_every, monitor=mon,
+                          snapshots=[0, k_eps, P.steps] + frames)
+    # the nature of the limit: a dominated initialisation (|a~| > ||w~||) at the same scale
+    pd = initialise("dominated", P.seeds[:1], P.width_dominated, 2, P.init_scale)
+    dom = train_monitored(pd, data, net, steps=P.steps_dominated, lr=P.lr, every=P.steps_dominated)
+    # Lemma 1: balancedness drift of GD at step lr and lr / 2 over the same flow time
+    pb = initialise("balanced", P.seeds[:1] * 2, P.balance_width, 2, P.init_scale)
+    bal = {}
+    for name, lr in (("lr", P.lr), ("half_lr", P.lr / 2)):
+        k = int(round(P.balance_time / lr))
+        q0 = pb.select(0)
+        tr = gradient_descent(q0, data, net, steps=k, lr=lr, loss=LOSS, snapshots=[k])
+        q = tr.final
+        bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
+                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()))
+    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames)
+
+
+def phase_times(fr: Figure2Run) -> dict:
+    """tau_eps (end of Phase 1, [R]), tau_2 (end of Phase 2a) and tau_3 (end of Phase 2b) per run, in flow time."""
+    R = fr.run.final.runs
+    t2 = torch.tensor([fr.captures["tau2"].get(r, (-1, None))[0] for r in range(R)], dtype=DTYPE)
+    t3 = torch.tensor([fr.captures["tau3"].get(r, (-1, None))[0] for r in range(R)], dtype=DTYPE)
+    lr = fr.run.lr
+    return dict(tau_eps=torch.full((R,), fr.tau_eps, dtype=DTYPE),
+                tau2=torch.where(t2 >= 0, t2 * lr, torch.full_like(t2, math.nan)),
+                tau3=torch.where(t3 >= 0, t3 * lr, torch.full_like(t3, math.nan)),
+                k2=t2.long(), k3=t3.long())
+
+
+def window(fr: Figure2Run, name: str, t_lo, t_hi, how: str) -> torch.Tensor:
+    """min/max of a monitored series over the flow-time window [t_lo, t_hi] of each run."""
+    s = fr.run.series[name]
+    t = fr.run.time()
+    lo = torch.as_tensor(t_lo, dtype=DTYPE).reshape(-1, 1)
+    hi = torch.as_tensor(t_hi, dtype=DTYPE).reshape(-1, 1)
+    inside = (t >= lo - 1e-12) & (t <= hi + 1e-12)
+    return masked_reduce(s, inside, how)
+
+
+def end_state(fr: Figure2Run, p: Params | None = None, grid=(-1.0, 1.0)) -> dict:
+    """The limit checks of Figure 2 (g, h) and Theorems 2 and 4 for parameters p (default: the final ones)."""
+    p = fr.run.final if p is None else p
+    X, y = fr.data.X, fr.data.y
+    o = fr.ols
+    net = fr.network
+    L = net.loss(p, X, y, LOSS)
+    pred = net.forward(p, X)
+    cnt = activation_counts(p, X)
+    allact = cnt["all"]
+    lin = torch.einsum("rm,rmd->rd", torch.where(allact, p.a, torch.zeros_like(p.a)), p.W)
+    pos_all = allact & (p.a > 0)
+    cos_beta = (p.W @ (o.beta / o.beta.norm())) / metrics.neuron_norms(p).clamp_min(1e-300)
+    Dn = fr.D / fr.D.norm()
+    cos_D = (p.W @ Dn) / metrics.neuron_norms(p).clamp_min(1e-300)
+    xs = torch.linspace(grid[0], grid[1], 2001, dtype=DTYPE)
+    Xg = datasets.augment_bias(xs)
+    h = net.forward(p, Xg)
+    relu_ols = torch.clamp_min(Xg @ o.beta, 0.0)
+    hx = fr.data.x1d
+    inside = (xs >= hx.min()) & (xs <= hx.max())
+    return dict(
+        loss=L, pred_err=(pred - o.pred).abs().amax(-1), L_star=float(o.loss),
+        n_all=allact.sum(-1), n_none=cnt["none"].sum(-1), n_partial=cnt["partial"].sum(-1),
+        lin_err=(lin - o.beta).norm(dim=-1),
+        min_cos_beta=masked_reduce(cos_beta, pos_all, "min"),
+        median_cos_beta=masked_reduce(cos_beta, pos_all, "median"),
+        median_cos_D=masked_reduce(cos_D, pos_all, "median"),
+        neg_abs_a=masked_reduce(p.a.abs(), p.a < 0, "max"),
+        neg_all_active=(allact & (p.a < 0)).sum(-1),
+        sup_relu_ols=(h - relu_ols).abs().amax(-1),
+        sup_hull=torch.where(inside, (h - Xg @ o.beta).abs(), torch.zeros_like(h)).amax(-1),
+    )
+
+
+def saddle_test(fr: Figure2Run, rhos=(1e-3, 1e-2), run: int = 0) -> dict:
+    """Section 5, "Nature of the stationary point" [T], balanced case: replace the neuron of smallest norm of the
+    limit by rho (1, w_+) with w_+ = (1, 0) (relu(x), active on the points with x > 0 only).  To first order
+    L changes by (2/n) rho^2 sum_k r_k relu(x_k) [derived], negative when those residuals are negative."""
+    p = fr.run.final.select(run)
+    X, y = fr.data.X, fr.data.y
+    net = fr.network
+    L0 = float(net.loss(p, X, y, LOSS))
+    j = int(((p.a[0] ** 2) + (p.W[0] ** 2).sum(-1)).argmin())
+    wplus = torch.tensor([1.0, 0.0], dtype=DTYPE)
+    out = dict(neuron=j, neuron_norm=float(((p.a[0, j] ** 2) + (p.W[0, j] ** 2).sum()).sqrt()), rho=[], dL=[],
+               predicted=[])
+    relu_x = torch.clamp_min(X @ wplus, 0.0)
+    for rho in rhos:
+        q = p.clone()
+        q.a[0, j] = rho
+        q.W[0, j] = rho * wplus
+        out["rho"].append(rho)
+        out["dL"].append(float(net.loss(q, X, y, LOSS)) - L0)
+        out["predicted"].append(grad_factor(LOSS) / fr.data.n * rho ** 2 * float((fr.ols.resid * relu_x).sum()))
+    return out
+
+
+def local_min_test(p: Params, data: datasets.Dataset, count: int, radius_factor: float = 0.1, seed: int = 0,
+                   radii=(1e-3,)) -> dict:
+    """Section 5 [T], dominated case: delta_0 = the smallest distance of an inactive positive neuron to the
+    hyperplane of a data point (how far the limit is from a neuron that could start to fit a residual);
+    ``count`` random perturbations of norm radius_factor * delta_0, and of the norms in ``radii``."""
+    X, y = data.X, data.y
+    net = Network("relu")
+    cnt = activation_counts(p, X)
+    inactive_pos = cnt["none"][0] & (p.a[0] > 0)
+    dist = ((p.W[0] @ X.T).abs() / X.norm(dim=1)).amin(-1)
+    delta0 = float(dist[inactive_pos].min()) if bool(inactive_pos.any()) else math.inf
+    L0 = float(net.loss(p, X, y, LOSS))
+    gen = torch.Generator().manual_seed(int(seed))
+    m, d = p.width, p.dim
+
+    def trial(radius):
+        out = []
+        batch = max(1, int(2e6 // (m * (d + 1))))
+        for start in range(0, count, batch):
+            k = min(batch, count - start)
+            v = torch.randn(k, m * (d + 1), generator=gen, dtype=DTYPE)
+            v = v / v.norm(dim=1, keepdim=True) * radius
+            q = Params(p.a + v[:, :m], p.W + v[:, m:].reshape(k, m, d))
+            out.append(net.loss(q, X, y, LOSS) - L0)
+        return torch.cat(out)
+
+    small = trial(radius_factor * delta0) if math.isfinite(delta0) else torch.tensor([math.nan])
+    return dict(delta0=delta0, min_dL=float(small.min()), radius=radius_factor * delta0,
+                min_abs_a=float(p.a.abs().min()), by_radius={r: float(trial(r).min()) for r in radii})
+
+
+def tail_fit(fr: Figure2Run, lo: float = 1e-12, hi: float = 1e-5, run: int = 0) -> dict:
+    """Lemma 7 / Lemma 22: fit log(L - L*) against flow time where L - L* lies in [lo, hi]; the local PL ratio
+    norm(grad L)^2 / (L - L*) of Lemma 21 on the same window, and the path length after it (Lemma 23)."""
+    s = fr.run.series
+    t = fr.run.time()[run]
+    ex = s["loss"][run] - fr.ols.loss
+    win = (ex >= lo) & (ex <= hi)
+    tt, ll = t[win].numpy(), np.log(ex[win].numpy())
+    out = dict(points=int(win.sum()))
+    if win.sum() >= 3:
+        A = np.vstack([tt, np.ones_like(tt)]).T
+        coef, res, *_ = np.linalg.lstsq(A, ll, rcond=None)
+        pred = A @ coef
+        r2 = 1 - ((ll - pred) ** 2).sum() / ((ll - ll.mean()) ** 2).sum()
+        ratio = (s["grad_sq"][run][win] / ex[win])
+        out.update(rate=-coef[0], r2=r2, fall=float(ex[win].max() / ex[win].min()), t_lo=float(tt.min()),
+                   t_hi=float(tt.max()), pl_min=float(ratio.min()), pl_median=float(ratio.median()),
+                   pl_first=float(ratio[0]))
+    path = s["path"][run]
+    total = float(path.sum())
+    cut = int(0.8 * path.numel())
+    out.update(path_total=total, path_last20=float(path[cut:].sum()))
+    return out

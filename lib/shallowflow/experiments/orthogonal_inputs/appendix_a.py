@@ -1,0 +1,90 @@
+"""003 (orthogonal inputs), chapter `appendix-a`: the non-orthogonal toy of Appendix A (E3a, E3b).
+
+Appendix A is not in the source file; its parameters come from the authors' code
+(github.com/eboursier/GFdynamics) as described in the specification.  Training is on the paper's loss
+("half") with the authors' step (step 2e-3 on L); lambda = init_scale / sqrt(m).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ... import data as datasets
+from ... import init, metrics, theory
+from ...config import DTYPE
+from ...models import Network, Params, flow_time_per_step
+from ...params import Float, Floats, Int, Ints, PROFILE, Str
+from ...train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
+
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m", low=1, high=100_000),
+    "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0),
+    "variants": Str("label variants: 'both', 'camera-ready' (y3 = -0.3) or 'early' (y3 = -0.4)",
+                    choices=("both", "camera-ready", "early")),
+    "early_init_scale": Float("E3a: the early code's scale; lambda = early_init_scale / width", low=0, low_open=True),
+    "init_scales": Floats("E3b: camera-ready scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
+    "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
+    "steps": Int("GD iterations", low=1, high=100_000_000),
+    "record_every": Int("loss recorded every this many iterations", low=1),
+    "panels": Ints("iterations shown in the four-panel figure", low=0),
+}
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+
+
+@dataclass
+class NonOrthoRun:
+    data: list  # one Dataset per run
+    variants: list[str]
+    seeds: list[int]
+    setting: list[str]  # "early" (E3a, lambda = s / m) or "camera-ready" (E3b, lambda = s / sqrt(m))
+    init_scale: list[float]
+    lam: torch.Tensor
+    traj: Trajectory
+    p0: Params
+    network: Network = field(default_factory=lambda: Network("relu"))
+
+    def runs(self, setting: str | None = None, init_scale: float | None = None, variant: str | None = None):
+        return [i for i in range(len(self.seeds)) if (setting is None or self.setting[i] == setting)
+                and (init_scale is None or self.init_scale[i] == init_scale)
+                and (variant is None or self.variants[i] == variant)]
+
+
+def run_nonorthogonal(P) -> NonOrthoRun:
+    """E3a and E3b in one ensemble: per label variant and seed, the early code's initialisation
+    (lambda = early_init_scale / m) and every camera-ready scale (lambda = init_scale / sqrt(m)).
+
+    Runs whose loss falls below 1e-20 (in L) are frozen there (large scales converge early)."""
+    variants = ["camera-ready", "early"] if P.variants == "both" else [P.variants]
+    settings = [("early", P.early_init_scale, P.early_init_scale / P.width)] + [
+        ("camera-ready", float(s), float(s) / math.sqrt(P.width)) for s in P.init_scales]
+    runs = [(v, st, s, lam, sd) for v in variants for (st, s, lam) in settings for sd in P.seeds]
+    dsets = [datasets.nonorthogonal_toy(v) for v, *_ in runs]
+    lam = torch.tensor([r[3] for r in runs], dtype=DTYPE)
+    p0 = init.balanced([r[4] for r in runs], P.width, 2, lam)
+    snaps = union(geometric_schedule(P.steps, 1.02), fixed_schedule(P.panels, P.steps))
+    traj = gradient_descent(p0, dsets, Network("relu"), steps=P.steps, lr=flow_time_per_step(P.lr, "mean"),
+                            loss="half", snapshots=snaps, record_every=P.record_every, stop_below=1e-20)
+    return NonOrthoRun([d.to("cpu") for d in dsets], [r[0] for r in runs], [r[4] for r in runs],
+                       [r[1] for r in runs], [r[2] for r in runs], lam, traj, p0.to("cpu"))
+
+
+def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
+    """Per run: final loss (and relative to initial), ||theta||^2 and its gap to the LP minimum of its
+    labels, kinks of h on the plotting interval, escapes, ends-on-plateau, turning angles."""
+    p = run.traj.final
+    L = run.traj.loss
+    min_sq = {v: theory.min_squared_norm_1d(datasets.nonorthogonal_toy(v, device="cpu").X,
+                                            datasets.nonorthogonal_toy(v, device="cpu").y)
+              for v in sorted(set(run.variants))}
+    ms = torch.tensor([min_sq[v] for v in run.variants], dtype=DTYPE)
+    sq = metrics.squared_norm(p)
+    sv = metrics.saddle_visits(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
+    fp = metrics.flat_plateaus(L, run.traj.loss_steps, stopped_at=run.traj.stopped_at)
+    turning = metrics.turning_angles(run.traj.snap_W, p.W)
+    return dict(final_loss=L[:, -1], loss_ratio=L[:, -1] / L[:, 0], squared_norm=sq, min_squared_norm=min_sq,
+                rel_gap=(sq - ms) / ms, kinks=metrics.kinks_of_function(p, interval), saddles=sv, flat=fp,
+                turning=turning, max_turning=torch.nan_to_num(turning, nan=0.0).amax(1))

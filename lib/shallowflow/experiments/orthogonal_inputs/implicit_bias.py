@@ -1,0 +1,464 @@
+"""003 (orthogonal inputs), chapter `implicit-bias`: Theorem 1, Eq. (8) on ORTHO-B, and Lemma 5.
+
+Every dataset's runs (lambdas x seeds x step sizes) train to convergence (loss below ``STOP``) as one
+ensemble; the distance to the minimum-norm interpolator, its exponent in lambda, the F1 norm by linear
+programming and the Polyak-Lojasiewicz ratio of Lemma 5 are measured here.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ... import init, theory
+from ...config import DTYPE
+from ...data import Dataset
+from ...models import Params
+from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
+from ...params import Float, Floats, Int, Ints, PROFILE
+from .theory import Ensemble, NET, make_ensemble, phase_times, unit
+
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width_toy": Int("m for the Section-5 toy", low=1, high=100_000),
+    "width_a": Int("m for ORTHO-A", low=1, high=100_000),
+    "width_b": Int("m for ORTHO-B", low=1, high=100_000),
+    "width_c": Int("m for ORTHO-C (0: skip ORTHO-C)", low=0, high=100_000),
+    "lams": Floats("initial scales lambda of every dataset", low=0, low_open=True),
+    "lams_b_extra": Floats("further lambdas for ORTHO-B (Cauchy sequence, Lemma 5)", low=0, low_open=True, min_len=0),
+    "lams_c_extra": Floats("further lambdas for ORTHO-C (slow convergence)", low=0, low_open=True, min_len=0),
+    "seeds": Ints("seeds of the toy, ORTHO-A and ORTHO-B", low=0),
+    "seeds_c": Ints("seeds of ORTHO-C", low=0),
+    "lrs": Floats("gradient-descent step sizes dt on L", low=0, low_open=True),
+    "eps": Float("the epsilon of Lemma 5's ball radius lambda^(eps/40)", low=0, low_open=True, high=1),
+    "every": Int("iterations between loss records", low=1),
+    "segment": Int("iterations per kernel call", low=1),
+    "pl_every": Int("iterations between recorded states in the Lemma-5 replay", low=1),
+    "pl_samples": Int("random balanced perturbations per run (Lemma 5 (b))", low=1),
+    "nec_width": Int("m of the Assumption-3 necessity runs (T1.5)", low=2),
+    "nec_runs": Int("number of initialisations with S+,1 empty (T1.5)", low=1),
+    "nec_lam": Float("lambda of the necessity runs", low=0, low_open=True),
+    "lp_directions": Int("random unit directions of the Eq. (8) linear program on ORTHO-B", low=10),
+}
+RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+
+
+DATASETS = ("orthogonal-toy", "ortho-A", "ortho-B", "ortho-C")
+
+
+STOP = 1e-28  # runs stop at L < STOP: the parameters are then converged to ~1e-13
+
+
+@dataclass
+class ImplicitRun:
+    ens: dict  # name -> Ensemble
+    mon: dict  # name -> Segmented
+    pl: Segmented | None  # Lemma-5 replay of ORTHO-B
+    pl_start: torch.Tensor | None  # (R,) flow time at which the replay starts
+    nec: Ensemble | None
+    nec_mon: Segmented | None
+    eps: float
+    seconds: float = 0.0
+
+
+class DistanceSummaries:
+    """loss, grad_sq = ||grad L||^2 and dist = ||theta - theta_ref|| of every run's snapshots."""
+
+    def __init__(self, ens: Ensemble, ref: Params):
+        self.X, self.y = ens.data.X.cpu(), ens.data.y.cpu()
+        self.ref = ref
+
+    def __call__(self, a, W, runs):
+        p, lead = flat_snapshots(a, W)
+        S = lead[0]
+        L, ga, gW = gradients(p, self.X, self.y)
+        ra = self.ref.a[runs].repeat(S, 1)
+        rW = self.ref.W[runs].repeat(S, 1, 1)
+        dist = (((p.a - ra) ** 2).sum(1) + ((p.W - rW) ** 2).sum((1, 2))).sqrt()
+        out = dict(loss=L, grad_sq=(ga ** 2).sum(1) + (gW ** 2).sum((1, 2)), dist=dist)
+        return {k: v.reshape(lead) for k, v in out.items()}
+
+
+def _train_to_convergence(ens: Ensemble, every: int, segment: int, capture=None, summarise=None) -> Segmented:
+    T = phase_times(ens.k, ens.lams, 0.1)["horizon"]
+    steps = int(math.ceil(float((T / ens.lrs).max()) / every)) * every
+    return segmented_descent(ens, steps, every, max(every, segment // every * every), summarise=summarise,
+                             capture=capture, stop_below=STOP)
+
+
+def necessity_seeds(name: str, width: int, count: int, scan: int = 10_000) -> list[int]:
+    """The first ``count`` seeds whose initialisation has S_{+,1} empty, S_{-,1} non-empty, and every
+    positive input activating some s = +1 neuron (so that the positive labels can still be fitted)."""
+    data = datasets.get(name, device="cpu")
+    out = []
+    for seed in range(scan):
+        p0 = init.balanced([seed], width, data.d, 1.0, device="cpu")
+        sp, sm = theory.key_sets(p0, data)
+        Z = p0.W[0] @ data.X.T  # (m, n)
+        plus = p0.a[0] > 0
+        covered = ((Z[:, data.y > 0] > 0) & plus[:, None]).any(0).all()
+        if not bool(sp.any()) and bool(sm.any()) and bool(covered):
+            out.append(seed)
+            if len(out) == count:
+                return out
+    raise RuntimeError(f"fewer than {count} seeds with S+,1 empty among the first {scan}")
+
+
+def run_implicit(P) -> ImplicitRun:
+    """Train every dataset's ensemble to convergence, replay ORTHO-B for Lemma 5, and the T1.5 runs."""
+    t0 = time.perf_counter()
+    widths = {"orthogonal-toy": P.width_toy, "ortho-A": P.width_a, "ortho-B": P.width_b, "ortho-C": P.width_c}
+    ens, mon = {}, {}
+    for name in DATASETS:
+        if widths[name] == 0:
+            continue
+        lams = list(P.lams) + (list(P.lams_b_extra) if name == "ortho-B" else []) + \
+            (list(P.lams_c_extra) if name == "ortho-C" else [])
+        seeds = P.seeds_c if name == "ortho-C" else P.seeds
+        e = make_ensemble(name, widths[name], lams, seeds, P.lrs)
+        cap = None
+        if name == "ortho-B":  # the state at t = -ln(lambda)/||D_+||, before the second exit: the replay starts there
+            cap = e.iteration_at(phase_times(e.k, e.lams, P.eps)["exit1"])[:, None]
+        ens[name] = e
+        mon[name] = _train_to_convergence(e, P.every, P.segment, capture=cap)
+    pl = pl_start = None
+    if "ortho-B" in ens:
+        e, m = ens["ortho-B"], mon["ortho-B"]
+        it = e.iteration_at(phase_times(e.k, e.lams, P.eps)["exit1"])
+        starts = [m.state(r, int(it[r])) for r in range(e.runs)]
+        p0 = Params(torch.cat([s.a for s in starts]), torch.cat([s.W for s in starts]))
+        replay = Ensemble(e.name, e.data, e.width, e.seeds, e.lams, e.lrs, p0, e.s_plus, e.s_minus, e.c, e.k)
+        pl = _train_to_convergence(replay, P.pl_every, P.segment, summarise=DistanceSummaries(e, m.final))
+        pl_start = it.to(DTYPE) * e.lrs
+    nec = nec_mon = None
+    if P.nec_runs > 0 and "ortho-B" in ens:
+        seeds = necessity_seeds("ortho-B", P.nec_width, P.nec_runs)
+        nec = make_ensemble("ortho-B", P.nec_width, [P.nec_lam], seeds, P.lrs)
+        nec_mon = _train_to_convergence(nec, P.every, P.segment)
+    return ImplicitRun(ens, mon, pl, pl_start, nec, nec_mon, P.eps, time.perf_counter() - t0)
+
+
+def squared_norms(p: Params) -> torch.Tensor:
+    return (p.a ** 2).sum(1) + (p.W ** 2).sum((1, 2))
+
+
+def stray_exponents(data: Dataset) -> dict:
+    """Exponents of the slowest lambda-convergence of ||theta_lambda||^2 [derived in this book].
+
+    A neuron of sign s active on a proper subset A of the labels of that sign (and on no other label)
+    sees, while h ~ 0, D_j = (1/n) sum_{k in A} y_k x_k and grows like exp(||y_A|| t / n); it stops when the
+    cluster of its sign has fitted the labels, at t ~ -ln(lambda) n/||y_sign||, so its norm is
+    ~ lambda^(1 - ||y_A||/||y_sign||) and it adds ~ lambda^(2 (1 - ||y_A||/||y_sign||)) to ||theta||^2.
+    ``subset``: the smallest such exponent over proper subsets A (the slowest decay); ``single``: the
+    smallest over single labels (the spec's formula).  inf when no proper subset exists (one label).
+    """
+    import itertools
+
+    y = data.y.cpu()
+    best_sub, best_single = math.inf, math.inf
+    for sign in (1, -1):
+        v = (y[sign * y > 0]).abs().tolist()
+        tot = math.sqrt(sum(x * x for x in v))
+        for size in range(1, len(v)):
+            for A in itertools.combinations(v, size):
+                e = 2 * (1 - math.sqrt(sum(x * x for x in A)) / tot)
+                best_sub = min(best_sub, e)
+                if size == 1:
+                    best_single = min(best_single, e)
+    return {"subset": best_sub, "single": best_single}
+
+
+def implicit_bias(run: ImplicitRun, name: str) -> dict:
+    """Per run of one dataset: final loss, time to L < 1e-20 and the horizon T, rel.gap, norms of the
+    neurons outside S_{+,1} u S_{-,1}, alignment of the neurons inside, the stray neuron's activation."""
+    ens, mon = run.ens[name], run.mon[name]
+    k = ens.k
+    p = mon.final
+    X, y = ens.data.X.cpu(), ens.data.y.cpu()
+    T = phase_times(k, ens.lams, run.eps)["horizon"]
+    nrm = p.W.norm(dim=-1)
+    inside = ens.s_plus | ens.s_minus
+    up, um = unit(k.d_plus.cpu()), unit(-k.d_minus.cpu())
+    cos = torch.where(ens.s_plus, (p.W @ up) / nrm, torch.where(ens.s_minus, (p.W @ um) / nrm, torch.ones_like(nrm)))
+    other = torch.where(inside, torch.zeros_like(nrm), nrm)
+    return dict(run=torch.arange(ens.runs), lam=ens.lams, lr=ens.lrs, seed=ens.seeds,
+                loss=NET.loss(p, X, y, "half"), t_conv=mon.first_time_below(1e-20, interpolate=False), horizon=T,
+                gap=(squared_norms(p) - k.min_sq_norm) / k.min_sq_norm, other_max=other.amax(1),
+                other_arg=other.argmax(1), inside_min_cos=cos.amin(1))
+
+
+def stray_pattern(run: ImplicitRun, name: str, r: int) -> tuple[int, list[float]]:
+    """The sign and the (sorted) labels of the inputs that run r's largest neuron outside S+ u S- is active on."""
+    ens, p = run.ens[name], run.mon[name].final
+    nrm = torch.where(ens.s_plus[r] | ens.s_minus[r], torch.zeros(ens.width, dtype=DTYPE), p.W[r].norm(dim=-1))
+    j = int(nrm.argmax())
+    act = (p.W[r, j] @ ens.data.X.cpu().T) > 0
+    return int(torch.sign(p.a[r, j])), sorted(ens.data.y.cpu()[act].tolist())
+
+
+def predicted_stray(data: Dataset) -> tuple[int, list[float]]:
+    """The sign and (sorted) labels of the proper same-sign subset A with the largest ||y_A||/||y_sign||:
+    the neurons active on exactly it vanish slowest as lambda -> 0 (see :func:`stray_exponents`)."""
+    import itertools
+
+    y = data.y.cpu().tolist()
+    best, score = (0, []), -1.0
+    for sign in (1, -1):
+        v = [x for x in y if sign * x > 0]
+        tot = math.sqrt(sum(x * x for x in v))
+        for size in range(1, len(v)):
+            for A in itertools.combinations(v, size):
+                sc = math.sqrt(sum(x * x for x in A)) / tot
+                if sc > score:
+                    best, score = (sign, sorted(A)), sc
+    return best
+
+
+def gap_exponents(ens: Ensemble, gap: torch.Tensor, floor: float = 1e-12) -> dict:
+    """Per (seed, step size): the slope of ln(rel.gap) against ln(lambda) between the two smallest
+    lambdas whose gap is above ``floor`` (the asymptotic exponent; nan if fewer than two)."""
+    out = {"slope": [], "lr": [], "seed": [], "lams": []}
+    for lr in ens.lrs.unique().tolist():
+        for seed in ens.seeds.unique().tolist():
+            idx = sorted(ens.index(seed=seed, lr=lr), key=lambda i: float(ens.lams[i]))
+            ok = [i for i in idx if float(gap[i]) > floor]
+            if len(ok) >= 2:
+                i, j = ok[0], ok[1]
+                s = math.log(float(gap[j]) / float(gap[i])) / math.log(float(ens.lams[j]) / float(ens.lams[i]))
+                out["lams"].append((float(ens.lams[i]), float(ens.lams[j])))
+            else:
+                s = float("nan")
+                out["lams"].append(())
+            out["slope"].append(s)
+            out["lr"].append(lr)
+            out["seed"].append(seed)
+    return {"slope": torch.tensor(out["slope"], dtype=DTYPE), "lr": torch.tensor(out["lr"], dtype=DTYPE),
+            "seed": torch.tensor(out["seed"]), "lams": out["lams"]}
+
+
+def decreasing_to_floor(ens: Ensemble, values: torch.Tensor, floor: float) -> dict:
+    """Per (seed, step size): 1 if values decrease strictly as lambda decreases, until they are below
+    ``floor`` (rounding); also the values in order of decreasing lambda."""
+    out = {"ok": [], "lr": [], "seed": [], "seq": []}
+    for lr in ens.lrs.unique().tolist():
+        for seed in ens.seeds.unique().tolist():
+            idx = sorted(ens.index(seed=seed, lr=lr), key=lambda i: -float(ens.lams[i]))
+            v = values[idx]
+            good = all(float(v[i + 1]) < float(v[i]) or float(v[i + 1]) < floor for i in range(len(idx) - 1))
+            out["ok"].append(float(good))
+            out["lr"].append(lr)
+            out["seed"].append(seed)
+            out["seq"].append(v.tolist())
+    return {"ok": torch.tensor(out["ok"], dtype=DTYPE), "lr": torch.tensor(out["lr"], dtype=DTYPE),
+            "seed": torch.tensor(out["seed"]), "seq": out["seq"]}
+
+
+def cauchy(run: ImplicitRun, name: str) -> dict:
+    """||theta_lambda - theta_lambda'|| for consecutive lambdas (same seed and step size): (G, L-1)."""
+    ens, p = run.ens[name], run.mon[name].final
+    rows, lrs, seeds, pairs = [], [], [], []
+    for lr in ens.lrs.unique().tolist():
+        for seed in ens.seeds.unique().tolist():
+            idx = sorted(ens.index(seed=seed, lr=lr), key=lambda i: -float(ens.lams[i]))
+            d = [float((((p.a[i] - p.a[j]) ** 2).sum() + ((p.W[i] - p.W[j]) ** 2).sum()).sqrt())
+                 for i, j in zip(idx[:-1], idx[1:])]
+            rows.append(d)
+            lrs.append(lr)
+            seeds.append(seed)
+            pairs = [(float(ens.lams[i]), float(ens.lams[j])) for i, j in zip(idx[:-1], idx[1:])]
+    return {"diff": torch.tensor(rows, dtype=DTYPE), "lr": torch.tensor(lrs, dtype=DTYPE), "seed": torch.tensor(seeds),
+            "pairs": pairs}
+
+
+def direction_count(p: Params, r: int, rel: float = 1e-3, tol: float = 1e-6) -> int:
+    """Number of distinct directions (cos > 1 - tol) among run r's neurons with ||w_j|| > rel * max."""
+    nrm = p.W[r].norm(dim=-1)
+    keep = nrm > rel * nrm.max()
+    U = p.W[r][keep] / nrm[keep, None]
+    groups: list[torch.Tensor] = []
+    for u in U:
+        if not any(float(u @ g) > 1 - tol for g in groups):
+            groups.append(u)
+    return len(groups)
+
+
+def necessity(run: ImplicitRun) -> dict:
+    """T1.5: runs with S_{+,1} empty: final loss, rel.gap, number of grown directions (per run)."""
+    ens, mon = run.nec, run.nec_mon
+    X, y = ens.data.X.cpu(), ens.data.y.cpu()
+    p = mon.final
+    return dict(seed=ens.seeds, lr=ens.lrs, loss=NET.loss(p, X, y, "half"),
+                gap=(squared_norms(p) - ens.k.min_sq_norm) / ens.k.min_sq_norm,
+                directions=torch.tensor([direction_count(p, r) for r in range(ens.runs)], dtype=DTYPE),
+                s_plus=ens.s_plus.sum(1), s_minus=ens.s_minus.sum(1))
+
+
+# -- Eq. (8) on orthonormal data ------------------------------------------------------------------
+def variation_norm_lp(data: Dataset, n_directions: int, extra=(), seed: int = 0) -> dict:
+    """min sum_i |c_i| s.t. sum_i c_i sigma(<theta_i, x_k>) = y_k over random unit theta_i (plus ``extra``).
+
+    The discretised Eq. (8): its value is an upper bound on the F1-norm interpolation problem over the
+    whole sphere.  Returns the value, the directions carrying the solution and their coefficients.
+    """
+    from scipy.optimize import linprog
+
+    X = data.X.cpu().numpy()
+    y = data.y.cpu().numpy()
+    gen = np.random.default_rng(seed)
+    th = gen.standard_normal((n_directions, X.shape[1]))
+    th /= np.linalg.norm(th, axis=1, keepdims=True)
+    if len(extra):
+        ex = np.asarray(extra, dtype=float).reshape(-1, X.shape[1])
+        th = np.vstack([th, ex / np.linalg.norm(ex, axis=1, keepdims=True)])
+    A = np.maximum(X @ th.T, 0.0)  # (n, N)
+    N = A.shape[1]
+    res = linprog(np.ones(2 * N), A_eq=np.hstack([A, -A]), b_eq=y, bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"linear program failed: {res.message}")
+    c = res.x[:N] - res.x[N:]
+    keep = np.abs(c) > 1e-9 * np.abs(c).max()
+    return {"value": float(res.fun), "support": th[keep], "coef": c[keep], "directions": th}
+
+
+def orthonormal_certificate(data: Dataset, directions: np.ndarray | None = None) -> dict:
+    """A dual certificate for Eq. (8) on orthonormal inputs [derived]: nu_k = y_k/||y_+|| (y_k > 0) and
+    y_k/||y_-|| (y_k < 0).  For any signed measure mu with sum_i c_i sigma(<theta_i, x_k>) = y_k,
+    <nu, y> = int sum_k nu_k sigma(<theta, x_k>) dmu <= sup_theta |sum_k nu_k sigma(<theta, x_k>)| |mu|, and for
+    orthonormal x_k the sup over the whole sphere is max(||nu_+||, ||nu_-||) = 1, so every interpolating
+    measure has |mu| >= <nu, y> = ||y_+|| + ||y_-||.  ``directions``: where the sup is also evaluated
+    numerically (it must not exceed the closed form)."""
+    X = data.X.cpu().numpy()
+    y = data.y.cpu().numpy()
+    if theory.orthogonality_defect(data) > 1e-12 or not np.allclose((X ** 2).sum(1), 1.0):
+        raise ValueError("the closed-form certificate needs orthonormal inputs")
+    yp, ym = np.clip(y, 0, None), np.clip(-y, 0, None)
+    nu = yp / np.linalg.norm(yp) - ym / np.linalg.norm(ym)
+    sup = max(np.linalg.norm(np.clip(nu, 0, None)), np.linalg.norm(np.clip(-nu, 0, None)))
+    out = {"nu": nu, "lower": float(nu @ y) / sup, "sup": float(sup)}
+    if directions is not None:
+        out["sup_sampled"] = float(np.abs(np.maximum(X @ directions.T, 0.0).T @ nu).max())
+    return out
+
+
+# -- Lemma 5 ------------------------------------------------------------------------------------
+def pl_ratio(p: Params, X: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(||grad L||^2 / L, L) for every run of p."""
+    L, ga, gW = gradients(p, X, y)
+    return ((ga ** 2).sum(1) + (gW ** 2).sum((1, 2))) / L, L
+
+
+def lemma5_trajectory(run: ImplicitRun, loss_floor: float = 1e-24) -> dict:
+    """Lemma 5 (a) along the ORTHO-B replays: per run the radius lambda^(eps/40), the time t_in from which
+    the trajectory stays within it of theta_lambda^inf, and min ||grad L||^2/L over t >= t_in (records with
+    L > loss_floor: below it the ratio is rounding noise)."""
+    ens, pl = run.ens["ortho-B"], run.pl
+    S = pl.summaries
+    ts = pl.summary_time() + run.pl_start[:, None]
+    radius = ens.lams ** (run.eps / 40)
+    inside = S["dist"] < radius[:, None]
+    # stays inside from index i on: the suffix of all-True
+    suffix = torch.flip(torch.cummin(torch.flip(inside.to(torch.int8), [1]), 1).values, [1]).bool()
+    has = suffix.any(1)
+    first = suffix.to(torch.int8).argmax(1)
+    t_in = torch.where(has, ts.gather(1, first[:, None])[:, 0], torch.full_like(radius, float("nan")))
+    ratio = S["grad_sq"] / S["loss"]
+    valid = suffix & (S["loss"] > loss_floor)
+    min_ratio = torch.where(valid, ratio, torch.full_like(ratio, math.inf)).amin(1)
+    start_dist = S["dist"][:, 0]
+    return dict(run=torch.arange(ens.runs), lam=ens.lams, lr=ens.lrs, seed=ens.seeds, radius=radius, t_in=t_in,
+                min_ratio=min_ratio, start_dist=start_dist, points=valid.sum(1))
+
+
+def lemma5_ray(ens: Ensemble, final: Params, eps: float, grid: int = 400) -> dict:
+    """Lemma 5 along the balanced segment from theta_lambda^inf towards theta_S^inf (its S_{-,1} neurons
+    scaled by 1 - s): per run, the ratio at distance lambda^(eps/40), the largest distance rho* at which
+    the ratio is still >= ||D_-|| (on a grid of the segment) and the lambda with lambda^(eps/40) = rho*;
+    [derived] for perfectly aligned neurons the ratio is 4(1-s)^2 ||D_-|| and rho* = sqrt(2 n ||D_-||)/2."""
+    k = ens.k
+    X, y = ens.data.X.cpu(), ens.data.y.cpu()
+    out = {x: [] for x in ("ratio_at_radius", "rho_star", "log10_lam_bind", "segment_length")}
+    svals = torch.linspace(0, 1, grid + 1, dtype=DTYPE)[1:-1]
+    for r in range(ens.runs):
+        sm = ens.s_minus[r]
+        a0, W0 = final.a[r], final.W[r]
+        scale = torch.where(sm, 1 - svals[:, None], torch.ones(grid - 1, ens.width, dtype=DTYPE))
+        pa = a0[None] * scale
+        pW = W0[None] * scale[..., None]
+        seg = float((((a0 * sm) ** 2).sum() + ((W0 * sm[:, None]) ** 2).sum()).sqrt())
+        ratio, _ = pl_ratio(Params(pa, pW), X, y)
+        dist = svals * seg
+        ok = ratio >= k.norm_minus
+        # the first s (from theta_inf outwards) where the ratio falls below ||D_-||
+        bad = torch.nonzero(~ok)
+        rho = float(dist[int(bad[0])]) if bad.numel() else seg
+        rad = float(ens.lams[r]) ** (eps / 40)
+        s_r = min(rad / seg, 1.0)
+        q = Params((a0 * torch.where(sm, 1 - s_r, 1.0))[None], (W0 * torch.where(sm, 1 - s_r, 1.0)[:, None])[None])
+        out["ratio_at_radius"].append(float(pl_ratio(q, X, y)[0][0]))
+        out["rho_star"].append(rho)
+        out["log10_lam_bind"].append(40 / eps * math.log10(rho))
+        out["segment_length"].append(seg)
+    return {x: torch.tensor(v, dtype=DTYPE) for x, v in out.items()}
+
+
+def lemma5_random(ens: Ensemble, final: Params, eps: float, samples: int, seed: int = 0) -> torch.Tensor:
+    """Lemma 5 (b): per run, min ||grad L||^2/L over ``samples`` random balanced points of the ball
+    B(theta_lambda^inf, lambda^(eps/40)): W + delta with a uniformly random direction and a radius
+    uniform in (0, rho], then a_j = s_j ||w_j|| (re-balanced), then shrunk if needed to stay in the ball."""
+    X, y = ens.data.X.cpu(), ens.data.y.cpu()
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for r in range(ens.runs):
+        rho = float(ens.lams[r]) ** (eps / 40)
+        a0, W0 = final.a[r], final.W[r]
+        s = torch.sign(a0)
+        d = torch.randn(samples, *W0.shape, generator=gen, dtype=DTYPE)
+        d = d / d.reshape(samples, -1).norm(dim=1)[:, None, None]
+        rad = rho * torch.rand(samples, generator=gen, dtype=DTYPE)
+        for _ in range(3):  # re-balancing moves a: shrink delta until the point is inside the ball
+            W = W0[None] + rad[:, None, None] * d
+            a = s[None] * W.norm(dim=-1)
+            dist = (((a - a0) ** 2).sum(1) + ((W - W0) ** 2).sum((1, 2))).sqrt()
+            rad = torch.where(dist > rho, rad * rho / dist * 0.999, rad)
+        W = W0[None] + rad[:, None, None] * d
+        a = s[None] * W.norm(dim=-1)
+        dist = (((a - a0) ** 2).sum(1) + ((W - W0) ** 2).sum((1, 2))).sqrt()
+        ratio, L = pl_ratio(Params(a, W), X, y)
+        ok = (dist <= rho) & (L > 0)
+        out.append(float(ratio[ok].min()))
+    return torch.tensor(out, dtype=DTYPE)
+
+
+def asymptotic_rates(run: ImplicitRun, name: str, lo: float = 1e-24, hi: float = 1e-16) -> dict:
+    """Lemma 5 (c): the slope of ln L(t) on the records with lo < L < hi (late, above rounding), per run,
+    and the linearised rates at theta_lambda^inf [derived]: the eigenvalues mu of J J^T (J_k = dh(x_k)/dtheta)
+    give the flow's rates 2 mu / n and GD's -2 ln(1 - dt mu / n) / dt."""
+    ens, mon = run.ens[name], run.mon[name]
+    n = ens.data.n
+    t = mon.loss_time()
+    out = {x: [] for x in ("slope", "mu_rates", "gd_rates")}
+    p = mon.final
+    X = ens.data.X.cpu()
+    for r in range(ens.runs):
+        L = mon.loss[r]
+        w = (L > lo) & (L < hi)
+        if int(w.sum()) >= 3:
+            out["slope"].append(float(np.polyfit(t[r][w].numpy(), np.log(L[w].numpy()), 1)[0]))
+        else:
+            out["slope"].append(float("nan"))
+        # Jacobian of h(x_k) with respect to (a, W): d/da_j = sigma(<w_j,x_k>), d/dw_j = a_j 1{<w_j,x_k> > 0} x_k
+        Z = p.W[r] @ X.T  # (m, n)
+        Ja = torch.clamp_min(Z, 0).T  # (n, m)
+        JW = (p.a[r][None, :, None] * (Z.T > 0).to(DTYPE)[..., None] * X[:, None, :]).reshape(n, -1)
+        J = torch.cat([Ja, JW], 1)
+        mu = torch.linalg.eigvalsh(J @ J.T)
+        out["mu_rates"].append((2 * mu / n).tolist())
+        dt = float(ens.lrs[r])
+        out["gd_rates"].append((-2 * torch.log(torch.clamp_min(1 - dt * mu / n, 1e-300)) / dt).tolist())
+    return {"slope": torch.tensor(out["slope"], dtype=DTYPE), "mu_rates": torch.tensor(out["mu_rates"], dtype=DTYPE),
+            "gd_rates": torch.tensor(out["gd_rates"], dtype=DTYPE), "lam": ens.lams, "lr": ens.lrs, "seed": ens.seeds}
