@@ -408,3 +408,59 @@ def brisbois_multid_nonorthogonal(seed: int = 0, n: int = 5, d: int = 5, teacher
 BUILDERS.update({"brisbois-1.1.4": brisbois_alternative, "brisbois-1.2": brisbois_quasi_orthogonal,
                  "brisbois-1.3": brisbois_nonorthogonal, "brisbois-multid": brisbois_multid,
                  "brisbois-multid-nonorthogonal": brisbois_multid_nonorthogonal})
+
+
+# ----------------------------------------------------------------------------------------------
+# 001 (Dana, Pillaud-Vivien, Bach): weakly interacting data, App. B
+_SRC001 = "001_429d00d8b34a8574.txt, App. B"
+
+
+def weakly_interacting_draw(n: int, d: int, seed: int, orthogonal: bool = False):
+    """001, App. B data, drawn from NumPy's seeded generator: norms ||x_i|| ~ U[1, 2], labels
+    y_i = s_i * U[1, 2] with s_i ~ U{-1, +1}, directions uniform on the sphere (normalised Gaussian
+    vectors, as the authors' code) or, with ``orthogonal=True``, the canonical basis e_1..e_n (d >= n).
+    Returns (X (n, d), y (n,)) as float64 tensors."""
+    import numpy as np
+
+    if orthogonal and d < n:
+        raise ValueError(f"orthogonal inputs need d >= n, got d={d} < n={n}")
+    rng = np.random.default_rng(int(seed))
+    norms = rng.uniform(1.0, 2.0, n)
+    y = rng.choice([-1.0, 1.0], n) * rng.uniform(1.0, 2.0, n)
+    if orthogonal:
+        X = np.zeros((n, d))
+        X[np.arange(n), np.arange(n)] = norms
+    else:
+        G = rng.standard_normal((n, d))
+        X = G / np.linalg.norm(G, axis=1, keepdims=True) * norms[:, None]
+    return torch.as_tensor(X, dtype=DTYPE), torch.as_tensor(y, dtype=DTYPE)
+
+
+def weakly_interacting(n: int, d: int, seed: int = 0, orthogonal: bool = False, device=None) -> Dataset:
+    """:func:`weakly_interacting_draw` as a :class:`Dataset` (001, Sections 5.1 and 5.2)."""
+    X, y = weakly_interacting_draw(n, d, seed, orthogonal)
+    ds = Dataset(f"weakly-interacting-{'orth' if orthogonal else 'sphere'}-{n}-{d}-{seed}", X, y, source=_SRC001)
+    ds.meta.update(seed=seed, orthogonal=orthogonal)
+    return ds.to(device or default_device())
+
+
+def bartlett_gram(n: int, d: int, count: int, seed: int = 0):
+    """Gram matrices of ``count`` independent App-B data sets in dimension d without building X (any d):
+    the Gram of n standard Gaussian vectors of R^d is Wishart(d, I_n) = A A^T with A lower triangular,
+    A_ii = sqrt(chi^2_{d-i}) and A_ij ~ N(0, 1) below the diagonal (Bartlett); it is normalised to unit
+    diagonal and scaled by norms ||x_i|| ~ U[1, 2].  Labels as :func:`weakly_interacting_draw`.
+    Returns G (count, n, n) and y (count, n)."""
+    import numpy as np
+
+    if d < n:
+        raise ValueError(f"the Bartlett construction needs d >= n, got d={d} < n={n}")
+    rng = np.random.default_rng(int(seed))
+    A = np.tril(rng.standard_normal((count, n, n)), -1)
+    A[:, np.arange(n), np.arange(n)] = np.sqrt(rng.chisquare(d - np.arange(n), (count, n)))
+    W = A @ np.swapaxes(A, 1, 2)
+    s = np.sqrt(np.diagonal(W, axis1=1, axis2=2))
+    norms = rng.uniform(1.0, 2.0, (count, n))
+    f = norms / s
+    G = W * f[:, :, None] * f[:, None, :]
+    y = rng.choice([-1.0, 1.0], (count, n)) * rng.uniform(1.0, 2.0, (count, n))
+    return torch.as_tensor(G, dtype=DTYPE), torch.as_tensor(y, dtype=DTYPE)
