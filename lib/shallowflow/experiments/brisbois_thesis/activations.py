@@ -1,0 +1,172 @@
+"""000, Section 3.1.1 and Appendix C: ReLU, Sigmoid and Tanh on Dataset 1.1.0 (Figs 3.1, 3.2, 3.4-3.9,
+3.20, C.1, C.2), Conjectures 1-2 and the plateau-slope law T3.
+
+One grid per activation: m = 60, alpha = 1e-3 on the MSE, balanced and normal initialisations, the
+rich scales lambda <= 1e-2 and the lazy lambda = 1, every run as one batched kernel call.  The loss is
+recorded at every epoch (the plateau detector of Appendix C.1 reads it), the parameters every
+``snap_every`` epochs (the thesis saved them every 1000).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.optimize import curve_fit
+
+from ... import data as datasets
+from ... import metrics, theory
+from ...params import PROFILE, Float, Floats, Int, Rule
+from . import common as Cm
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m", low=1, high=10_000),
+    "lr": Float("GD step size alpha on the MSE", low=0, low_open=True, high=1),
+    "steps": Int("GD epochs per run", low=10, high=10_000_000),
+    "rich_scales": Floats("rich-regime lambda (Fig. 3.1)", low=0, low_open=True, high=0.1, min_len=2),
+    "lazy_scale": Float("lazy-regime lambda (Fig. 3.2)", low=0.1, high=10),
+    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "snap_every": Int("epochs between parameter snapshots", low=1, high=100_000),
+}
+RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),)
+
+
+@dataclass
+class ActivationRuns:
+    data: datasets.Dataset
+    grids: dict  # act -> common.Ensemble
+    scales: list  # rich scales then the lazy one
+    seeds: list
+
+
+def run(P) -> ActivationRuns:
+    """Train activation x lambda x initialisation x seed, one batched call per activation."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    scales = sorted(P.rich_scales) + [P.lazy_scale]
+    grid = Cm.combos(scales, seeds, inits=("balanced", "normal"), lrs=[P.lr])
+    snaps = sorted(set(range(0, P.steps + 1, P.snap_every)) | {P.steps})
+    grids = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, P.steps, snapshots=snaps)
+    return ActivationRuns(data, grids, scales, seeds)
+
+
+def plateau_table(ens: Cm.Ensemble, threshold: float = 0.01) -> list[dict]:
+    """Appendix C.1's detector on every run's curve up to T, the first epoch with L < threshold (the whole
+    run if never): count of plateaus, initial and first intermediate plateau lengths, T."""
+    T_ = Cm.first_epoch_below(ens.traj, threshold)
+    out = []
+    for r in range(ens.traj.runs):
+        end = int(T_[r]) if T_[r] > 0 else ens.traj.steps
+        s = T.plateau_summary(ens.traj.loss[r].numpy(), end)
+        s["T"] = int(T_[r])
+        out.append(s)
+    return out
+
+
+def snapshot_at(ens: Cm.Ensemble, r: int, epoch: int):
+    """Parameters of run r at the last snapshot <= epoch, and that snapshot's epoch."""
+    steps = np.array(ens.traj.snap_steps)
+    i = int(np.searchsorted(steps, epoch, side="right") - 1)
+    i = max(i, 0)
+    return ens.traj.snap_a[i, r], ens.traj.snap_W[i, r], int(steps[i])
+
+
+def end_of_alignment(ens: Cm.Ensemble, tables: list[dict] | None = None) -> np.ndarray:
+    """The epoch at which the initial plateau ends, per run: the end of the plateau that the detector of
+    Appendix C.1 finds at epoch 0 (:func:`plateau_table`), or, where it finds none, the first epoch with
+    L < 0.99 L(theta^0)."""
+    tables = tables or plateau_table(ens)
+    first = Cm.first_epoch_below(ens.traj, 0.99 * ens.traj.loss[:, 0].numpy())
+    return np.array([t["initial"] if t["initial"] > 0 else f for t, f in zip(tables, first)])
+
+
+def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
+    """Axial (circular) variance of the orientations within S_{+,1} and within S_{-,1} (ReLU's clusters) of run r
+    at the snapshot <= epoch, and of the same neurons at initialisation."""
+    a, W, k = snapshot_at(ens, r, epoch)
+    sp, sm = theory.key_sets(ens.p0.select(r), data)
+    W0 = ens.p0.W[r]
+    out = dict(epoch=k)
+    for name, mask in (("plus", sp[0]), ("minus", sm[0])):
+        out[name] = float(T.axial_variance(W[mask])) if mask.sum() > 1 else float("nan")
+        out[name + "_init"] = float(T.axial_variance(W0[mask])) if mask.sum() > 1 else float("nan")
+    return out
+
+
+def axial_std(W: torch.Tensor, weights=None) -> float:
+    """Circular standard deviation of the axes beta_j (radians): sqrt(-2 ln R) / 2 with R the mean resultant
+    length of exp(2 i beta_j)."""
+    R = 1 - float(T.axial_variance(W, weights))
+    return float(np.sqrt(-2 * np.log(max(R, 1e-300))) / 2)
+
+
+def relative_movement(ens: Cm.Ensemble, r: int) -> float:
+    """||theta^T - theta^0|| / ||theta^0|| of run r."""
+    p0, pT = ens.p0.select(r), ens.traj.final.select(r)
+    return float((pT.flat() - p0.flat()).norm() / p0.flat().norm())
+
+
+def loglinear_r2(curve: np.ndarray, lo: float = 1e-20, hi: float = 1e-3) -> float:
+    """R^2 of the straight-line fit of log L against the epoch on the window lo < L < hi (linear convergence)."""
+    idx = np.nonzero((curve > lo) & (curve < hi))[0]
+    if idx.size < 3:
+        return float("nan")
+    return Cm.regression(idx, np.log(curve[idx]))[2]
+
+
+def chord_deviation(a: torch.Tensor, W: torch.Tensor, data, act: str, points: int = 401) -> float:
+    """sup over [x_1, x_2] of |h(x) - the chord through the two data points (x_k, y_k)|."""
+    x = data.x1d.cpu()
+    lo, hi = float(x.min()), float(x.max())
+    g = torch.linspace(lo, hi, points, dtype=torch.float64)
+    Xg = torch.stack([g, torch.ones_like(g)], 1)
+    h = T.sigma(W @ Xg.T, act).T @ a
+    y = data.y.cpu()[torch.argsort(x)]
+    chord = y[0] + (y[1] - y[0]) * (g - lo) / (hi - lo)
+    return float((h - chord).abs().max())
+
+
+def direction_cosines(ens: Cm.Ensemble, data, r: int) -> dict:
+    """Fig. 3.9: final cosines of the grown neurons of S_{+,1} with x_2 (= D_+ direction) and of S_{-,1} with
+    x_1 (= -D_- direction): the smallest one of each group (grown: ||w|| >= 5% of the run's largest)."""
+    p = ens.traj.final.select(r)
+    sp, sm = theory.key_sets(ens.p0.select(r), data)
+    nrm = p.W[0].norm(dim=-1)
+    grown = nrm >= 0.05 * nrm.max()
+    dp, dm, _ = T.key_vectors(data)
+    cp = metrics.cosines(p.W[0], dp)
+    cm = metrics.cosines(p.W[0], -dm)
+    return dict(plus=float(cp[sp[0] & grown].min()), minus=float(cm[sm[0] & grown].min()),
+                grown=int(grown.sum()))
+
+
+def s_curve_fit(W: torch.Tensor, act: str) -> dict:
+    """C.13/C.14: a least-squares fit of f(u) = K1 sigma(k1 u) + K2 sigma(k2 u) (centred: minus f(0)) to the
+    neurons and their anti-neurons -w_j in the frame of their principal axis (u along it, v across), as in
+    the thesis's procedure (b) without its hand-read initial values; returns R^2 of v against f(u)."""
+    P = torch.cat([W, -W]).numpy()
+    _, _, Vt = np.linalg.svd(P, full_matrices=False)
+    u, v = P @ Vt[0], P @ Vt[1]
+    sig = (lambda z: 1 / (1 + np.exp(-z))) if act == "sigmoid" else np.tanh
+    f = lambda z, K1, k1, K2, k2: K1 * (sig(k1 * z) - sig(0.0)) + K2 * (sig(k2 * z) - sig(0.0))
+    s = float(np.abs(u).max()) or 1.0
+    best = None
+    starts = [(K2, k1, r) for K2 in (-1.0, 1.0) for k1 in (-5.0, -1.0, 1.0, 5.0) for r in (0.5, 2.0, 3.0)]
+    for K2, k1, r in starts:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p, _ = curve_fit(f, u / s, v, p0=[1.0, k1, K2, r * k1], maxfev=5_000)
+        except (RuntimeError, ValueError):
+            continue
+        if not np.all(np.isfinite(p)):
+            continue
+        res = float(((v - f(u / s, *p)) ** 2).sum())
+        if best is None or res < best[0]:
+            best = (res, p)
+    ss = float(((v - v.mean()) ** 2).sum())
+    r2 = 1 - best[0] / ss if best and ss > 0 else float("nan")
+    return dict(r2=r2, params=None if best is None else best[1], u=u, v=v)
