@@ -1,83 +1,49 @@
-"""Re-run a chapter with a profile or single parameters.
+"""Re-run chapters, sweep their parameters, execute the whole book: one executor behind every command.
 
     shallowflow list
     shallowflow params orthogonal-inputs/toy
-    shallowflow run orthogonal-inputs/toy [--profile smoke|book|paper] [-p NAME VALUE ...] [--out DIR]
+    shallowflow run orthogonal-inputs/toy [--profile smoke|book|paper] [-p NAME VALUE ...] [--scheduler ADDRESS]
+    shallowflow run --all [--profile book|smoke|paper] [--scheduler ADDRESS] [--workers N] [--no-site]
+    shallowflow sweep CHAPTER --grid NAME "[v1, v2]" ... [-p NAME VALUE ...] [--profile P] [--scheduler ADDRESS]
+    shallowflow sweep --file sweep.yml
 
-A run converts the chapter (a Jupytext percent script) to a notebook under ``artifacts/notebooks``,
-checks the parameter names against the chapter's ``parameters`` cell, injects the values with
-papermill and executes it into ``artifacts/runs/<profile>/<chapter>.ipynb``.  Values given with
-``-p`` make the run a ``custom`` one (reported, not compared with the verdict registry).
+Every value is checked against the chapter's schema in this process (names, types, ranges, the rules
+between parameters) before a kernel starts or a file is written; negative numbers are values
+(``-p lr -1e-3``).  A run executes in a temporary directory and is moved into place only when the
+chapter succeeded (:mod:`shallowflow.executor`): an interrupted run (Ctrl-C, SIGTERM, a dying kernel)
+says so in one line and leaves the previous notebook and claim records untouched.  The executed
+notebook is published to ``artifacts/runs/<profile>/<chapter>.ipynb``.  ``--scheduler`` (or
+``DASK_SCHEDULER_ADDRESS``) sends the work to a running Dask cluster; ``run --all`` and ``sweep``
+otherwise start a local one, one worker process per core.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import signal
 import sys
 import time
 from pathlib import Path
 
-import yaml
+from . import executor as X
+from .claims import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
+from .executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported)
 
-from .claims import repo_root
-
-PROFILES = ("book", "smoke", "paper")
-
-
-class ChapterError(RuntimeError):
-    """A chapter could not be found, parameterised or executed."""
+PROFILES = X.PROFILES
 
 
-def book_dir() -> Path:
-    return repo_root() / "book"
-
-
-def chapters() -> list[str]:
-    """Every chapter (Jupytext script under book/), as a path relative to book/ without suffix."""
-    return sorted(str(p.relative_to(book_dir()).with_suffix("")) for p in book_dir().rglob("*.py")
-                  if not any(part.startswith((".", "_")) for part in p.relative_to(book_dir()).parts))
-
-
-def resolve(name: str) -> str:
-    """Accept 'orthogonal-inputs/toy', 'book/orthogonal-inputs/toy.py' or a unique suffix such as 'toy'."""
-    key = name.removeprefix("book/").removesuffix(".py").removesuffix(".ipynb")
-    all_ = chapters()
-    if key in all_:
-        return key
-    matches = [c for c in all_ if c.endswith("/" + key) or c == key]
-    if len(matches) == 1:
-        return matches[0]
-    raise ChapterError(f"unknown chapter {name!r}; chapters: {', '.join(all_)}" if not matches else
-                       f"chapter {name!r} is ambiguous: {', '.join(matches)}")
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that the same clean-up runs as for Ctrl-C."""
 
 
 def profile_parameters(chapter: str, profile: str) -> dict:
     """The parameter values of a profile (``book``: none, the parameters cell itself)."""
-    if profile not in PROFILES:
-        raise ChapterError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
-    values = {"profile": profile}
-    if profile != "book":
-        path = repo_root() / "params" / profile / f"{chapter}.yml"
-        if not path.exists():
-            if profile == "paper":  # the book already runs at the source's scale
-                return {"profile": "paper"}
-            raise ChapterError(f"no {profile} parameters for {chapter}: {path} is missing")
-        values.update(yaml.safe_load(path.read_text()) or {})
-        values["profile"] = profile
-    return values
+    return X.profile_values(resolve(chapter), profile)
 
 
 def to_notebook(chapter: str) -> Path:
-    """Convert the chapter's Jupytext script to an .ipynb under artifacts/notebooks (never next to it)."""
-    import jupytext
-
-    src = book_dir() / f"{chapter}.py"
-    nb = jupytext.read(src, fmt="py:percent")
-    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
-    out = repo_root() / "artifacts" / "notebooks" / f"{chapter}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    jupytext.write(nb, out, fmt="ipynb")
-    return out
+    """The chapter's Jupytext script as an .ipynb under artifacts/notebooks (never next to it)."""
+    return X.to_notebook(chapter, repo_root() / "artifacts" / "notebooks" / f"{chapter}.ipynb")
 
 
 def declared_parameters(notebook: Path) -> dict:
@@ -87,43 +53,32 @@ def declared_parameters(notebook: Path) -> dict:
 
 
 def parse_value(text: str):
-    """'60' -> 60, '1e-3' -> 0.001, '[0, 1]' -> [0, 1], 'relu' -> 'relu', 'True' -> True."""
+    """'60' -> 60, '1e-3' -> 0.001, '-1e-3' -> -0.001, '[0, 1]' -> [0, 1], 'relu' -> 'relu', 'True' -> True."""
+    text = text.strip()
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
 
 
 def execute(chapter: str, profile: str = "book", overrides: dict | None = None, out_dir: Path | None = None,
-            progress: bool = False) -> Path:
-    """Execute one chapter; returns the executed notebook's path.  Raises ChapterError on failure."""
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    chapter = resolve(chapter)
-    params = profile_parameters(chapter, profile)
-    if overrides:
-        params.update(overrides)
-        if "profile" not in overrides:
-            params["profile"] = "custom"
-    nb = to_notebook(chapter)
-    declared = declared_parameters(nb)
-    unknown = sorted(set(params) - set(declared))
-    if unknown:
-        raise ChapterError(f"unknown parameter(s) {', '.join(map(repr, unknown))} for chapter {chapter}; "
-                           f"its parameters are: {', '.join(declared)}")
-    out_dir = Path(out_dir) if out_dir else repo_root() / "artifacts" / "runs" / params["profile"]
-    out = out_dir / f"{chapter}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        papermill.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
-                                   progress_bar=progress, cwd=str((book_dir() / chapter).parent))
-    except PapermillExecutionError as e:
-        raise ChapterError(f"chapter {chapter} failed in cell {e.exec_count}: {e.ename}: {e.evalue}\n"
-                           f"(executed notebook: {out})") from None
-    return out
+            progress: bool = False, scheduler: str | None = None) -> Path:
+    """Validate, execute (here, or on ``scheduler``) and publish one chapter; returns the notebook's path."""
+    task = X.prepare(chapter, profile, overrides)
+    if scheduler:
+        with X.cluster(scheduler) as client:
+            out = X.run_tasks(client, [task], progress=False)
+        if out.errors:
+            raise ChapterError(out.errors[0])
+        result = out.results[0]
+    else:
+        result = X.execute_task(task, force=True, progress=progress)
+    return X.publish(result, Path(out_dir) / result["profile"] if out_dir else None)
 
 
+# ----------------------------------------------------------------------------------------------
+# commands
+# ----------------------------------------------------------------------------------------------
 def _cmd_list(args) -> int:
     for c in chapters():
         profiles = [p for p in ("smoke", "paper") if (repo_root() / "params" / p / f"{c}.yml").exists()]
@@ -133,40 +88,175 @@ def _cmd_list(args) -> int:
 
 def _cmd_params(args) -> int:
     chapter = resolve(args.chapter)
-    for name, info in declared_parameters(to_notebook(chapter)).items():
-        print(f"{name:14s} = {info['default']:<24s} # {info.get('help', '')}")
+    sch, rules = X.schema(chapter)
+    declared = X.parameters(chapter)
+    width = max(map(len, declared)) if declared else 10
+    for name, (default, comment) in declared.items():
+        spec = (sch or {}).get(name)
+        accepts = spec.accepted() if spec else "(checked by the chapter)"
+        print(f"{name:{width}s} = {X._short(default, 28):28s} accepts {accepts}")
+        if comment or (spec and spec.doc):
+            print(f"{'':{width}s}   # {comment or spec.doc}")
+    for rule in rules:
+        print(f"rule: {' and '.join(rule.names)}: {rule.message}")
     return 0
+
+
+def _overrides(pairs) -> dict:
+    out = {}
+    for name, value in pairs:
+        if name in out:
+            raise ChapterError(f"parameter {X._short(name, 40)} given twice")
+        out[name] = parse_value(value)
+    return out
 
 
 def _cmd_run(args) -> int:
-    overrides = {name: parse_value(value) for name, value in args.p}
+    progress = X.show_progress(False if args.quiet else None)
+    if args.all:
+        if args.chapter or args.p:
+            raise ChapterError("run --all takes no chapter and no -p values (profiles set them)")
+        return _run_all(args, progress)
+    if not args.chapter:
+        raise ChapterError("name a chapter (shallowflow list) or give --all")
+    overrides = _overrides(args.p)
     t0 = time.perf_counter()
-    out = execute(args.chapter, args.profile, overrides, args.out, progress=not args.quiet)
-    print(f"executed {resolve(args.chapter)} ({args.profile if not overrides else 'custom'}) in "
-          f"{time.perf_counter() - t0:.1f} s -> {out}")
+    out = execute(args.chapter, args.profile, overrides, args.out, progress=progress, scheduler=args.scheduler)
+    print(f"executed {resolve(args.chapter)} ({'custom' if overrides and 'profile' not in overrides else args.profile}) "
+          f"in {time.perf_counter() - t0:.1f} s -> {out}")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="shallowflow", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+def _run_all(args, progress: bool) -> int:
+    report, errors = X.run_book(args.profile, args.scheduler, args.workers, progress=progress)
+    for r in report["chapters"]:
+        print(f"  {r['wall_s']:7.1f} s  {r['chapter']}")
+    print(f"executed {len(report['chapters'])} pages ({args.profile}) in {report['wall_s']:.1f} s "
+          f"on {report['workers']} worker(s) [{report['cluster']}]")
+    if errors:
+        for chapter, message in errors.items():
+            print(f"shallowflow: {chapter}: {message}", file=sys.stderr)
+        return 1
+    if args.no_site:
+        return 0
+    return X.build_site(args.profile)
+
+
+def _cmd_sweep(args) -> int:
+    from . import sweep
+
+    if args.file:
+        spec = sweep.load_file(args.file)
+        if args.chapter or args.grid:
+            raise ChapterError("give either --file or a chapter with --grid, not both")
+        spec["fixed"].update(_overrides(args.p))
+        if args.profile:
+            spec["profile"] = args.profile
+    else:
+        if not args.chapter or not args.grid:
+            raise ChapterError("sweep needs a chapter and at least one --grid NAME \"[v1, v2, ...]\" (or --file)")
+        grids = {}
+        for name, value in args.grid:
+            if name in grids:
+                raise ChapterError(f"grid {X._short(name, 40)} given twice")
+            grids[name] = parse_value(value)
+        spec = dict(chapter=args.chapter, profile=args.profile or "smoke", fixed=_overrides(args.p), grids=grids)
+    progress = X.show_progress(False if args.quiet else None)
+    df, errors, (csv, parquet), wall = sweep.run(spec["chapter"], spec["grids"], spec["profile"], spec["fixed"],
+                                                  scheduler=args.scheduler, workers=args.workers, out=args.out,
+                                                  progress=progress, direct=args.direct, resume=not args.fresh)
+    cached = int(df["cached"].sum()) if "cached" in df else 0
+    print(f"swept {len(df)} points of {resolve(spec['chapter'])} in {wall:.1f} s ({cached} read back, "
+          f"{len(errors)} failed) -> {csv} and {parquet.name}")
+    for i, message in sorted(errors.items()):
+        print(f"shallowflow: point {i + 1}: {message}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# argument parsing: -p NAME VALUE takes VALUE verbatim, also when it starts with '-'
+# ----------------------------------------------------------------------------------------------
+_PAIRED = ("-p", "--param", "--grid")
+
+
+def _protect_values(argv: list[str]) -> list[str]:
+    """argparse reads '-1e-3' as an option; a leading space keeps a pair's VALUE a value."""
+    out, i = [], 0
+    while i < len(argv):
+        out.append(argv[i])
+        if argv[i] in _PAIRED and i + 2 < len(argv) + 1:
+            pair = argv[i + 1:i + 3]
+            out += [v if not v.startswith("-") else " " + v for v in pair]
+            i += 3
+            continue
+        i += 1
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shallowflow", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list chapters and their profiles").set_defaults(fn=_cmd_list)
-    p = sub.add_parser("params", help="show a chapter's parameters")
-    p.add_argument("chapter")
-    p.set_defaults(fn=_cmd_params)
-    r = sub.add_parser("run", help="execute a chapter with a profile and/or single parameters")
-    r.add_argument("chapter")
+    q = sub.add_parser("params", help="a chapter's parameters: default, accepted range, meaning")
+    q.add_argument("chapter")
+    q.set_defaults(fn=_cmd_params)
+    r = sub.add_parser("run", help="execute a chapter (or --all: the book) with a profile and/or single values")
+    r.add_argument("chapter", nargs="?")
+    r.add_argument("--all", action="store_true", help="every chapter, then the scorecard, then the site")
     r.add_argument("--profile", default="book", choices=PROFILES)
-    r.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
-    r.add_argument("--out", type=Path, default=None, help="folder for the executed notebook")
+    r.add_argument("-p", "--param", dest="p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    r.add_argument("--out", type=Path, default=None, help="folder for the executed notebook (a run)")
+    r.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
+    r.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    r.add_argument("--no-site", action="store_true", help="with --all: execute only, do not build the site")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(fn=_cmd_run)
-    args = parser.parse_args(argv)
+    s = sub.add_parser("sweep", help="run a chapter over the product of parameter grids; one table")
+    s.add_argument("chapter", nargs="?")
+    s.add_argument("--grid", nargs=2, action="append", default=[], metavar=("NAME", "VALUES"))
+    s.add_argument("-p", "--param", dest="p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    s.add_argument("--file", type=Path, default=None, help="a YAML sweep file (chapter, profile, fixed, grid)")
+    s.add_argument("--profile", default=None, choices=PROFILES, help="values every point starts from (smoke)")
+    s.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
+    s.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    s.add_argument("--out", type=Path, default=None, help="table path without suffix (.csv and .parquet)")
+    s.add_argument("--direct", action="store_true", help="execute the cells in the worker, without a kernel")
+    s.add_argument("--fresh", action="store_true", help="recompute finished points instead of reading them back")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(fn=_cmd_sweep)
+    return p
+
+
+def _is_config_error(e: BaseException) -> bool:
+    """shallowflow.config.ConfigError: a bad SHALLOWFLOW_* environment variable (its message is one line)."""
+    return type(e).__name__ == "ConfigError" and type(e).__module__ == "shallowflow.config"
+
+
+def _sigterm(signum, frame):
+    raise Interrupted("SIGTERM")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(_protect_values(list(sys.argv[1:] if argv is None else argv)))
+    previous = signal.signal(signal.SIGTERM, _sigterm) if argv is None else None
     try:
         return args.fn(args)
     except ChapterError as e:
         print(f"shallowflow: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:
+        name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+        print(f"shallowflow: interrupted by {name}; nothing was written, the previous notebook and claim "
+              f"records are untouched", file=sys.stderr)
+        return 143 if name == "SIGTERM" else 130
+    except Exception as e:
+        if not _is_config_error(e):
+            raise
+        print(f"shallowflow: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
