@@ -1,0 +1,187 @@
+"""000, Sections 3.1.2-3.1.3, 4.3 and Appendix C.3: balancedness (Fig. 3.10, Lemma 5 = Lemma 10, checks
+B1-B4, Fig. C.3, Arora et al.'s delta-balancedness) and model complexity against lambda (Fig. 3.11, T0,
+Theorem 6, C1).
+
+Training as in Chapter 3: m = 60, balanced initialisation, GD on the mean squared error (the thesis's
+experiments); the gradient-flow runs use :func:`shallowflow.flow.gradient_flow` on the same loss.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ... import init, metrics
+from ...config import DTYPE
+from ...flow import gradient_flow
+from ...models import Network, Params
+from ...params import PROFILE, Float, Floats, Int, Rule
+from . import common as Cm
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m", low=1, high=10_000),
+    "balance_scales": Floats("lambda of the balancedness runs (Fig. 3.10, B2)", low=0, low_open=True, high=1),
+    "balance_lrs": Floats("the two step sizes compared by B1/B2 (MSE)", low=0, low_open=True, high=0.05, min_len=2),
+    "balance_time": Float("training time alpha x epochs of the balancedness runs", low=0, low_open=True, high=1e4),
+    "c3_width": Int("m of Fig. C.3", low=1, high=10_000),
+    "c3_steps": Int("epochs of Fig. C.3", low=1, high=1_000_000),
+    "complexity_scales": Floats("lambda grid of Fig. 3.11", low=0, low_open=True, high=1000, min_len=3),
+    "complexity_steps": Int("epochs of Fig. 3.11's runs", low=1, high=10_000_000),
+    "lr": Float("GD step size of Figs 3.11 and C.3 (MSE)", low=0, low_open=True, high=1),
+    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "starts": Int("random starts of the min-norm solver (C1)", low=1, high=10_000),
+}
+RULES = (Rule(("balance_lrs",), lambda P: len(set(P.balance_lrs)) == len(P.balance_lrs), "step sizes must differ"),)
+
+
+# -- balancedness ---------------------------------------------------------------------------------
+def run_balancedness(P) -> dict:
+    """Fig. 3.10 / B2: per activation, lambda and step size, GD for the same training time; returns per
+    activation the ensemble, the per-snapshot errors (theory.balancedness_errors) and the drift
+    max_j |(a_j^2 - ||w_j||^2)(T) - (a_j^2 - ||w_j||^2)(0)| per run."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    lr_min = min(P.balance_lrs)
+    steps = int(round(P.balance_time / lr_min))
+    snaps = sorted(set(range(0, steps + 1, max(1, steps // 200))) | {steps})
+    grid = Cm.combos(P.balance_scales, seeds, lrs=P.balance_lrs)
+    ens = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, steps, snapshots=snaps, record_every=max(1, steps // 2000))
+    out = {}
+    for act, e in ens.items():
+        s = metrics.signs(e.p0)
+        err = T.balancedness_errors(e.traj.snap_a, e.traj.snap_W, s[None])
+        q0 = metrics.balancedness(e.p0)
+        drift = (metrics.balancedness(e.traj.final) - q0).abs().amax(1)
+        out[act] = dict(ens=e, err=err, drift=drift.numpy(), snap_steps=np.array(e.traj.snap_steps))
+    return out
+
+
+def flow_drift(P, t_end: float) -> dict:
+    """Lemma 5 / B2 under the exact gradient flow of the MSE (no step at all): per activation, the drift of
+    a_j^2 - ||w_j||^2 at t_end (max over neurons), lambda = the smallest balance scale, first seed."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.width, 1)
+    p0 = init.balanced(seeds, P.width, data.d, min(P.balance_scales), device="cpu")
+    out = {}
+    for act in T.ACTIVATIONS:
+        fl = gradient_flow(p0, data, Network(act), t_end=t_end, loss="mean", rtol=1e-11)
+        q0, q1 = metrics.balancedness(p0), metrics.balancedness(fl.final)
+        out[act] = dict(drift=float((q1 - q0).abs().max()), scale=float(fl.final.W.norm(dim=-1).max() ** 2),
+                        loss=float(fl.losses(0)[-1]))
+    return out
+
+
+def discrete_identity(act: str, steps: int = 200, lr: float = 0.05, m: int = 7, scale: float = 0.5, seed: int = 0) -> dict:
+    """B1 ([derived]): along GD on the MSE, the per-step change of a_j^2 - ||w_j||^2 against
+    -2 lr [a_j g_aj - <w_j, g_wj>] + lr^2 [g_aj^2 - ||g_wj||^2]; the largest absolute discrepancy, and
+    the largest first-order term |a_j g_aj - <w_j, g_wj>| (zero for ReLU)."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    net = Network(act)
+    p = init.balanced([seed], m, data.d, scale, device="cpu")
+    err, first = 0.0, 0.0
+    for _ in range(steps):
+        _, ga, gW = net.gradients(p, data.X, data.y, loss="mean")
+        q0 = metrics.balancedness(p)
+        lin = p.a * ga - (p.W * gW).sum(-1)
+        pred = q0 - 2 * lr * lin + lr ** 2 * (ga ** 2 - (gW ** 2).sum(-1))
+        p = Params(p.a - lr * ga, p.W - lr * gW)
+        err = max(err, float((metrics.balancedness(p) - pred).abs().max()))
+        first = max(first, float(lin.abs().max()))
+    return dict(error=err, first_order=first)
+
+
+def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: int = 0) -> dict:
+    """Arora et al.'s delta-balancedness for a two-layer *linear* network h(x) = a^T W x on Dataset 1.1.0
+    (d = 2 padded to ``d`` with zeros): the drift of ||a a^T - W W^T||_F over a GD run of the given time,
+    per step size.  Gradient flow conserves a a^T - W W^T exactly; GD drifts by O(lr) in total."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    X = torch.zeros(data.n, d, dtype=DTYPE)
+    X[:, :data.d] = data.X
+    y = data.y
+    gen = torch.Generator().manual_seed(seed)
+    a0 = 0.5 * torch.randn(m, generator=gen, dtype=DTYPE)
+    W0 = 0.5 * torch.randn(m, d, generator=gen, dtype=DTYPE)
+    out = {}
+    for lr in lrs:
+        a, W = a0.clone(), W0.clone()
+        M0 = torch.outer(a, a) - W @ W.T
+        for _ in range(int(round(time / lr))):
+            r = (X @ W.T) @ a - y  # (n,)
+            ga = (2 / data.n) * (X @ W.T).T @ r
+            gW = (2 / data.n) * torch.outer(a, r @ X)
+            a, W = a - lr * ga, W - lr * gW
+        out[lr] = float((torch.outer(a, a) - W @ W.T - M0).norm())
+    return out
+
+
+def run_c3(P) -> dict:
+    """Fig. C.3: a_j^t of every neuron, m = c3_width, lambda = 1e-6, three activations; per activation the
+    snapshots of a and the initial signs."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.c3_width, 1)
+    snaps = sorted(set(range(0, P.c3_steps + 1, max(1, P.c3_steps // 300))) | {P.c3_steps})
+    ens = Cm.train_grid(data, T.ACTIVATIONS, P.c3_width, Cm.combos([1e-6], seeds, lrs=[P.lr]), P.c3_steps,
+                        snapshots=snaps, record_every=100)
+    return {act: dict(ens=e, a=e.traj.snap_a[:, 0].numpy(), s=metrics.signs(e.p0)[0].numpy(),
+                      steps=np.array(e.traj.snap_steps)) for act, e in ens.items()}
+
+
+# -- model complexity -----------------------------------------------------------------------------------
+def run_complexity(P) -> dict:
+    """Fig. 3.11: final ||theta|| per activation, lambda and seed (Dataset 1.1.0), plus ReLU on Datasets 1.1.1
+    and 1.1.4 (c = 1) at the rich scales (T0, Theorem 6).  Runs stop at L < 1e-24 (the loss no longer
+    moves the parameters)."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    grid = Cm.combos(P.complexity_scales, seeds, lrs=[P.lr])
+    ens = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, P.complexity_steps, record_every=100, stop_below=1e-24)
+    rich = [s for s in P.complexity_scales if s <= 1e-2]
+    others = {}
+    for variant in ("1.1.1", "1.1.4"):
+        dv = datasets.get("brisbois-orthogonal", variant=variant, device="cpu")
+        sv = Cm.assumption5_seeds(dv, P.width, P.runs)
+        others[variant] = (dv, Cm.train_grid(dv, ["relu"], P.width, Cm.combos(rich, sv, lrs=[P.lr]), P.complexity_steps,
+                                             record_every=100, stop_below=1e-24)["relu"])
+    return dict(data=data, ens=ens, others=others)
+
+
+def final_norms(e: Cm.Ensemble) -> np.ndarray:
+    return metrics.squared_norm(e.traj.final).sqrt().numpy()
+
+
+def initial_norms(e: Cm.Ensemble) -> np.ndarray:
+    return metrics.squared_norm(e.p0).sqrt().numpy()
+
+
+def min_norm_interpolator(act: str, m: int, starts: int, seed: int = 0, scale: float = 0.5,
+                          penalties=(1e2, 1e4, 1e6, 1e8), iters: int = 200) -> dict:
+    """C1: min ||theta||^2 subject to h(x_k) = y_k on Dataset 1.1.0 by a quadratic-penalty method
+    (L-BFGS on ||theta||^2 + mu sum_k r_k^2 for increasing mu), from ``starts`` random starts batched as one
+    objective; returns the norms and constraint residuals of every start and the best feasible norm."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    X, y = data.X, data.y
+    gen = torch.Generator().manual_seed(seed)
+    a = (scale * torch.randn(starts, m, generator=gen, dtype=DTYPE)).requires_grad_(True)
+    W = (scale * torch.randn(starts, m, data.d, generator=gen, dtype=DTYPE)).requires_grad_(True)
+    for mu in penalties:
+        opt = torch.optim.LBFGS([a, W], lr=1, max_iter=iters, tolerance_grad=1e-12, tolerance_change=1e-15,
+                                history_size=50, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            h = torch.einsum("rm,rmn->rn", a, T.sigma(W @ X.T, act))
+            f = ((a ** 2).sum() + (W ** 2).sum()) + mu * ((h - y) ** 2).sum()
+            f.backward()
+            return f
+        opt.step(closure)
+    with torch.no_grad():
+        h = torch.einsum("rm,rmn->rn", a, T.sigma(W @ X.T, act))
+        res = (h - y).abs().amax(1)
+        norms = ((a ** 2).sum(1) + (W ** 2).sum((1, 2))).sqrt()
+    feas = res < 1e-4
+    best = float(norms[feas].min()) if feas.any() else float("nan")
+    return dict(norms=norms.numpy(), residuals=res.numpy(), feasible=int(feas.sum()), best=best)
