@@ -1,0 +1,412 @@
+"""Chapter 7 of source 004: ADLER against the best of a 10-value SGD grid and Gauss-Newton (Table 7.1, Figs 7.1-7.2).
+
+One training loop (:func:`fit`) runs every method through the same step interface of
+:mod:`shallowflow.deep.optim`: the ten fixed rates {1, 3} x 10^k (k = -5..-1), ADLER and Gauss-Newton (per-example
+reading), on the small CNN, the CNN with residual blocks and the tiny ViT of :mod:`shallowflow.deep.vision`, with
+ReLU, Sigmoid and Tanh, cross-entropy, minibatch SGD without momentum or weight decay (footnote 13). Every
+(dataset, model, activation, seed) starts the twelve methods from the same initialisation and the same minibatch
+order. The thesis's CIFAR10/CIFAR100 are replaced by offline substitutes unless present locally: scikit-learn's
+digits (10 classes) and a 100-class Gaussian mixture of 8x8 "images" (spec section 3.5).
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ... import config
+from ...deep import data as ddata
+from ...deep import optim as dopt
+from ...deep import vision
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
+
+GRID = [c * 10.0 ** k for k in range(-5, 0) for c in (1.0, 3.0)]  # 1e-5 ... 3e-1, ten values
+ROWS = {"CNN+ResNet": ("cnn", "resnet"), "ViT": ("vit",)}
+DATASETS = ("digits10", "mixture100", "cifar10", "cifar100")
+
+SCHEMA = {
+    "profile": PROFILE,
+    "datasets": Str("comma-separated datasets: digits10, mixture100 (offline substitutes), cifar10, cifar100 "
+                    "(local files only)"),
+    "models": Str("comma-separated models: cnn, resnet (CNN with residual blocks), vit"),
+    "activations": Str("comma-separated activations: relu, sigmoid, tanh"),
+    "seeds": Ints("initialisation / minibatch-order seeds", low=0, high=10_000),
+    "grid": Floats("the fixed SGD learning rates", low=0, high=10, low_open=True),
+    "epochs": Int("epochs per run", low=1, high=200),
+    "batch": Int("minibatch size b", low=2, high=4096),
+    "n_train_100": Int("training examples of the 100-class substitute", low=200, high=50_000),
+    "n_test_100": Int("test examples of the 100-class substitute", low=100, high=20_000),
+    "separation_100": Float("prototype norm of the 100-class mixture (noise has unit expected norm)", low=0,
+                            high=100, low_open=True),
+    "width": Int("first CNN stage width (the second is twice it)", low=1, high=512),
+    "vit_dim": Int("ViT embedding dimension (multiple of 4 heads)", low=4, high=1024),
+    "vit_depth": Int("ViT blocks", low=1, high=24),
+    "beta": Float("ADLER/GN discount factor", low=0, high=1, low_open=True),
+    "eps": Float("ADLER Hessian regularisation epsilon", low=0, high=1),
+}
+
+
+def _items(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+RULES = (
+    Rule(("datasets",), lambda P: bool(_items(P.datasets)) and set(_items(P.datasets)) <= set(DATASETS),
+         f"a non-empty comma-separated subset of {', '.join(DATASETS)}"),
+    Rule(("models",), lambda P: bool(_items(P.models)) and set(_items(P.models)) <= set(vision.MODELS),
+         f"a non-empty comma-separated subset of {', '.join(vision.MODELS)}"),
+    Rule(("activations",), lambda P: bool(_items(P.activations)) and set(_items(P.activations)) <= set(vision.ACTIVATIONS),
+         "a non-empty comma-separated subset of relu, sigmoid, tanh"),
+    Rule(("vit_dim",), lambda P: P.vit_dim % 4 == 0, "the ViT has 4 heads: vit_dim must be a multiple of 4"),
+    Rule(("beta",), lambda P: P.beta < 1, "beta must be < 1"),
+    Rule(("batch", "n_train_100"), lambda P: P.batch <= P.n_train_100, "a minibatch cannot exceed the training set"),
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# data
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class Split:
+    name: str
+    description: str
+    Xtr: torch.Tensor  # (n, c, h, w)
+    ytr: torch.Tensor
+    Xte: torch.Tensor
+    yte: torch.Tensor
+    classes: int
+
+    @property
+    def image(self) -> int:
+        return int(self.Xtr.shape[-1])
+
+    @property
+    def channels(self) -> int:
+        return int(self.Xtr.shape[1])
+
+
+def _standardise(Xtr, Xte):
+    mu, sd = Xtr.mean(), Xtr.std()
+    return (Xtr - mu) / sd, (Xte - mu) / sd
+
+
+def load_split(name: str, P, dtype=torch.float32) -> Split:
+    """The training/test split of dataset ``name`` as images, standardised with the training set's mean and std."""
+    if name == "digits10":
+        from sklearn.model_selection import train_test_split
+
+        d = ddata.digits(device="cpu")
+        idx = np.arange(d.n)
+        tr, te = train_test_split(idx, test_size=360, stratify=d.y.numpy(), random_state=0)
+        X = d.X.reshape(-1, 1, 8, 8)
+        Xtr, Xte = _standardise(X[tr], X[te])
+        return Split(name, f"{d.describe()}, stratified split {len(tr)}/{len(te)}", Xtr.to(dtype), d.y[tr],
+                     Xte.to(dtype), d.y[te], 10)
+    if name == "mixture100":
+        n = P.n_train_100 + P.n_test_100
+        d = ddata.gaussian_mixture(n, 64, 100, separation=P.separation_100, seed=100, device="cpu")
+        X = d.X.reshape(-1, 1, 8, 8)
+        Xtr, Xte = _standardise(X[:P.n_train_100], X[P.n_train_100:])
+        return Split(name, f"{d.describe()} as 1x8x8 images, split {P.n_train_100}/{P.n_test_100} "
+                     "(substitute for CIFAR-100)", Xtr.to(dtype), d.y[:P.n_train_100], Xte.to(dtype),
+                     d.y[P.n_train_100:], 100)
+    classes = 10 if name == "cifar10" else 100
+    if not ddata.cifar_available(classes):
+        raise FileNotFoundError(f"dataset {name!r} needs the CIFAR-{classes} files locally (${ddata.CIFAR_ENV})")
+    tr, te = ddata.cifar(classes, "train", device="cpu"), ddata.cifar(classes, "test", device="cpu")
+    Xtr, Xte = _standardise(tr.X.reshape(-1, 3, 32, 32), te.X.reshape(-1, 3, 32, 32))
+    return Split(name, f"{tr.describe()} / {te.describe()}", Xtr.to(dtype), tr.y, Xte.to(dtype), te.y, classes)
+
+
+# ------------------------------------------------------------------------------------------------
+# the one training loop
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    dataset: str
+    model: str
+    act: str
+    seed: int
+    method: str  # "sgd", "adler", "gn"
+    lr: float  # the fixed rate (nan for the adaptive methods)
+    train_loss: list = field(default_factory=list)  # per epoch, whole training set (index 0: initialisation)
+    test_loss: list = field(default_factory=list)
+    test_acc: list = field(default_factory=list)
+    steps: dict = field(default_factory=dict)  # per-step eta, eta_hat, vQv, G2, loss
+    passes: dict = field(default_factory=dict)
+    seconds: float = 0.0  # wall time of the optimisation steps (evaluation excluded)
+    diverged_at: int = -1  # first step with a non-finite loss, -1 if none
+    steps_per_epoch: int = 0
+
+    @property
+    def finite(self) -> bool:
+        return self.diverged_at < 0 and all(math.isfinite(v) for v in self.train_loss)
+
+    @property
+    def final_acc(self) -> float:
+        return self.test_acc[-1] if self.finite else float("nan")
+
+
+@torch.no_grad()
+def evaluate(model, X, y, chunk: int = 2048):
+    losses, correct = 0.0, 0
+    for i in range(0, len(X), chunk):
+        out = model(X[i:i + chunk])
+        losses += float(F.cross_entropy(out, y[i:i + chunk], reduction="sum"))
+        correct += int((out.argmax(1) == y[i:i + chunk]).sum())
+    return losses / len(X), correct / len(X)
+
+
+def fit(model, opt, split: Split, epochs: int, batch: int, seed: int, run: Run) -> Run:
+    """Train ``model`` with ``opt`` (any optimizer of :mod:`shallowflow.deep.optim`) for ``epochs`` epochs of
+    minibatches of ``batch`` (order drawn from ``seed``, the last partial batch dropped); the whole training and
+    test sets are evaluated after every epoch. A non-finite loss stops the run and records the step."""
+    gen = torch.Generator().manual_seed(seed)
+    n = len(split.Xtr)
+    per_epoch = n // batch
+    run.steps_per_epoch = per_epoch
+    tl, _ = evaluate(model, split.Xtr, split.ytr)
+    sl, sa = evaluate(model, split.Xte, split.yte)
+    run.train_loss.append(tl), run.test_loss.append(sl), run.test_acc.append(sa)
+    seconds, k = 0.0, 0
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=gen)
+        t0 = time.perf_counter()
+        for b in range(per_epoch):
+            idx = order[b * batch:(b + 1) * batch]
+            xb, yb = split.Xtr[idx], split.ytr[idx]
+            try:
+                loss = opt.step(lambda: (xb, lambda out: F.cross_entropy(out, yb)))
+            except FloatingPointError:
+                loss = torch.tensor(float("nan"))
+            if not torch.isfinite(loss) or not all(torch.isfinite(p).all() for p in model.parameters()):
+                run.diverged_at = k
+                break
+            k += 1
+        seconds += time.perf_counter() - t0
+        if run.diverged_at >= 0:
+            break
+        tl, _ = evaluate(model, split.Xtr, split.ytr)
+        sl, sa = evaluate(model, split.Xte, split.yte)
+        run.train_loss.append(tl), run.test_loss.append(sl), run.test_acc.append(sa)
+    run.seconds = seconds
+    run.passes = dict(opt.passes)
+    keys = ("eta", "eta_hat", "vQv", "G2", "loss")
+    run.steps = {key: np.array([h[key] for h in opt.history], dtype=float) for key in keys}
+    return run
+
+
+def method_list(grid) -> list[tuple[str, float]]:
+    return [("sgd", float(lr)) for lr in grid] + [("adler", float("nan")), ("gn", float("nan"))]
+
+
+def choose_threads(split: Split, P) -> dict:
+    """Time a few SGD steps of the largest model with 1 and 2 torch threads; return the timings and the faster
+    count (the caller restores the previous count afterwards)."""
+    kinds = _items(P.models)
+    kind = "vit" if "vit" in kinds else kinds[0]
+    out = {}
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        model = vision.build(kind, "relu", split.classes, split.image, split.channels, P.width, P.vit_dim,
+                             P.vit_depth, seed=0)
+        opt = dopt.FixedRate(model, 1e-3)
+        xb, yb = split.Xtr[:P.batch], split.ytr[:P.batch]
+        opt.step(lambda: (xb, lambda o: F.cross_entropy(o, yb)))
+        t0 = time.perf_counter()
+        for _ in range(5):
+            opt.step(lambda: (xb, lambda o: F.cross_entropy(o, yb)))
+        out[n] = (time.perf_counter() - t0) / 5
+    out["best"] = min((1, 2), key=lambda n: out[n])
+    return out
+
+
+@dataclass
+class Comparison:
+    runs: list
+    splits: dict
+    threads: dict
+    seconds: float
+
+    def select(self, **kw) -> list[Run]:
+        return [r for r in self.runs if all(getattr(r, k) == v for k, v in kw.items())]
+
+
+def run_comparison(P) -> Comparison:
+    """Every (dataset, model, activation, seed): the ten grid rates, ADLER and Gauss-Newton from one
+    initialisation, through :func:`fit`."""
+    t_all = time.perf_counter()
+    previous = torch.get_num_threads()
+    splits = {name: load_split(name, P) for name in _items(P.datasets)}
+    threads = choose_threads(next(iter(splits.values())), P)
+    torch.set_num_threads(threads["best"])
+    runs = []
+    try:
+        for name, split in splits.items():
+            for kind in _items(P.models):
+                for act in _items(P.activations):
+                    for seed in P.seeds:
+                        init = vision.build(kind, act, split.classes, split.image, split.channels, P.width,
+                                            P.vit_dim, P.vit_depth, seed=seed)
+                        for method, lr in method_list(P.grid):
+                            model = copy.deepcopy(init)
+                            if method == "adler":
+                                opt = dopt.Adler(model, P.beta, P.eps, quadratic_form="cross_entropy")
+                            else:
+                                opt = dopt.make(method, model, lr=lr, beta=P.beta, eps=P.eps)
+                            runs.append(fit(model, opt, split, P.epochs, P.batch, seed,
+                                            Run(name, kind, act, seed, method, lr)))
+    finally:
+        torch.set_num_threads(previous)
+    return Comparison(runs, splits, threads, time.perf_counter() - t_all)
+
+
+# ------------------------------------------------------------------------------------------------
+# summaries
+# ------------------------------------------------------------------------------------------------
+def grid_best(runs: list[Run]) -> Run | None:
+    """The grid run with the best final test accuracy among the finite ones (the thesis's "best result")."""
+    ok = [r for r in runs if r.method == "sgd" and r.finite]
+    return max(ok, key=lambda r: r.test_acc[-1]) if ok else None
+
+
+def cell_table(comp: Comparison, dataset: str) -> list[dict]:
+    """Table 7.1's cells for one dataset: per (row, activation) the mean and std over variations x seeds of the
+    final test accuracy of ADLER, GN and the grid-best SGD; ``valid`` is False when an ADLER or GN run diverged or
+    a whole grid did."""
+    rows = []
+    for row, kinds in ROWS.items():
+        for act in vision.ACTIVATIONS:
+            acc = {"adler": [], "gn": [], "sgd": []}
+            valid = True
+            for kind in kinds:
+                for seed in sorted({r.seed for r in comp.runs}):
+                    group = comp.select(dataset=dataset, model=kind, act=act, seed=seed)
+                    if not group:
+                        continue
+                    best = grid_best(group)
+                    a = [r for r in group if r.method == "adler"][0]
+                    g = [r for r in group if r.method == "gn"][0]
+                    valid &= best is not None and a.finite and g.finite
+                    acc["adler"].append(a.final_acc)
+                    acc["gn"].append(g.final_acc)
+                    acc["sgd"].append(best.test_acc[-1] if best else float("nan"))
+            if acc["adler"]:
+                rows.append(dict(row=row, act=act, valid=valid, n=len(acc["adler"]),
+                                 **{f"{m}": float(np.mean(v)) for m, v in acc.items()},
+                                 **{f"{m}_sd": float(np.std(v)) for m, v in acc.items()}))
+    return rows
+
+
+def cost(comp: Comparison) -> dict:
+    """Wall time and passes of ADLER and GN relative to one SGD run of the same (dataset, model, activation,
+    seed), and the totals of the comparison."""
+    ratios, pass_ratios, gn_ratios = [], [], []
+    for r in comp.runs:
+        if r.method != "adler":
+            continue
+        group = comp.select(dataset=r.dataset, model=r.model, act=r.act, seed=r.seed)
+        sgd = [s for s in group if s.method == "sgd" and s.finite]
+        gn = [s for s in group if s.method == "gn"]
+        if not sgd or not r.finite:
+            continue
+        t_sgd = float(np.median([s.seconds for s in sgd]))
+        ratios.append(r.seconds / t_sgd)
+        gn_ratios.append(gn[0].seconds / t_sgd)
+        p = lambda s: sum(s.passes.values())  # forward + backward + JVP passes
+        pass_ratios.append(p(r) / float(np.median([p(s) for s in sgd])))
+    total = {m: sum(r.seconds for r in comp.runs if r.method == m) for m in ("sgd", "adler", "gn")}
+    passes = {m: sum(sum(r.passes.values()) for r in comp.runs if r.method == m) for m in ("sgd", "adler", "gn")}
+    return dict(wall_ratio=np.array(ratios), pass_ratio=np.array(pass_ratios), gn_wall_ratio=np.array(gn_ratios),
+                total_seconds=total, total_passes=passes, runs=len(comp.runs), grid_size=len(set(r.lr for r in comp.runs if r.method == "sgd")))
+
+
+def local_maxima(series: np.ndarray, window: int) -> int:
+    """Number of points that are the maximum of the window of +-``window`` steps around them (after a moving
+    average of ``window`` steps): separated maxima of a smoothed series."""
+    if len(series) < 3 or window < 1:
+        return 0
+    k = max(1, window)
+    s = np.convolve(np.log(series), np.ones(k) / k, mode="valid")
+    count = 0
+    for i in range(1, len(s) - 1):
+        lo, hi = max(0, i - window), min(len(s), i + window + 1)
+        if s[i] == s[lo:hi].max() and s[i] > s[i - 1] and (lo > 0 or i >= window) and (hi < len(s) or i + window < len(s)):
+            count += 1
+    return count
+
+
+def best_sgd_lr_per_epoch(group: list[Run]) -> np.ndarray:
+    """Fig. 7.2's SGD line: at each epoch the rate of the grid run with the best test accuracy then."""
+    sgd = [r for r in group if r.method == "sgd" and r.finite]
+    epochs = len(sgd[0].test_acc)
+    return np.array([max(sgd, key=lambda r: r.test_acc[e]).lr for e in range(epochs)])
+
+
+# ------------------------------------------------------------------------------------------------
+# P4: ADLER's per-minibatch rate against hand computations (float64)
+# ------------------------------------------------------------------------------------------------
+def step_checks(seed: int = 0) -> dict:
+    """Spec section 4.4 (a)-(d) in float64 (and (b) in float32): returns the measured errors."""
+    from torch.func import functional_call, jacrev
+
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    # (a) linear model F(theta) = Phi theta, MSE: eta is the exact line-search minimiser (eps = 0)
+    Phi = torch.randn(32, 12, generator=g, dtype=torch.float64)
+    y = torch.randn(32, 1, generator=g, dtype=torch.float64)
+    lin = torch.nn.Linear(12, 1, bias=False).double()
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(1, 12, generator=g, dtype=torch.float64))
+    w0 = lin.weight.detach().clone()
+    mse = lambda o: 0.5 * ((o - y) ** 2).sum(1).mean()
+    opt = dopt.Adler(lin, eps=0.0)
+    opt.step(lambda: (Phi, mse))
+    eta = opt.history[0]["eta"]
+    r = Phi @ w0.T - y
+    G = (Phi.T @ r / 32).T  # gradient of the batch-mean loss
+    d = Phi @ G.T
+    eta_ls = float((d * r).sum() / (d * d).sum())  # argmin_eta of 0.5/n ||r - eta d||^2
+    out["a_rel_err"] = abs(eta - eta_ls) / eta_ls
+    out["a_step_taken"] = float((lin.weight.detach() - (w0 - eta * G)).abs().max())
+    # (b) JVP-based v^T Q v against the explicit Jacobian, on the small CNN, float64 and float32
+    for dtype, key in ((torch.float64, "b_rel_err_f64"), (torch.float32, "b_rel_err_f32")):
+        model = vision.build("cnn", "tanh", 10, width=4, seed=seed, dtype=dtype)
+        x = torch.randn(6, 1, 8, 8, generator=g, dtype=torch.float64).to(dtype)
+        yy = torch.arange(6) % 10
+        opt = dopt.Adler(model, eps=0.0)
+        names = [n for n, _ in model.named_parameters()]
+        params = {n: p.detach().clone() for n, p in model.named_parameters()}
+        opt.step(lambda: (x, lambda o: F.cross_entropy(o, yy)))
+        rec = opt.history[0]
+        f = lambda p: functional_call(model, p, (x,))
+        J = jacrev(f)(params)  # dict of (6, 10, *shape)
+        Gd = torch.func.grad(lambda p: F.cross_entropy(f(p), yy))(params)
+        v = sum(J[n].reshape(60, -1) @ Gd[n].reshape(-1) for n in names).reshape(6, 10)
+        o = functional_call(model, params, (x,)).detach()
+        p = torch.softmax(o, -1)
+        H = (torch.diag_embed(p) - p[:, :, None] * p[:, None, :]) / 6  # Hessian of the batch mean, per example
+        q = float(torch.einsum("bi,bij,bj->", v, H, v))
+        out[key] = abs(rec["vQv"] - q) / abs(q)
+    # (c) closed-form cross-entropy quadratic form = autograd's v^T Hess v
+    o = torch.randn(16, 7, generator=g, dtype=torch.float64)
+    v = torch.randn(16, 7, generator=g, dtype=torch.float64)
+    yy = torch.randint(0, 7, (16,), generator=g)
+    closed = float(dopt.cross_entropy_quadratic_form(o, v))
+    auto = float(dopt.output_quadratic_form(lambda z: F.cross_entropy(z, yy), o, v))
+    out["c_rel_err"] = abs(closed - auto) / abs(auto)
+    # (d) bookkeeping: constant eta gives eta_hat = eta exactly; the first step is eta_0
+    s = c = 0.0
+    errs = []
+    for k in range(500):
+        s, c, eh = dopt.geometric_mean_update(s, c, 0.0371, 0.99)
+        errs.append(abs(eh - 0.0371) / 0.0371)
+    out["d_const_err"] = max(errs)
+    _, _, first = dopt.geometric_mean_update(0.0, 0.0, 2.5e-3, 0.99)
+    out["d_first_err"] = abs(first - 2.5e-3) / 2.5e-3
+    return out

@@ -1,0 +1,221 @@
+"""Experiment 6-A: conditioning of the feature Gram matrices G^m at initialisation against depth.
+
+Figures 6.1-6.4, 6.9, 6.10 and 6.13 of the thesis, Lemmas 23 and 24.  For every activation (ReLU,
+Tanh, normalised), renormalisation (yes / no), width, number of examples and seed, the data subset and
+the network are drawn, the features of every layer m = 1..depth computed once for the largest subset
+(nested subsets share the network: the Gram matrix of the first n points is a sub-matrix), and the
+spectra of ``G^m / width`` taken in float64.  The infinite-width line is the exact dual-kernel
+recursion (:func:`shallowflow.deep.dual.infinite_width_grams`) from the same inputs.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ...config import DTYPE, default_device
+from ...deep import data as ddata
+from ...deep import dual, measure, models
+from ...params import PROFILE, Float, Int, Ints, Rule, Str
+
+SCHEMA = {
+    "profile": PROFILE,
+    "dataset": Str("inputs: 'auto' (CIFAR-10 when present locally, else digits), 'digits' or 'correlated'",
+                   choices=("auto", "digits", "correlated")),
+    "depth": Int("number of hidden layers (the thesis: 30)", low=6, high=200),
+    "widths": Ints("hidden widths (the thesis: 1000, 2000, 5000)", low=16, high=20000),
+    "examples": Ints("numbers of examples n, nested random subsets (the thesis: 100, 200, 500, 1000)", low=4, high=1797),
+    "seeds": Ints("seeds: each draws a data subset and a network (the thesis: 3)", low=0, min_len=2),
+    "forward_dtype": Str("dtype of the forward pass (eigenvalues are always float64)", choices=("float64", "float32")),
+    "lemma23_widths": Ints("widths of the one-layer Monte Carlo check of Lemma 23", low=16, high=2 ** 20, min_len=3),
+    "lemma24_trials": Int("random unit-diagonal Gram matrices per function for Lemma 24", low=10, high=100_000),
+}
+RULES = (
+    Rule(("widths", "examples"), lambda P: max(P.examples) < max(P.widths),
+         "the largest n must be below the largest width (G^m is singular when n >= width)"),
+    Rule(("examples",), lambda P: len(P.examples) >= 2, "Fig. 6.1 needs at least two n / width ratios"),
+)
+
+
+@dataclass
+class InitResult:
+    P: object
+    data_name: str  # describe() of the seed-0 subset
+    stats: dict  # (act, renorm) -> {key: array (seeds, widths, examples, depth)}
+    infinite: dict  # renorm -> {key: array (seeds, examples, depth)} for ReLU (rescaled, G/width)
+    infinite_width_reading: dict  # ReLU non-renormalised at infinite width with ||x|| = sqrt(width): width -> logcond (seeds, examples, depth)
+    threads: int = 1
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def arr(self, act: str, renorm: bool, key: str) -> np.ndarray:
+        return self.stats[(act, renorm)][key]
+
+
+def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
+    d = ddata.load(P.dataset, n=n, seed=seed, device=device)
+    d = d.normalised()  # ||x|| = sqrt(d), the fan-in reading of Sec. 6.3 (spec 2.2, amended)
+    return d.X, d.describe()
+
+
+def run_conditioning(P) -> InitResult:
+    """Every (activation, renormalisation, width, n, seed, layer) statistic of G^m / width at
+    initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width."""
+    t0 = time.perf_counter()
+    device = default_device()
+    dtype = torch.float32 if P.forward_dtype == "float32" else DTYPE
+    nmax = max(P.examples)
+    Xs, names = zip(*[_inputs(P, s, nmax, device) for s in P.seeds])
+    X = torch.stack(Xs)  # (R, nmax, d), one subset per seed
+    d = X.shape[-1]
+    keys = ("lmin", "lmax", "logcond", "diag_min", "offdiag_max", "offdiag_rowsum")
+    shape = (len(P.seeds), len(P.widths), len(P.examples), P.depth)
+    stats = {}
+    with models.fastest_threads(max(P.widths), nmax, dtype=dtype) as threads:
+        for act in models.ACTIVATIONS:
+            for renorm in (True, False):
+                out = {k: np.zeros(shape) for k in keys}
+                for wi, w in enumerate(P.widths):
+                    feats = models.stream_features(X, w, P.depth, act, True, renorm, P.seeds, dtype, device)
+                    for m, h in enumerate(feats):
+                        G = measure.gram(h) / w  # (R, nmax, nmax), float64
+                        for ni, n in enumerate(P.examples):
+                            st = measure.gram_stats(G[:, :n, :n])
+                            for k in keys:
+                                out[k][:, wi, ni, m] = st[k].cpu().numpy()
+                stats[(act, renorm)] = out
+        # the infinite-width line (ReLU: closed form), from each seed's inputs
+        S0 = X.to(DTYPE) @ X.to(DTYPE).transpose(-1, -2) / d
+        infinite = {}
+        for renorm in (True, False):
+            per = {k: np.zeros((len(P.seeds), len(P.examples), P.depth)) for k in keys}
+            for r in range(len(P.seeds)):
+                Gs = dual.infinite_width_grams(S0[r], P.depth, "relu", renormalise=renorm)
+                for ni, n in enumerate(P.examples):
+                    st = measure.gram_stats(Gs[:, :n, :n])
+                    for k in keys:
+                        per[k][r, ni] = st[k].cpu().numpy()
+            infinite[renorm] = per
+        # the other reading of Sec. 6.3: ||x|| = sqrt(width) with fan_in = d multiplies Sigma0 by width / d
+        reading = {}
+        for w in P.widths:
+            lc = np.zeros((len(P.seeds), len(P.examples), P.depth))
+            for r in range(len(P.seeds)):
+                Gs = dual.infinite_width_grams(S0[r] * (w / d), P.depth, "relu", renormalise=False)
+                for ni, n in enumerate(P.examples):
+                    lc[r, ni] = measure.gram_stats(Gs[:, :n, :n])["logcond"].cpu().numpy()
+            reading[w] = lc
+    return InitResult(P, names[0], stats, infinite, reading, threads, time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the quantities the checks compare (pure functions of the result arrays)
+# ---------------------------------------------------------------------------------------------
+def early_slopes(logcond: np.ndarray, layers: int = 5) -> np.ndarray:
+    """Least-squares slope of log kappa over layers 1..``layers``, per configuration (last axis: layers)."""
+    x = np.arange(1, layers + 1, dtype=float)
+    y = logcond[..., :layers]
+    xc = x - x.mean()
+    return (y * xc).sum(-1) / (xc * xc).sum()
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic)
+
+
+def configurations(P) -> list[tuple[int, int, float]]:
+    """(width index, n index, n / width) of every configuration with n < width (G^m non-singular)."""
+    return [(wi, ni, n / w) for wi, w in enumerate(P.widths) for ni, n in enumerate(P.examples) if n < w]
+
+
+def divergence_layer(renorm: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """First layer (1-based) where the renormalised and plain curves part: the seed-mean of the paired
+    difference (same seeds: same data and weights) exceeds 2 seed-std of that difference, per leading
+    configuration; depth + 1 when it never happens.  Inputs (seeds, ..., depth)."""
+    d = renorm - plain
+    hit = np.abs(d.mean(0)) > 2 * d.std(0, ddof=1)
+    return np.where(hit.any(-1), hit.argmax(-1) + 1, renorm.shape[-1] + 1)
+
+
+def paired_rise(logcond: np.ndarray) -> np.ndarray:
+    """Per seed, log kappa at the last layer minus its minimum over layers; (seeds, ...)."""
+    return logcond[..., -1] - logcond.min(-1)
+
+
+def rmt_factor(n: int, w: int) -> float:
+    """Equation (6.8)'s factor sqrt(n w) / (sqrt(w) - sqrt(n)) (Fig. 6.13's axis), for n < w."""
+    return math.sqrt(n * w) / (math.sqrt(w) - math.sqrt(n))
+
+
+def rmt_fit(res: InitResult, use_sqrt: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per layer: the Pearson correlation across (n, w) configurations between kappa (or sqrt(kappa))
+    and the factor of (6.8), and the log-log slope, for non-renormalised Tanh (seed means)."""
+    lc = res.arr("tanh", False, "logcond").mean(0)  # (W, N, depth)
+    confs = configurations(res.P)
+    f = np.array([rmt_factor(res.P.examples[ni], res.P.widths[wi]) for wi, ni, _ in confs])
+    corr, slope = [], []
+    for m in range(lc.shape[-1]):
+        k = np.exp(np.array([lc[wi, ni, m] for wi, ni, _ in confs]))
+        k = np.sqrt(k) if use_sqrt else k
+        corr.append(np.corrcoef(k, f)[0, 1])
+        slope.append(np.polyfit(np.log(f), np.log(k), 1)[0])
+    return np.array(corr), np.array(slope)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lemmas 23 and 24
+# ---------------------------------------------------------------------------------------------
+def _unit_gram(n: int, rank: int, gen: torch.Generator) -> torch.Tensor:
+    V = torch.randn(n, rank, generator=gen, dtype=DTYPE)
+    return dual.to_correlation(V @ V.T + 1e-3 * torch.eye(n, dtype=DTYPE))
+
+
+def run_lemma23(P, n: int = 8, seeds: int = 5) -> dict:
+    """One random layer of width w on inputs with unit-diagonal Gram S: max |G / w - sigma_hat(S)| for
+    every width of ``P.lemma23_widths`` (mean over seeds), per activation, and the log-log slope."""
+    g = torch.Generator().manual_seed(23)
+    d = 16
+    Xr = torch.randn(n, d, generator=g, dtype=DTYPE)
+    X = Xr * (math.sqrt(d) / Xr.norm(dim=1, keepdim=True))
+    S = X @ X.T / d
+    out = {}
+    for act in models.ACTIVATIONS:
+        target = dual.dual(S, act)
+        errs = []
+        for w in P.lemma23_widths:
+            e = []
+            for s in range(seeds):
+                h = next(models.stream_features(X, w, 1, act, seeds=[1000 * s + w], device="cpu"))
+                e.append(float((measure.gram(h)[0] / w - target).abs().max()))
+            errs.append(np.mean(e))
+        errs = np.array(errs)
+        slope = np.polyfit(np.log(P.lemma23_widths), np.log(errs), 1)[0]
+        fixed = float(dual.dual_scalar(torch.tensor(1.0), act))
+        out[act] = {"errors": errs, "slope": float(slope), "sigma_hat_1": fixed}
+    return out
+
+
+def run_lemma24(P) -> dict:
+    """Lemma 24 on ``P.lemma24_trials`` random unit-diagonal Gram matrices H (n = 3..30) per function f in
+    {exp, normalised-ReLU dual, normalised-Tanh dual}: the smallest margin lambda_min(f[H]) - (f(1) - f(1 - delta))."""
+    g = torch.Generator().manual_seed(24)
+    fs = {"exp": torch.exp,
+          "relu dual": lambda r: dual.dual_scalar(r, "relu"),
+          "tanh dual": lambda r: dual.dual_scalar(r, "tanh", order=48)}
+    out = {}
+    for name, f in fs.items():
+        margins = []
+        trials = P.lemma24_trials if name != "tanh dual" else max(10, P.lemma24_trials // 5)
+        for _ in range(trials):
+            n = int(torch.randint(3, 31, (1,), generator=g))
+            rank = int(torch.randint(1, n + 1, (1,), generator=g))
+            H = _unit_gram(n, rank, g)
+            delta = torch.linalg.eigvalsh(H)[0].clamp_min(0)
+            margins.append(float(torch.linalg.eigvalsh(f(H))[0] - dual.lemma24_bound(f, delta)))
+        out[name] = {"trials": trials, "min_margin": min(margins)}
+    return out

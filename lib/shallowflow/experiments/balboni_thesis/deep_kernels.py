@@ -1,0 +1,296 @@
+"""Chapter 5 of source 004: deep kernel machines (DKMs), the rank of their kernel matrices and their landscape.
+
+The fully connected (FC) kernel of Definition 2, ``K(x, x') y = (sum_i sigma(x_i) sigma(x'_i)) y``, makes a DKM an
+FCN: with basis points ``B`` (p x s) and data ``Z`` (N x s) its kernel matrix is ``H = (sigma(B) sigma(Z)^T) (x) I_t``,
+so the rank questions reduce to the p x N factor. The convolutional (Def. 3) and recurrent (Def. 4) kernels are built
+entry by entry from their definitions to test Lemmas 14 and 15 as literally stated. Everything is float64.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ...params import PROFILE, Int, Rule
+
+SCHEMA = {
+    "profile": PROFILE,
+    "draws": Int("random coefficient draws for Lemma 10 / Theorem 2", low=10, high=100_000),
+    "N": Int("number of data points N", low=2, high=200),
+    "width": Int("layer width d_l = p_l of the wide DKM (>= N)", low=2, high=1000),
+    "layers": Int("DKM depth L", low=2, high=20),
+    "inits": Int("random initialisations of the Theorem 4 proxy", low=2, high=1000),
+    "gd_steps": Int("L-BFGS iterations per initialisation (Theorem 4 proxy)", low=10, high=100_000),
+    "seed": Int("seed", low=0, high=10_000),
+}
+RULES = (Rule(("width", "N"), lambda P: P.width >= P.N, "Theorem 2 needs every layer at least N wide"),)
+
+ACT = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softplus": torch.nn.functional.softplus, "relu": torch.relu}
+
+
+def _g(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+# ------------------------------------------------------------------------------------------------
+# Lemmas 6-9 (independent points) and Lemma 8
+# ------------------------------------------------------------------------------------------------
+def lemma8(seed: int, trials: int = 200) -> float:
+    """Largest relative error of det(B J + (A - B) I) = (A - B)^(n-1) ((n - 1) B + A), n = 2..8."""
+    g = _g(seed)
+    worst = 0.0
+    for _ in range(trials):
+        A, B = (torch.randn(2, generator=g, dtype=torch.float64) * 2).tolist()
+        for n in range(2, 9):
+            M = B * torch.ones(n, n, dtype=torch.float64) + (A - B) * torch.eye(n, dtype=torch.float64)
+            lhs, rhs = float(torch.linalg.det(M)), (A - B) ** (n - 1) * ((n - 1) * B + A)
+            worst = max(worst, abs(lhs - rhs) / max(abs(rhs), 1e-300))
+    return worst
+
+
+def lemma9(s: int, t: int, r: float, c: float, act: str = "tanh") -> dict:
+    """The points gamma^i_j = delta_ij r + (1 - delta_ij) c: H from Definition 2 against the closed form
+    delta_jw (delta_ik A + (1 - delta_ik) B), its rank (full: s t)."""
+    sig = ACT[act]
+    Gm = torch.full((s, s), c, dtype=torch.float64)
+    Gm.fill_diagonal_(r)
+    S = sig(Gm)
+    H = torch.kron(S @ S.T, torch.eye(t, dtype=torch.float64))
+    sr, sc = float(sig(torch.tensor(r, dtype=torch.float64))), float(sig(torch.tensor(c, dtype=torch.float64)))
+    A, B = (s - 1) * sc ** 2 + sr ** 2, (s - 2) * sc ** 2 + 2 * sc * sr
+    closed = torch.kron(B * torch.ones(s, s, dtype=torch.float64) + (A - B) * torch.eye(s, dtype=torch.float64),
+                        torch.eye(t, dtype=torch.float64))
+    return dict(err=float((H - closed).abs().max()), rank=int(torch.linalg.matrix_rank(H)), full=s * t,
+                A_minus_B=A - B, factor=(sr + (s - 1) * sc))
+
+
+def lemma9_symbolic() -> bool:
+    """A - B = (s(r) - s(c))^2 and A + (s - 1) B = (s(r) + (s - 1) s(c))^2, symbolically (sympy)."""
+    import sympy as sp
+
+    s, a, b = sp.symbols("s a b")  # a = sigma(r), b = sigma(c)
+    A = (s - 1) * b ** 2 + a ** 2
+    B = (s - 2) * b ** 2 + 2 * a * b
+    return bool(sp.simplify(A - B - (a - b) ** 2) == 0 and sp.simplify(A + (s - 1) * B - (a + (s - 1) * b) ** 2) == 0)
+
+
+def lemma6_7(seed: int, m: int = 6, d: int = 3, t: int = 2) -> dict:
+    """RBF kernel exp(-||x - x'||^2) I_t: distinct points give lambda_min(H) > 0, a duplicated point drops the
+    rank by t (Lemma 7, Lemma 6). FC kernel (s = d features): m > d points have a null vector c with
+    sum_i c_i f(x_i) = 0 for every f = W sigma(.) of the space (Lemma 6), m <= d points have none."""
+    g = _g(seed)
+    X = torch.randn(m, d, generator=g, dtype=torch.float64)
+    rbf = lambda X: torch.kron(torch.exp(-torch.cdist(X, X) ** 2), torch.eye(t, dtype=torch.float64))
+    lam_distinct = float(torch.linalg.eigvalsh(rbf(X))[0])
+    Xd = torch.cat([X, X[:1]])
+    rank_drop = m * t + t - int(torch.linalg.matrix_rank(rbf(Xd)))
+    # FC kernel with s = d: sigma(X) is m x d
+    Xm = torch.randn(d + 2, d, generator=g, dtype=torch.float64)  # more points than features: dependent
+    S = torch.tanh(Xm)
+    U, sv, Vh = torch.linalg.svd(S.T)  # null vector of S^T (d x (d+2))
+    cvec = Vh[-1]
+    W = torch.randn(50, d, generator=g, dtype=torch.float64)  # 50 random functions f(x) = W sigma(x)
+    dep_residual = float((W @ S.T @ cvec).abs().max())
+    H_dep = torch.kron(S @ S.T, torch.eye(t, dtype=torch.float64))
+    dep_sing = float(torch.linalg.eigvalsh(H_dep)[0] / torch.linalg.eigvalsh(H_dep)[-1])
+    Si = torch.tanh(torch.randn(d, d, generator=g, dtype=torch.float64))  # d points: independent
+    ind_sing = float(torch.linalg.eigvalsh(torch.kron(Si @ Si.T, torch.eye(t, dtype=torch.float64)))[0])
+    return dict(rbf_lambda_min=lam_distinct, rbf_rank_drop=rank_drop, t=t, fc_dependent_residual=dep_residual,
+                fc_dependent_rel_lambda_min=dep_sing, fc_independent_lambda_min=ind_sing)
+
+
+# ------------------------------------------------------------------------------------------------
+# Lemmas 14 and 15 as stated (CNN and RNN kernels)
+# ------------------------------------------------------------------------------------------------
+def cnn_kernel_H(points: torch.Tensor, act=torch.tanh) -> torch.Tensor:
+    """Definition 3: K(x, x') e_{abg} = (sum_{i,j} sigma(x_{ijg}) sigma(x'_{(a-i)(b-j)g})) e_{abg}, outputs a in -w..w,
+    b in -h..h (terms with an undefined index are null). Returns H (m*outputs x m*outputs), block-diagonal over
+    outputs."""
+    m, w, h, c = points.shape
+    S = act(points)
+    outs = [(a, b, gch) for a in range(-w, w + 1) for b in range(-h, h + 1) for gch in range(c)]
+    blocks = []
+    for a, b, gch in outs:
+        M = torch.zeros(m, m, dtype=torch.float64)
+        for i in range(w):
+            for j in range(h):
+                ii, jj = a - i, b - j
+                if 0 <= ii < w and 0 <= jj < h:
+                    M += S[:, i, j, gch][:, None] * S[:, ii, jj, gch][None, :]
+        blocks.append(M)
+    return torch.block_diag(*blocks)
+
+
+def lemma14(w: int, h: int, c: int, seed: int) -> dict:
+    """w h c points (one-hot gamma points r = 1.5, c = 0.2 and random ones): rank of H against full size."""
+    m = w * h * c
+    eye = torch.eye(m, dtype=torch.float64)
+    onehot = (0.2 + 1.3 * eye).reshape(m, w, h, c)
+    rnd = torch.randn(m, w, h, c, generator=_g(seed), dtype=torch.float64)
+    H1, H2 = cnn_kernel_H(onehot), cnn_kernel_H(rnd)
+    return dict(rank_onehot=int(torch.linalg.matrix_rank(H1)), rank_random=int(torch.linalg.matrix_rank(H2)),
+                full=H1.shape[0])
+
+
+def rnn_features(Z: torch.Tensor, u: torch.Tensor, act=torch.tanh) -> torch.Tensor:
+    """Phi_u(z)_{;t} = sigma(z_{;t} + u Phi_u(z)_{;t-1}), Phi_{;1} = sigma(z_{;1}); Z: (m, T, q) -> (m, T, q)."""
+    out, prev = [], None
+    for t in range(Z.shape[1]):
+        pre = Z[:, t] if prev is None else Z[:, t] + prev @ u.T
+        prev = act(pre)
+        out.append(prev)
+    return torch.stack(out, 1)
+
+
+def lemma15(q: int, T: int, seed: int) -> dict:
+    """q T random sequences: H with K_u(z, z') e_{i;t} = (Phi(z)_t . Phi(z')_t) e_{i;t}; rank against full size."""
+    g = _g(seed)
+    m = q * T
+    Z = torch.randn(m, T, q, generator=g, dtype=torch.float64)
+    u = torch.randn(q, q, generator=g, dtype=torch.float64) / math.sqrt(q)
+    Phi = rnn_features(Z, u)
+    blocks = [Phi[:, t] @ Phi[:, t].T for t in range(T) for _ in range(q)]
+    H = torch.block_diag(*blocks)
+    return dict(rank=int(torch.linalg.matrix_rank(H)), full=H.shape[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# Lemma 10 / Theorem 2 / Lemma 4 / Theorem 3: FC-kernel DKMs
+# ------------------------------------------------------------------------------------------------
+def gamma_points(s: int, r: float = 1.5, c: float = 0.2) -> torch.Tensor:
+    G = torch.full((s, s), c, dtype=torch.float64)
+    G.fill_diagonal_(r)
+    return G
+
+
+def dkm_last_factor(X, alphas, bases, act) -> torch.Tensor:
+    """The p x N factor sigma(B^{L-1}) sigma(Z^{L-1})^T of the last layer's kernel matrix; layer l maps
+    z -> W^l sigma(z) with W^l = alpha^l sigma(B^{l-1}) (alpha^l: d_l x p, B^{l-1}: p x d_{l-1})."""
+    Z = X
+    for alpha, B in zip(alphas, bases[:-1]):
+        Z = act(Z) @ (alpha @ act(B)).T
+    return act(bases[-1]) @ act(Z).T
+
+
+def theorem2(draws: int, N: int, width: int, layers: int, seed: int, act: str = "tanh", d_last=None,
+             spoil: bool = False, basis: str = "gamma", rank: bool = False) -> np.ndarray:
+    """sigma_min / sigma_max of the last-layer factor over ``draws`` coefficient draws alpha ~ N(0, 1); ``d_last``
+    overrides d_{L-1} (negative control N - 1), ``spoil`` sets alpha^1 = 0 (all first-layer images equal);
+    ``rank=True`` returns the numerical rank of the factor instead (tolerance max(shape) x eps x sigma_max)."""
+    g = _g(seed)
+    f = ACT[act]
+    d0 = width
+    X = torch.randn(N, d0, generator=g, dtype=torch.float64)
+    dims = [d0] + [width] * (layers - 1)
+    if d_last is not None:
+        dims[-1] = d_last
+    p = width
+    bases = [gamma_points(dims[l])[:p] if basis == "gamma" and dims[l] == p else
+             torch.randn(p, dims[l], generator=g, dtype=torch.float64) for l in range(layers)]
+    out = np.empty(draws)
+    for k in range(draws):
+        alphas = [torch.randn(dims[l + 1], p, generator=g, dtype=torch.float64) / math.sqrt(p) for l in range(layers - 1)]
+        if spoil:
+            alphas[0] = torch.zeros_like(alphas[0])
+        sv = torch.linalg.svdvals(dkm_last_factor(X, alphas, bases, f))
+        if rank:
+            out[k] = int((sv > sv[0] * max(sv.shape) * 2.2e-16).sum()) if sv[0] > 0 else 0
+        else:
+            out[k] = float(sv[min(N, len(sv)) - 1] / sv[0]) if len(sv) >= N else 0.0
+    return out
+
+
+def lemma4_theorem3(N: int, width: int, layers: int, seed: int, steps: int = 20000, dl: int = 2) -> dict:
+    """Fix the inner layers of a tanh FC DKM, optimise the last coefficients alpha^L by ``steps`` GD steps on
+    C = 1/2 ||X^L - Y||^2 (X^L = M alpha, M = sigma(Z) sigma(B)^T): the Lemma 4 bound ||grad_X L|| <=
+    ||grad_alpha C|| / sigma_min(M) at every iterate (``bound_margin`` = largest lhs - rhs), the output gradient at
+    the stationary point nearest to the start (exact least squares), and Theorem 3's path alpha(t) = (1 - t) alpha + t V (M V = Y) on 201 points."""
+    g = _g(seed)
+    X = torch.randn(N, width, generator=g, dtype=torch.float64)
+    bases = [gamma_points(width) for _ in range(layers)]
+    alphas = [torch.randn(width, width, generator=g, dtype=torch.float64) / math.sqrt(width) for _ in range(layers - 1)]
+    M = dkm_last_factor(X, alphas, bases, torch.tanh).T  # N x p
+    Y = torch.randn(N, dl, generator=g, dtype=torch.float64)
+    sv = torch.linalg.svdvals(M)
+    smin, smax = float(sv[-1]), float(sv[0])
+    alpha = torch.randn(width, dl, generator=g, dtype=torch.float64)
+    alpha0 = alpha.clone()
+    worst, steps_done, gX0 = -float("inf"), 0, None
+    for k in range(steps):
+        gX = M @ alpha - Y
+        ga = M.T @ gX
+        gX0 = gX0 if gX0 is not None else float(gX.norm())
+        worst = max(worst, float(gX.norm()) - float(ga.norm()) / smin)
+        steps_done = k
+        alpha = alpha - ga / smax ** 2
+    # a stationary point of C_alpha: GD needs ~kappa^2 steps, so take the exact minimiser (least squares)
+    V = torch.linalg.lstsq(M, Y, driver="gelsd").solution
+    star = V + (torch.eye(width, dtype=torch.float64) - torch.linalg.pinv(M) @ M) @ alpha0  # nearest to alpha0
+    grad_star = float((M.T @ (M @ star - Y)).norm())
+    rel_out_grad = float((M @ star - Y).norm()) / gX0
+    # Theorem 3: V with M V = Y (least squares, min norm), the path from alpha0
+    resid = float((M @ V - Y).norm())
+    ts = torch.linspace(0, 1, 201, dtype=torch.float64)
+    C = torch.stack([0.5 * ((M @ ((1 - t) * alpha0 + t * V) - Y) ** 2).sum() for t in ts])
+    C0, C1 = float(C[0]), float(C[-1])
+    mono = float((C[1:] - C[:-1]).max()) / C0
+    jensen = float((C - ((1 - ts) * C0 + ts * C1)).max()) / C0
+    return dict(bound_margin=worst, steps=steps_done, rel_out_grad=rel_out_grad, grad_alpha_star=grad_star,
+                kappa=smax / smin, V_residual=resid, C1_over_C0=C1 / C0, max_increase=mono, jensen_gap=jensen)
+
+
+def theorem4_proxy(inits: int, N: int, width: int, layers: int, steps: int, seed: int) -> np.ndarray:
+    """Final / initial loss of L-BFGS on all coefficients of a tanh FC DKM (MSE, widths ``width``) from ``inits``
+    random initialisations, one shared dataset."""
+    g = _g(seed)
+    X = torch.randn(N, width, generator=g, dtype=torch.float64)
+    Y = torch.randn(N, 1, generator=g, dtype=torch.float64)
+    dims = [width] * layers + [1]
+    out = np.empty(inits)
+    for k in range(inits):
+        bases = [torch.randn(width, dims[l], generator=g, dtype=torch.float64) for l in range(layers)]
+        alphas = [(torch.randn(dims[l + 1], width, generator=g, dtype=torch.float64) / math.sqrt(width)).requires_grad_()
+                  for l in range(layers)]
+
+        def loss():
+            Z = X
+            for alpha, B in zip(alphas, bases):
+                Z = torch.tanh(Z) @ (alpha @ torch.tanh(B)).T
+            return 0.5 * ((Z - Y) ** 2).sum()
+
+        with torch.no_grad():
+            L0 = float(loss())
+        opt = torch.optim.LBFGS(alphas, lr=1, max_iter=steps, tolerance_grad=1e-14, tolerance_change=1e-20,
+                                history_size=20, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            v = loss()
+            v.backward()
+            return v
+
+        opt.step(closure)
+        with torch.no_grad():
+            out[k] = float(loss()) / L0
+    return out
+
+
+def representer(seed: int, n: int = 12, d: int = 3, lam: float = 0.1) -> float:
+    """Theorem 1 for one layer: kernel ridge regression with the explicit features of (1 + x.x')^2 has its
+    minimiser in the span of the data's features, w* = Phi^T (K + lam I)^{-1} y; relative distance."""
+    g = _g(seed)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.randn(n, generator=g, dtype=torch.float64)
+    iu = torch.triu_indices(d, d)
+    scale = torch.where(iu[0] == iu[1], 1.0, math.sqrt(2.0)).to(torch.float64)
+
+    def phi(X):
+        quad = (X[:, iu[0]] * X[:, iu[1]]) * scale
+        return torch.cat([torch.ones(len(X), 1, dtype=torch.float64), math.sqrt(2) * X, quad], 1)
+
+    Phi = phi(X)
+    K = (1 + X @ X.T) ** 2
+    w_primal = torch.linalg.solve(Phi.T @ Phi + lam * torch.eye(Phi.shape[1], dtype=torch.float64), Phi.T @ y)
+    w_rep = Phi.T @ torch.linalg.solve(K + lam * torch.eye(n, dtype=torch.float64), y)
+    return float((w_primal - w_rep).norm() / w_rep.norm()) + float((Phi @ Phi.T - K).abs().max())

@@ -1,0 +1,246 @@
+"""Experiment 6-B: full-batch GD of deep FCNs, measured along training (thesis Sec. 6.2-6.3).
+
+One grid of runs serves Figures 6.5-6.8, 6.11-6.12 and 6.14-6.23: for every activation (ReLU, Tanh),
+loss (MSE on the logits, cross-entropy) and number of examples n, the seeds x learning rates are ONE
+ensemble (:class:`~shallowflow.deep.models.DeepFCN` with a leading runs axis, trained by
+:class:`~shallowflow.deep.train.PerRunSGD` in :func:`shallowflow.deep.train.train`).  Each seed draws a
+random subset of the data (and a held-out test subset) and a network; all learning rates of a seed
+start from the same network.  At every epoch (= step, full batch) the callback records
+
+- the loss f_t, ||grad f_t||^2 and the local PL coefficient mu_t = ||grad f||^2 / (2 f_t)   (6.2),
+- the smoothness L_t: the top Hessian eigenvalue by HVP power iteration (warm-started every
+  ``hvp_every`` steps, held in between), and the secant estimate as a cross-check,
+- the feature Gram matrix of the tracked layer (the last hidden one): lambda_min, lambda_max, and the
+  perturbation bounds of (4.11): the *oracle* lambda_min(G_0) - ||G_t - G_0||_op and the *chain* bound
+  lambda_min(G_0) - (Lipschitz-in-weights chain) x ||W_t - W_0|| (Lemmas 16 and 21's (B.17)),
+- every ``gen_every`` steps for MSE: per-example gradient norms (vmap(grad)) for the generalisation
+  bound (4.12)-(4.13), the training and test losses.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ...config import DTYPE, default_device
+from ...deep import data as ddata
+from ...deep import measure, models
+from ...deep import train as dtrain
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
+
+SCHEMA = {
+    "profile": PROFILE,
+    "dataset": Str("inputs: 'auto' (CIFAR-10 when present locally, else digits), 'digits' or 'correlated'",
+                   choices=("auto", "digits", "correlated")),
+    "depth": Int("hidden layers (the thesis: 6 and 9; Fig. 6.5: 6)", low=2, high=50),
+    "width": Int("hidden width (the thesis: 500)", low=8, high=5000),
+    "examples": Ints("numbers of training examples n (the thesis: 50, 100, 250, 500)", low=4, high=1500),
+    "test_examples": Int("held-out examples per seed for the generalisation gap", low=10, high=1000),
+    "lrs": Floats("learning rates of full-batch GD (the thesis: 0.0005, 0.001, 0.005, 0.01)", low=0, high=10, low_open=True),
+    "epochs": Int("full-batch GD steps (the thesis: 80)", low=10, high=10000),
+    "seeds": Ints("seeds: each draws a data subset and a network (the thesis: 3)", low=0, min_len=2),
+    "accuracy_filter": Float("runs analysed: final training accuracy above this (the thesis: 0.12)", low=0, high=1),
+    "hvp_every": Int("steps between HVP power iterations for L", low=1, high=10000),
+    "hvp_iters": Int("power iterations at the first measurement (later ones are warm-started with a third)", low=3, high=500),
+    "gen_every": Int("steps between per-example gradient measurements (generalisation bound)", low=1, high=10000),
+    "delta": Float("confidence delta of the bound (4.13) (unstated; 0.05)", low=0, high=1, low_open=True),
+}
+RULES = (
+    Rule(("examples", "width"), lambda P: max(P.examples) < P.width,
+         "n must stay below the width, else the tracked Gram matrix is singular"),
+    Rule(("hvp_every", "epochs"), lambda P: P.hvp_every <= P.epochs, "L must be measured at least once after step 0"),
+    Rule(("gen_every", "epochs"), lambda P: P.gen_every <= P.epochs, "the bound needs at least two epochs"),
+    Rule(("lrs",), lambda P: len(P.lrs) >= 2, "Fig. 6.7 compares small and large learning rates"),
+)
+ACTS = ("relu", "tanh")
+LOSSES = ("mse", "ce")
+
+
+@dataclass
+class Grid:
+    """The runs of one (activation, loss, n): R = seeds x lrs, every series (steps + 1, R) or (k, R)."""
+
+    act: str
+    loss: str
+    n: int
+    seeds: list
+    lrs: list  # per run
+    seed_of: list  # per run
+    data_name: str
+    f: np.ndarray  # (T + 1, R) training loss
+    gsq: np.ndarray  # ||grad f||^2
+    L: np.ndarray  # power-iteration smoothness (held between measurements)
+    L_secant: np.ndarray  # secant estimate between t and t + 1 (T, R)
+    lmin: np.ndarray  # tracked layer: lambda_min(G / width)
+    lmax: np.ndarray
+    oracle: np.ndarray  # lambda_min(G_0) - ||G_t - G_0||_op   (rescaled)
+    chain_steps: list  # the epochs where the chain bound is computed (bound_schedule)
+    chain: np.ndarray  # (k, R) lambda_min(G_0) - chain bound
+    acc: np.ndarray  # final training accuracy (R,)
+    gen_steps: list = field(default_factory=list)
+    G_lip: np.ndarray | None = None  # (k, R) max_i ||grad l_i||
+    M: np.ndarray | None = None  # (k, R) max per-example training loss
+    test_f: np.ndarray | None = None  # (k, R) test loss
+    seconds: float = 0.0
+
+    @property
+    def mu(self) -> np.ndarray:
+        return self.gsq / (2 * self.f)
+
+    def valid(self) -> np.ndarray:
+        return np.isfinite(self.f).all(0) & np.isfinite(self.gsq).all(0)
+
+    def kept(self, filt: float) -> np.ndarray:
+        """Runs passing the accuracy filter."""
+        return self.acc > filt
+
+
+def _chain_bound(w0, wt, h0, ht, x_norm: torch.Tensor, act: str, width: int) -> torch.Tensor:
+    """Upper bound on ||G_t - G_0||_op / width for the last hidden layer, per run, by the layer-wise chain
+    ||dH_k||_F <= c ||dW_k||_op B_{k-1} + c s_k ||dH_{k-1}||_F (Lemma 16 with the Lipschitz constants
+    sigma_max(W) max|phi'| of (B.17)), with s_k = max(sigma_max(W_k^0), sigma_max(W_k^t)), B_{k-1} the larger
+    ||H_{k-1}||_F of both ends (B_0 = ||X||_F), then ||G_t - G_0||_op <= ||dF|| (||F_t|| + ||F_0||)."""
+    c = 1 / models.RELU_STD if act == "relu" else 1 / models.TANH_STD  # max |phi'| of the normalised activation
+    dH = torch.zeros_like(x_norm)
+    for k in range(len(h0)):
+        dW = torch.linalg.matrix_norm(wt[k] - w0[k], ord=2)
+        s = torch.maximum(torch.linalg.matrix_norm(wt[k], ord=2), torch.linalg.matrix_norm(w0[k], ord=2))
+        B = x_norm if k == 0 else torch.maximum(h0[k - 1].flatten(1).norm(dim=1), ht[k - 1].flatten(1).norm(dim=1))
+        dH = c * dW * B + c * s * dH
+    Fn = torch.linalg.matrix_norm(h0[-1], ord=2) + torch.linalg.matrix_norm(ht[-1], ord=2)
+    return dH * Fn / width
+
+
+def bound_schedule(P) -> set:
+    """Epochs where the chain bound is computed: 0..5, then every ``hvp_every``, and the last."""
+    return set(range(min(6, P.epochs + 1))) | set(range(0, P.epochs + 1, P.hvp_every)) | {P.epochs}
+
+
+def run_grid(P, act: str, loss: str, n: int) -> Grid:
+    """Train the seeds x lrs ensemble of one (activation, loss, n) and measure it (see module doc)."""
+    device = default_device()
+    R_seeds, R_lrs = list(P.seeds), list(P.lrs)
+    seed_of = [s for s in R_seeds for _ in R_lrs]
+    lrs = [lr for _ in R_seeds for lr in R_lrs]
+    R = len(lrs)
+    Xs, ys, Xt, yt, name = [], [], [], [], ""
+    for s in R_seeds:
+        full = ddata.load(P.dataset, n=n + P.test_examples, seed=s, device=device).normalised()
+        name = name or ddata.load(P.dataset, n=n, seed=s, device=device).describe()
+        Xs.append(full.X[:n]); ys.append(full.y[:n]); Xt.append(full.X[n:]); yt.append(full.y[n:])
+    rep = lambda ts: torch.stack([ts[R_seeds.index(s)] for s in seed_of])  # noqa: E731
+    X, y, Xte, yte = rep(Xs), rep(ys), rep(Xt), rep(yt)
+    classes = 10
+    # every lr of a seed starts from the same network: seed the runs by their data seed
+    model = models.DeepFCN(X.shape[-1], P.width, P.depth, classes, act, seeds=seed_of, device=device)
+    params = list(model.parameters())
+    w0 = [p.detach().clone() for p in params]
+    x_norm = X.flatten(1).norm(dim=1)
+
+    def objective(step):
+        return dtrain.loss_per_run(model(X), y, loss)
+
+    def h(ps):
+        out = models.apply(list(ps), X, act)
+        return dtrain.loss_per_run(out, y, loss).sum()
+
+    with torch.no_grad():
+        h0 = [t.detach().clone() for t in model.features(X)]
+    G0 = measure.gram(h0[-1]) / P.width
+    lmin0 = torch.linalg.eigvalsh(G0)[:, 0]
+    rec = {k: [] for k in ("gsq", "L", "lmin", "lmax", "oracle", "secant")}
+    chain_steps = bound_schedule(P)
+    chain = {"steps": [], "values": []}
+    gen = {"steps": [], "G": [], "M": [], "test": []}
+    state = {"v": None, "L": None, "g_prev": None, "p_prev": None}
+
+    def callback(step, L_now):
+        g = tuple(p.grad.detach().clone() for p in params)
+        ps = tuple(p.detach().clone() for p in params)
+        rec["gsq"].append(measure.sq_norm(g))
+        if state["g_prev"] is not None:
+            rec["secant"].append(measure.secant_smoothness(state["g_prev"], g, state["p_prev"], ps))
+        state["g_prev"], state["p_prev"] = g, ps
+        if step % P.hvp_every == 0:
+            iters = P.hvp_iters if state["v"] is None else max(2, P.hvp_iters // 3)
+            lam, state["v"] = measure.power_iteration(h, ps, iters, state["v"])
+            state["L"] = lam
+        rec["L"].append(state["L"])
+        with torch.no_grad():
+            ht = model.features(X)
+            Gt = measure.gram(ht[-1]) / P.width
+            ev = torch.linalg.eigvalsh(Gt)
+            rec["lmin"].append(ev[:, 0]); rec["lmax"].append(ev[:, -1])
+            rec["oracle"].append(lmin0 - torch.linalg.matrix_norm(Gt - G0, ord=2))
+            if step in chain_steps:  # SVDs of every layer: on a schedule, not every epoch
+                chain["steps"].append(step)
+                chain["values"].append(lmin0 - _chain_bound(w0, ps, h0, ht, x_norm, act, P.width))
+        if loss == "mse" and (step % P.gen_every == 0 or step == P.epochs):
+            gi = measure.fc_per_example_grad_sq(ps, X, y, loss, act)
+            with torch.no_grad():
+                li = dtrain.example_loss(model(X), y, loss)
+                gen["steps"].append(step)
+                gen["G"].append(gi.sqrt().amax(1)); gen["M"].append(li.amax(1))
+                gen["test"].append(dtrain.loss_per_run(model(Xte), yte, loss))
+        return None
+
+    opt = dtrain.PerRunSGD(params, lrs)
+    hist = dtrain.train(params, objective, opt, P.epochs, callback)
+    with torch.no_grad():
+        acc = dtrain.accuracy(model(X), y)
+    np_ = lambda xs: torch.stack(xs).detach().cpu().numpy()  # noqa: E731
+    grid = Grid(act, loss, n, R_seeds, lrs, seed_of, name, hist.loss.cpu().numpy(), np_(rec["gsq"]), np_(rec["L"]),
+                np_(rec["secant"]), np_(rec["lmin"]), np_(rec["lmax"]), np_(rec["oracle"]), chain["steps"],
+                np_(chain["values"]), acc.cpu().numpy(), seconds=hist.seconds)
+    if gen["steps"]:
+        grid.gen_steps, grid.G_lip, grid.M, grid.test_f = gen["steps"], np_(gen["G"]), np_(gen["M"]), np_(gen["test"])
+    return grid
+
+
+def run_training(P) -> dict:
+    """Every (activation, loss, n) grid of the chapter, keyed by (act, loss, n), with the thread count used."""
+    t0 = time.perf_counter()
+    out = {}
+    with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs)) as threads:
+        for act in ACTS:
+            for loss in LOSSES:
+                for n in P.examples:
+                    out[(act, loss, n)] = run_grid(P, act, loss, n)
+    out["threads"], out["seconds"] = threads, time.perf_counter() - t0
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# derived quantities
+# ---------------------------------------------------------------------------------------------
+def prediction_ratio(g: Grid) -> np.ndarray:
+    """R_t = predicted / measured loss decrease at every epoch t (T, R).  The prediction is Lemma 1's
+    step with the actual step size and the previous epoch's mu_t, L_t: D_hat = 2 eta mu_t (1 - L_t eta / 2) f_t
+    = eta ||grad f_t||^2 (1 - L_t eta / 2) when eta <= 1 / L_t, else (mu_t / L_t) f_t (the 1/L step's
+    guarantee).  For cross-entropy, Lemma 22 with ||x - x*|| ~ 2 (f - f*) / G and the local weak-PL
+    mu = (2 ||grad f|| / G)^2 reduces to the same expression (f* = 0)."""
+    eta = np.asarray(g.lrs)[None, :]
+    f, gsq, L = g.f[:-1], g.gsq[:-1], g.L[:-1]
+    small = eta * L <= 1
+    pred = np.where(small, eta * gsq * (1 - L * eta / 2), gsq / (2 * L))
+    meas = g.f[:-1] - g.f[1:]
+    return pred / meas
+
+
+def generalisation_bound(g: Grid, delta: float, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(4.12)-(4.13) at the measured epochs, (k, R): beta = 2 sqrt(eps) sqrt(2 G^2 / mu) + 2 G^2 / ((n - 1) mu),
+    bound = sqrt((M^2 + 12 M n beta) / (2 n delta)), with eps = f_t, mu = local PL (6.2), G = max_i ||grad l_i||,
+    M = max_i l_i.  ``scale`` rescales the loss (1/C: torch's MSELoss mean over all n x C entries); returns
+    (bound, M)."""
+    idx = np.asarray(g.gen_steps)
+    eps = g.f[idx] * scale
+    mu = g.mu[idx] * scale  # mu scales like the loss
+    G = g.G_lip * scale
+    M = g.M * scale
+    n = g.n
+    beta = 2 * np.sqrt(eps) * np.sqrt(2 * G ** 2 / mu) + 2 * G ** 2 / ((n - 1) * mu)
+    bound = np.sqrt((M ** 2 + 12 * M * n * beta) / (2 * n * delta))
+    return bound, M
