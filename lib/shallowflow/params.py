@@ -48,6 +48,13 @@ INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1  # every integer parameter fits int64
 MAX_LEN = 10_000  # default longest list
 STR_MAX = 200  # longest string
 REPR_MAX = 80  # longest value echoed in a message
+STEP_BUDGET = 10 ** 8  # gradient-descent iterations a chapter's rules allow one run (time / lr, steps)
+
+
+def ensemble_bytes(runs: float, width: float, dim: float, copies: float = 1) -> float:
+    """Bytes of ``copies`` float64 copies of an ensemble's parameters (runs x width x (dim + 1)): the unit of
+    the chapters' memory estimates (:meth:`Rule.memory`)."""
+    return 8.0 * runs * width * (dim + 1) * copies
 
 
 class ParameterError(ValueError):
@@ -218,13 +225,15 @@ def _bytes(x: float) -> str:
 class Rule:
     """A constraint between parameters: ``test(P)`` must hold on the validated namespace.
 
-    ``message`` says what must hold; it may be a function of ``P`` (to show a computed cost).  A test
-    that raises (an overflow, a division by zero) counts as a failure of the rule.
+    ``message`` (a string, shown on the chapter's page) says what must hold; ``detail(P)``, optional, adds
+    the computed numbers when the rule fails.  A test that raises (an overflow, a division by zero)
+    counts as a failure of the rule.
     """
 
     names: tuple
     test: Callable[[SimpleNamespace], bool]
-    message: str | Callable[[SimpleNamespace], str]
+    message: str
+    detail: Callable[[SimpleNamespace], str] | None = None
 
     def check(self, P: SimpleNamespace) -> None:
         try:
@@ -235,10 +244,15 @@ class Rule:
             note = ""
         if ok:
             return
-        msg = self.message(P) if callable(self.message) else self.message
+        if self.detail is not None:
+            try:
+                note = f": {self.detail(P)}" + note
+            except (ArithmeticError, ValueError, TypeError):
+                pass
         got = ", ".join(f"{n} = {short(getattr(P, n), 40)}" for n in self.names)
-        raise ParameterError(f"parameters {' and '.join(repr(n) for n in self.names)} are inconsistent "
-                             f"({got}): {msg}{note}")
+        names = [repr(n) for n in self.names]
+        named = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+        raise ParameterError(f"parameters {named} are inconsistent ({got}): {self.message}{note}")
 
     @classmethod
     def at_most(cls, small: str, large: str, message: str = "") -> "Rule":
@@ -254,33 +268,24 @@ class Rule:
             c = cost(P)
             return math.isfinite(c) and c <= limit
 
-        def message(P):
-            try:
-                c = f"{float(cost(P)):.3g}"
-            except (ArithmeticError, ValueError, TypeError):
-                c = "too many"
-            return f"{what or 'this'} needs {c} {unit}, more than the budget of {limit:.3g}"
-
-        return cls(tuple(names), test, message)
+        return cls(tuple(names), test, f"{what or 'the run'} may need at most {limit:.3g} {unit}",
+                   lambda P: f"it needs {float(cost(P)):.3g}")
 
     @classmethod
     def memory(cls, names: Sequence[str], estimate: Callable[[SimpleNamespace], float],
                limit: float | None = None, what: str = "") -> "Rule":
         """An estimate of the largest allocation in bytes (``estimate(P)``), checked before allocating
-        against ``limit`` (default :func:`memory_limit` at validation time)."""
+        against ``limit`` (default :func:`memory_limit` at validation time: half the machine's memory)."""
+        def lim() -> float:
+            return limit if limit is not None else memory_limit()
+
         def test(P):
             b = float(estimate(P))
-            return math.isfinite(b) and b <= (limit if limit is not None else memory_limit())
+            return math.isfinite(b) and b <= lim()
 
-        def message(P):
-            try:
-                b = _bytes(float(estimate(P)))
-            except (ArithmeticError, ValueError, TypeError):
-                b = "too much memory"
-            lim = limit if limit is not None else memory_limit()
-            return f"{what or 'the run'} would allocate about {b}, more than the limit of {_bytes(lim)}"
-
-        return cls(tuple(names), test, message)
+        where = f"{_bytes(limit)}" if limit is not None else "half the machine's memory (SHALLOWFLOW_MEMORY_GB)"
+        return cls(tuple(names), test, f"{what or 'the run'} must fit in {where}",
+                   lambda P: f"it would allocate about {_bytes(float(estimate(P)))}, the limit is {_bytes(lim())}")
 
 
 def memory_rule(names: Sequence[str], estimate: Callable[[SimpleNamespace], float], limit: float | None = None,

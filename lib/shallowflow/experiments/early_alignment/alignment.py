@@ -14,7 +14,7 @@ from ... import data as datasets
 from ...config import DTYPE
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import gradient_descent
 from .theory import (
     CPU, G, LOSS, OLS, activation_counts, critical_points_2d, grad_factor, initialise, key_vector,
@@ -25,31 +25,41 @@ SCHEMA = {
     "profile": PROFILE,
     "width": Int("number of hidden neurons m of the lambda sweep", low=1, high=1_000_000),
     "scales": Floats("initialisation scales lambda of the sweep", low=0, low_open=True, high=1),
-    "seeds": Ints("seeds (every seed at every scale, one ensemble)", low=0),
+    "seeds": Ints("seeds (every seed at every scale, one ensemble)", low=0, high=2 ** 63 - 1),
     "epsilons": Floats("epsilons of Theorem 1 (tau = eps ln(1/lambda) / ||D||, [R])", low=0, low_open=True, high=1),
     "lr": Float("step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
-    "time": Float("flow time of the sweep (past the end of Phase 2b for the smallest lambda)", low=0, low_open=True),
-    "monitor_every": Int("iterations between two observations", low=1),
-    "eps2": Float("Phase 2a threshold on sum over S+ of ||w_j||^2 [choice of the spec]", low=0, low_open=True),
-    "eps3": Float("Phase 2b threshold on ||sum over S+ of a_j w_j - beta*|| [choice of the spec]", low=0, low_open=True),
-    "random_datasets": Int("random 2-D datasets per size n for Lemmas 2-3", low=1),
-    "random_sizes": Ints("sizes n of those datasets", low=1),
-    "general_dims": Ints("input dimensions d of the general-d alignment runs", low=2),
-    "general_n": Ints("number of points n for each of those dimensions", low=1),
-    "general_width": Int("width of the general-d runs", low=1),
+    "time": Float("flow time of the sweep (past the end of Phase 2b for the smallest lambda)", low=0, low_open=True, high=1e6),
+    "monitor_every": Int("iterations between two observations", low=1, high=10_000_000),
+    "eps2": Float("Phase 2a threshold on sum over S+ of ||w_j||^2 [choice of the spec]", low=0, low_open=True, high=1),
+    "eps3": Float("Phase 2b threshold on ||sum over S+ of a_j w_j - beta*|| [choice of the spec]", low=0, low_open=True, high=1),
+    "random_datasets": Int("random 2-D datasets per size n for Lemmas 2-3", low=1, high=10_000_000),
+    "random_sizes": Ints("sizes n of those datasets", low=1, high=100_000),
+    "general_dims": Ints("input dimensions d of the general-d alignment runs", low=2, high=10_000),
+    "general_n": Ints("number of points n for each of those dimensions", low=1, high=100_000),
+    "general_width": Int("width of the general-d runs", low=1, high=1_000_000),
     "general_scale": Float("lambda of the general-d runs", low=0, low_open=True, high=1),
     "general_eps": Float("epsilon of the general-d runs", low=0, low_open=True, high=1),
-    "general_seeds": Ints("data seeds of the general-d runs (one dataset and one network per seed)", low=0),
+    "general_seeds": Ints("data seeds of the general-d runs (one dataset and one network per seed)", low=0, high=2 ** 63 - 1),
     "general_lr": Float("step of the general-d runs", low=0, low_open=True, high=1),
     "example_steps": Int("iterations of the Example 1 runs", low=2, high=10_000_000),
     "example_lr": Float("step of the Example 1 runs", low=0, low_open=True, high=1),
     "example_leave_at": Ints("iterations at which the Example 1 neuron leaves the boundary (sigma'(0) = 1 step)",
-                             low=0),
+                             low=0, high=10_000_000),
 }
 
 
 RULES = (Rule(("example_leave_at", "example_steps"), lambda P: max(P.example_leave_at) < P.example_steps,
-                    "Example 1 leaves the boundary before its last iteration"),)
+                    "Example 1 leaves the boundary before its last iteration"),
+         Rule.budget(("time", "lr"), lambda P: P.time / P.lr, STEP_BUDGET, what="the sweep (time / lr)"),
+         Rule.budget(("general_eps", "general_scale", "general_lr"),
+                     lambda P: P.general_eps * math.log(1 / P.general_scale) / P.general_lr, STEP_BUDGET,
+                     what="a general-d run (about general_eps ln(1/general_scale) / general_lr)"),
+         Rule(("monitor_every", "time", "lr"), lambda P: P.monitor_every <= P.time / P.lr,
+              "the sweep is observed at least once after the start (monitor_every <= time / lr)"),
+         Rule(("general_dims", "general_n"), lambda P: len(P.general_dims) == len(P.general_n),
+              "one number of points per input dimension"),
+         Rule.memory(("width", "scales", "seeds"), lambda P: ensemble_bytes(len(P.scales) * len(P.seeds), P.width, 2, 60),
+                     what="the sweep ensemble and its captured states"))
 
 
 @dataclass

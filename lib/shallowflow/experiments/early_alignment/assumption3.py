@@ -12,7 +12,7 @@ from ... import data as datasets
 from ... import metrics
 from ...config import DTYPE
 from ...models import Network
-from ...params import Float, Floats, Int, Ints, PROFILE
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import gradient_descent
 from .theory import (
     CPU, LOSS, SUCCESS, TWO_PI, angle_distance, classify, critical_points_2d, grad_factor, initialise,
@@ -31,32 +31,41 @@ def hull_points(X: torch.Tensor, count: int = 401) -> torch.Tensor:
 SCHEMA = {
     "profile": PROFILE,
     "eta": Float("eta of the Figure 1 dataset (box centres)", low=0, low_open=True, high=1),
-    "lemma_etas": Floats("etas below 1/6 at which Lemma 8 is checked", low=0, low_open=True),
+    "lemma_etas": Floats("etas below 1/6 at which Lemma 8 is checked", low=0, low_open=True, high=1),
     "remark_etas": Floats("larger etas (Remark 3)", low=0, low_open=True, high=0.95),
-    "draws": Int("datasets drawn per eta for the assumption checks", low=1),
-    "flow_start": Floats("initial norms c of the single-neuron and linear flows started along D (Assumption 5)", low=0, low_open=True),
-    "flow_time": Float("flow time of those flows", low=0, low_open=True),
-    "flow_draws": Int("how many of the draws (the first ones) the flows of Assumption 5 are integrated for", low=1),
-    "flow_dt": Float("RK4 step of those flows", low=0, low_open=True),
-    "gd_widths": Ints("widths of the gradient-descent runs on Assumption-3 data", low=1),
-    "gd_draws": Ints("datasets per eta trained at each of those widths", low=1),
-    "gd_seeds": Int("seeds per dataset and width", low=1),
-    "gd_scale": Float("lambda of those runs", low=0, low_open=True),
+    "draws": Int("datasets drawn per eta for the assumption checks", low=1, high=100_000_000),
+    "flow_start": Floats("initial norms c of the single-neuron and linear flows started along D (Assumption 5)", low=0, low_open=True, high=10),
+    "flow_time": Float("flow time of those flows", low=0, low_open=True, high=1e6),
+    "flow_draws": Int("how many of the draws (the first ones) the flows of Assumption 5 are integrated for", low=1, high=10_000_000),
+    "flow_dt": Float("RK4 step of those flows", low=0, low_open=True, high=10),
+    "gd_widths": Ints("widths of the gradient-descent runs on Assumption-3 data", low=1, high=1_000_000),
+    "gd_draws": Ints("datasets per eta trained at each of those widths", low=1, high=1_000_000),
+    "gd_seeds": Int("seeds per dataset and width", low=1, high=1_000_000),
+    "gd_scale": Float("lambda of those runs", low=0, low_open=True, high=10),
     "lr": Float("step on the mean squared error", low=0, low_open=True, high=1),
-    "gd_time": Float("flow time of those runs", low=0, low_open=True),
-    "remark_width": Int("width of the runs at the larger etas and at the larger step", low=1),
+    "gd_time": Float("flow time of those runs", low=0, low_open=True, high=1e6),
+    "remark_width": Int("width of the runs at the larger etas and at the larger step", low=1, high=1_000_000),
     "fast_lr": Float("a larger step (finite-step effects)", low=0, low_open=True, high=1),
-    "fast_time": Float("flow time of the larger-step runs", low=0, low_open=True),
-    "small_scale": Float("a smaller lambda for the same datasets", low=0, low_open=True),
+    "fast_time": Float("flow time of the larger-step runs", low=0, low_open=True, high=1e6),
+    "small_scale": Float("a smaller lambda for the same datasets", low=0, low_open=True, high=10),
     "small_lr": Float("the step of those runs", low=0, low_open=True, high=1),
-    "small_time": Float("their flow time", low=0, low_open=True),
-    "small_draws": Int("datasets per eta of those runs (the first ones)", low=1),
-    "unbalanced_eta": Float("eta of the unbalanced contrast (Section 5)", low=0, low_open=True),
-    "unbalanced_width": Int("width of the unbalanced contrast", low=1),
-    "unbalanced_seeds": Int("seeds of the unbalanced contrast", low=1),
-    "unbalanced_time": Float("flow time of the unbalanced contrast", low=0, low_open=True),
+    "small_time": Float("their flow time", low=0, low_open=True, high=1e6),
+    "small_draws": Int("datasets per eta of those runs (the first ones)", low=1, high=1_000_000),
+    "unbalanced_eta": Float("eta of the unbalanced contrast (Section 5)", low=0, low_open=True, high=1),
+    "unbalanced_width": Int("width of the unbalanced contrast", low=1, high=1_000_000),
+    "unbalanced_seeds": Int("seeds of the unbalanced contrast", low=1, high=1_000_000),
+    "unbalanced_time": Float("flow time of the unbalanced contrast", low=0, low_open=True, high=1e6),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule(("gd_widths", "gd_draws"), lambda P: len(P.gd_widths) == len(P.gd_draws),
+              "one number of draws per width"),
+         Rule.budget(("flow_time", "flow_dt"), lambda P: P.flow_time / P.flow_dt, STEP_BUDGET, what="the neuron flows"),
+         Rule.budget(("gd_time", "unbalanced_time", "lr"), lambda P: max(P.gd_time, P.unbalanced_time) / P.lr, STEP_BUDGET,
+                     what="the GD runs (time / lr)"),
+         Rule.budget(("fast_time", "fast_lr"), lambda P: P.fast_time / P.fast_lr, STEP_BUDGET, what="the fast runs"),
+         Rule.budget(("small_time", "small_lr"), lambda P: P.small_time / P.small_lr, STEP_BUDGET, what="the small-scale runs"),
+         Rule.memory(("gd_widths", "gd_draws", "gd_seeds"),
+                     lambda P: max(ensemble_bytes(nd * P.gd_seeds, m, 2, 4) for m, nd in zip(P.gd_widths, P.gd_draws)),
+                     what="the largest GD ensemble"))
 
 
 def in_assumption3(X: torch.Tensor, y: torch.Tensor, eta: float) -> torch.Tensor:
@@ -211,6 +220,7 @@ def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, se
                                   on_nonfinite="stop")
             q = tr.final
             L = net.loss(q, Xr, yr, LOSS)
+            ok = metrics.finite_runs(tr.loss, q, L) & ~tr.info["diverged"]
             Ls = o.loss.repeat_interleave(seeds)
             act = (q.W @ Xr.transpose(1, 2)) > 0
             allact = act.all(-1)
@@ -226,7 +236,8 @@ def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, se
             res[(eta, m)] = dict(loss=L, L_star=Ls, excess=L - Ls, L_zero=(yr ** 2).mean(-1),
                                  flips=flipped.sum(-1), partial_flipped=(partial & flipped).sum(-1),
                                  outcome=[classify(L[r:r + 1], float(Ls[r]), float((yr[r] ** 2).mean()))[0]
-                                          for r in range(L.numel())],
+                                          if bool(ok[r]) else "invalid" for r in range(L.numel())],
+                                 valid=ok,
                                  partial=(act.any(-1) & ~act.all(-1)).sum(-1), lin_err=(lin - beta).norm(dim=-1),
                                  sup_hull=(net.forward(q, hull) - lin_hull).abs().amax(-1),
                                  sup_circle=(net.forward(q, Uc) - relu_c).abs().amax(-1),
@@ -279,7 +290,9 @@ def run_assumption3_gd(P) -> dict:
     tr = gradient_descent(p0, (Xr, yr), net, steps=steps, lr=P.lr, loss=LOSS, stop_below=1e-12,
                           record_every=max(1, steps // 2000), on_nonfinite="stop")
     t_hit = metrics.first_below(tr.loss, 1e-6, tr.loss_steps).to(DTYPE)
-    out["unbalanced"] = dict(loss=net.loss(tr.final, Xr, yr, LOSS), L_star=float(ols(X[0], y[0]).loss),
+    L_ub = net.loss(tr.final, Xr, yr, LOSS)
+    out["unbalanced"] = dict(loss=L_ub, L_star=float(ols(X[0], y[0]).loss),
+                             valid=metrics.finite_runs(tr.loss, tr.final, L_ub) & ~tr.info["diverged"],
                              t_hit=torch.where(t_hit >= 0, t_hit * P.lr, torch.full_like(t_hit, math.nan)),
                              curve=tr.loss, steps=tr.loss_steps, data=(X[0], y[0]))
     return out

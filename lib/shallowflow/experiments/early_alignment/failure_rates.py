@@ -13,31 +13,40 @@ from ... import data as datasets
 from ... import metrics
 from ...config import DTYPE
 from ...models import Network
-from ...params import Float, Floats, Int, Ints, PROFILE
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import gradient_descent
 from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
 
 
 SCHEMA = {
     "profile": PROFILE,
-    "widths": Ints("widths m of the phase diagram (one ensemble per width)", low=1),
-    "scales": Floats("initialisation scales lambda of the phase diagram", low=0, low_open=True),
-    "seeds": Int("seeds per (width, scale) for widths up to large_width", low=1),
-    "large_width": Int("widths at or above this use large_seeds seeds", low=1),
-    "large_seeds": Int("seeds per (width, scale) for the large widths", low=1),
+    "widths": Ints("widths m of the phase diagram (one ensemble per width)", low=1, high=1_000_000),
+    "scales": Floats("initialisation scales lambda of the phase diagram", low=0, low_open=True, high=10),
+    "seeds": Int("seeds per (width, scale) for widths up to large_width", low=1, high=1_000_000),
+    "large_width": Int("widths at or above this use large_seeds seeds", low=1, high=1_000_000),
+    "large_seeds": Int("seeds per (width, scale) for the large widths", low=1, high=1_000_000),
     "lr": Float("step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
-    "time": Float("flow time of every run", low=0, low_open=True),
-    "step_check_width": Int("width of the step-size check (the same grid at lr / step_check_factor)", low=1),
-    "step_check_factor": Int("step-size reduction of the check", low=2),
-    "step_check_seeds": Int("seeds per scale of the step-size check", low=1),
-    "contrast_widths": Ints("widths of the contrasts (unbalanced, dominated, leaky)", low=1),
-    "contrast_scales": Floats("scales of the contrasts", low=0, low_open=True),
-    "contrast_seeds": Int("seeds per (width, scale) of the contrasts", low=1),
-    "contrast_time": Float("flow time of the contrast runs", low=0, low_open=True),
+    "time": Float("flow time of every run", low=0, low_open=True, high=1e6),
+    "step_check_width": Int("width of the step-size check (the same grid at lr / step_check_factor)", low=1, high=1_000_000),
+    "step_check_factor": Int("step-size reduction of the check", low=2, high=1000),
+    "step_check_seeds": Int("seeds per scale of the step-size check", low=1, high=1_000_000),
+    "contrast_widths": Ints("widths of the contrasts (unbalanced, dominated, leaky)", low=1, high=1_000_000),
+    "contrast_scales": Floats("scales of the contrasts", low=0, low_open=True, high=10),
+    "contrast_seeds": Int("seeds per (width, scale) of the contrasts", low=1, high=1_000_000),
+    "contrast_time": Float("flow time of the contrast runs", low=0, low_open=True, high=1e6),
     "leak": Float("negative slope gamma of the leaky ReLU", low=0, low_open=True, high=1),
-    "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True),
+    "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True, high=10),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
+                     what="the step-size check (time / (lr / step_check_factor))"),
+         Rule.budget(("contrast_time", "lr"), lambda P: P.contrast_time / P.lr, STEP_BUDGET, what="the contrasts"),
+         Rule.memory(("widths", "scales", "seeds", "large_width", "large_seeds"),
+                     lambda P: max(ensemble_bytes(len(P.scales) * (P.seeds if m < P.large_width else P.large_seeds),
+                                                  m, 2, 4) for m in P.widths),
+                     what="the largest width's ensemble"),
+         Rule.memory(("contrast_widths", "contrast_scales", "contrast_seeds"),
+                     lambda P: ensemble_bytes(len(P.contrast_scales) * P.contrast_seeds, max(P.contrast_widths), 2, 4),
+                     what="the largest contrast ensemble"))
 
 
 @dataclass

@@ -4,7 +4,7 @@ run, its phases (Lemmas 9-24), its limit (a spurious stationary point) and the t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -14,7 +14,7 @@ from ... import metrics
 from ...config import DTYPE
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
-from ...params import Float, Int, Ints, PROFILE
+from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import animation_frames, gradient_descent
 from .theory import (
     CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
@@ -27,20 +27,34 @@ SCHEMA = {
     "init_scale": Float("lambda of eq. (3): a, w of size lambda / sqrt(m)", low=0, low_open=True, high=100),
     "lr": Float("gradient-descent step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
     "steps": Int("gradient-descent iterations", low=1, high=100_000_000),
-    "seeds": Ints("one balanced run per seed (the figure shows the first)", low=0),
-    "monitor_every": Int("iterations between two observations of the phase quantities", low=1),
+    "seeds": Ints("one balanced run per seed (the figure shows the first)", low=0, high=2 ** 63 - 1),
+    "monitor_every": Int("iterations between two observations of the phase quantities", low=1, high=10_000_000),
     "eps": Float("epsilon of Theorem 1: tau = eps ln(1/lambda) / ||D|| [R]", low=0, low_open=True, high=1),
-    "eps2": Float("Phase 2a ends when sum over S+ of ||w_j||^2 reaches eps2 [choice of the spec]", low=0, low_open=True),
-    "eps3": Float("Phase 2b ends when ||sum over S+ of a_j w_j - beta*|| <= eps3 [choice of the spec]", low=0, low_open=True),
-    "width_dominated": Int("width of the dominated-initialisation run (nature of the limit)", low=1),
-    "steps_dominated": Int("iterations of the dominated run", low=1),
-    "balance_width": Int("width of the two short runs that measure the balancedness drift", low=1),
-    "balance_time": Float("flow time of those runs", low=0, low_open=True),
-    "perturbations": Int("random perturbations of the local-minimum test", low=1),
+    "eps2": Float("Phase 2a ends when sum over S+ of ||w_j||^2 reaches eps2 [choice of the spec]", low=0, low_open=True, high=1),
+    "eps3": Float("Phase 2b ends when ||sum over S+ of a_j w_j - beta*|| <= eps3 [choice of the spec]", low=0, low_open=True, high=1),
+    "width_dominated": Int("width of the dominated-initialisation run (nature of the limit)", low=1, high=1_000_000),
+    "steps_dominated": Int("iterations of the dominated run", low=1, high=100_000_000),
+    "balance_width": Int("width of the two short runs that measure the balancedness drift", low=1, high=1_000_000),
+    "balance_time": Float("flow time of those runs", low=0, low_open=True, high=1e6),
+    "perturbations": Int("random perturbations of the local-minimum test", low=1, high=10_000_000),
     "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
                             low=0, high=1000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+def _phase1_iterations(P) -> float:
+    """k_eps = eps ln(1/init_scale) / (||D|| lr): the iteration where Phase 1 ends (a snapshot is taken there)."""
+    data = datasets.get("ea-three-point", device=CPU)
+    return P.eps * math.log(1 / P.init_scale) / float(key_vector(data.X, data.y).norm()) / P.lr
+
+
+RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least once after the start"),
+         Rule(("eps", "init_scale", "lr", "steps"), lambda P: 0 <= _phase1_iterations(P) <= P.steps,
+              "Phase 1 must end within the run: 0 <= eps ln(1/init_scale) / (||D|| lr) <= steps",
+              lambda P: f"it ends at iteration {_phase1_iterations(P):.4g}"),
+         Rule.budget(("balance_time", "lr"), lambda P: 2 * P.balance_time / P.lr, STEP_BUDGET,
+                     what="the balancedness runs (balance_time / (lr / 2))"),
+         Rule.memory(("width", "seeds", "width_dominated", "balance_width"),
+                     lambda P: ensemble_bytes(len(P.seeds), P.width, 2, 60) + ensemble_bytes(1, P.width_dominated, 2, 8)
+                     + ensemble_bytes(2, P.balance_width, 2, 8), what="the ensembles and their snapshots"))
 
 
 @dataclass
@@ -58,6 +72,7 @@ class Figure2Run:
     dominated: Monitored
     balance: dict
     frames: list  # iterations of the animation (E4): the authors' schedule, at most animation_frames of them
+    valid: dict = field(default_factory=dict)  # "run" (R,), "dominated" (1,), "balance" (2,): finite loss and parameters
 
 
 def run_figure2(P) -> Figure2Run:
@@ -89,8 +104,11 @@ def run_figure2(P) -> Figure2Run:
         tr = gradient_descent(q0, data, net, steps=k, lr=lr, loss=LOSS, snapshots=[k])
         q = tr.final
         bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
-                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()))
-    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames)
+                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()),
+                         valid=metrics.finite_runs(tr.loss, q))
+    valid = dict(run=metrics.finite_runs(run.loss, run.final), dominated=metrics.finite_runs(dom.loss, dom.final),
+                 balance=torch.cat([bal["lr"]["valid"], bal["half_lr"]["valid"]]))
+    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames, valid)
 
 
 def phase_times(fr: Figure2Run) -> dict:

@@ -12,26 +12,30 @@ from ... import data as datasets
 from ... import metrics
 from ...config import DTYPE
 from ...models import Network, Params
-from ...params import Float, Int, Ints, PROFILE
+from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import gradient_descent
 from .theory import CPU, LOSS, TWO_PI, authors_frames, initialise
 
 
 SCHEMA = {
     "profile": PROFILE,
-    "n_points": Int("number of data points x ~ U[-1, 1]", low=2),
+    "n_points": Int("number of data points x ~ U[-1, 1]", low=2, high=100_000),
     "data_seed": Int("seed of the data sample (the authors' code sets none)", low=0),
     "width": Int("number of hidden neurons m", low=1, high=1_000_000),
     "init_scale": Float("lambda of eq. (3)", low=0, low_open=True, high=10),
     "lr": Float("step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
-    "time": Float("flow time of the runs", low=0, low_open=True),
-    "seeds": Ints("one unbalanced run per seed (the figure shows the first)", low=0),
-    "plateau_rtol": Float("a plateau: the loss stays within this relative band...", low=0, low_open=True),
-    "plateau_time": Float("...for at least this flow time", low=0, low_open=True),
+    "time": Float("flow time of the runs", low=0, low_open=True, high=1e6),
+    "seeds": Ints("one unbalanced run per seed (the figure shows the first)", low=0, high=2 ** 63 - 1),
+    "plateau_rtol": Float("a plateau: the loss stays within this relative band...", low=0, low_open=True, high=1),
+    "plateau_time": Float("...for at least this flow time", low=0, low_open=True, high=1e6),
     "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
                             low=0, high=1000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.budget(("time", "lr"), lambda P: P.time / P.lr, STEP_BUDGET, what="the run (time / lr)"),
+         Rule.at_most("plateau_time", "time", "a plateau must fit in the run"),
+         Rule.memory(("seeds", "time", "lr", "width"),
+                     lambda P: 8.0 * len(P.seeds) * P.time / P.lr + ensemble_bytes(len(P.seeds), P.width, 2, 60),
+                     what="the loss of every iteration and the frames"))
 
 
 NO_BUMP_KNOTS = dict(x=[-1.0, -0.4, 0.0, 0.5, 1.0], y=[0.0, 1.0, 0.0, 1.0, 0.0])  # [R] the spec's 4-kink teacher

@@ -15,24 +15,25 @@ from ... import data as datasets
 from ... import init, metrics, theory
 from ...config import DTYPE
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Floats, Int, Ints, PROFILE, Str
+from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule
 from ...train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
 
 
 SCHEMA = {
     "profile": PROFILE,
     "width": Int("number of hidden neurons m", low=1, high=100_000),
-    "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0),
+    "seeds": Ints("seeds (one run per seed, label variant and scale)", low=0, high=2 ** 63 - 1),
     "variants": Str("label variants: 'both', 'camera-ready' (y3 = -0.3) or 'early' (y3 = -0.4)",
                     choices=("both", "camera-ready", "early")),
-    "early_init_scale": Float("E3a: the early code's scale; lambda = early_init_scale / width", low=0, low_open=True),
-    "init_scales": Floats("E3b: camera-ready scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
+    "early_init_scale": Float("E3a: the early code's scale; lambda = early_init_scale / width", low=0, low_open=True, high=10),
+    "init_scales": Floats("E3b: camera-ready scales; lambda = init_scale / sqrt(width)", low=0, low_open=True, high=10),
     "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
     "steps": Int("GD iterations", low=1, high=100_000_000),
-    "record_every": Int("loss recorded every this many iterations", low=1),
-    "panels": Ints("iterations shown in the four-panel figure", low=0),
+    "record_every": Int("loss recorded every this many iterations", low=1, high=10_000_000),
+    "panels": Ints("iterations shown in the four-panel figure", low=0, high=100_000_000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.at_most("panels", "steps", "every panel must be an iteration of the run (<= steps)"),
+         Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"))
 
 
 @dataclass

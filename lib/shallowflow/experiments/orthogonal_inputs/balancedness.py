@@ -14,27 +14,35 @@ import torch
 from ...config import DTYPE
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from .theory import Ensemble, NET, U, make_ensemble
 
 
 SCHEMA = {
     "profile": PROFILE,
     "width_toy": Int("m of the Section-5 toy", low=1, high=100_000),
-    "init_scale": Float("the toy's lambda is init_scale / sqrt(width_toy) (Section 5)", low=0, low_open=True),
-    "lrs_toy": Floats("GD step sizes on L for the toy", low=0, low_open=True),
-    "time_toy": Float("flow time of the toy runs", low=0, low_open=True),
+    "init_scale": Float("the toy's lambda is init_scale / sqrt(width_toy) (Section 5)", low=0, low_open=True, high=10),
+    "lrs_toy": Floats("GD step sizes on L for the toy", low=0, low_open=True, high=1),
+    "time_toy": Float("flow time of the toy runs", low=0, low_open=True, high=1e6),
     "width_b": Int("m of ORTHO-B", low=1, high=100_000),
-    "lam_b": Float("lambda of ORTHO-B", low=0, low_open=True),
-    "lrs_b": Floats("GD step sizes on L for ORTHO-B", low=0, low_open=True),
-    "time_b": Float("flow time of the ORTHO-B runs", low=0, low_open=True),
-    "seeds": Ints("one run per seed (and step size)", low=0),
-    "every_b": Int("iterations between recorded ORTHO-B states (the toy's are recorded every iteration)", low=1),
-    "step_pairs": Int("iterations k at which the step k -> k+1 is checked exactly, per run", low=1),
+    "lam_b": Float("lambda of ORTHO-B", low=0, low_open=True, high=1),
+    "lrs_b": Floats("GD step sizes on L for ORTHO-B", low=0, low_open=True, high=1),
+    "time_b": Float("flow time of the ORTHO-B runs", low=0, low_open=True, high=1e6),
+    "seeds": Ints("one run per seed (and step size)", low=0, high=2 ** 63 - 1),
+    "every_b": Int("iterations between recorded ORTHO-B states (the toy's are recorded every iteration)", low=1, high=10_000_000),
+    "step_pairs": Int("iterations k at which the step k -> k+1 is checked exactly, per run", low=1, high=1_000_000),
     "flow_rtol": Float("relative tolerance of the Dormand-Prince gradient flow", low=0, low_open=True, high=1e-3),
-    "flow_points": Int("recorded times of the gradient flow", low=2),
+    "flow_points": Int("recorded times of the gradient flow", low=2, high=1_000_000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.budget(("time_toy", "lrs_toy"), lambda P: P.time_toy / min(P.lrs_toy), STEP_BUDGET,
+                     what="the toy runs (time_toy / lr)"),
+         Rule.budget(("time_b", "lrs_b"), lambda P: P.time_b / min(P.lrs_b), STEP_BUDGET,
+                     what="the ORTHO-B runs (time_b / lr)"),
+         Rule.memory(("width_b", "seeds", "lrs_b", "every_b", "step_pairs", "flow_points"),
+                     lambda P: ensemble_bytes(len(P.seeds) * len(P.lrs_b), P.width_b, 6,
+                                              4000 / P.every_b + 2 * P.step_pairs + P.flow_points)
+                     + ensemble_bytes(len(P.seeds) * len(P.lrs_toy), P.width_toy, 2, 2000 + 2 * P.step_pairs + P.flow_points),
+                     what="the states of one segment, the step pairs and the flow snapshots"))
 
 
 class BalanceSummaries:

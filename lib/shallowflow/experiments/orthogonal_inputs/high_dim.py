@@ -13,7 +13,7 @@ from ... import data as datasets
 from ... import metrics, theory
 from ...config import DTYPE, default_device
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Int, PROFILE
+from ...params import Float, Int, PROFILE, Rule
 from ...train import geometric_schedule, gradient_descent
 
 
@@ -23,14 +23,16 @@ SCHEMA = {
     "d": Int("input dimension", low=1, high=100_000),
     "teacher_width": Int("teacher width", low=1, high=100_000),
     "width": Int("student width m", low=1, high=100_000),
-    "init_scale": Float("student scale; weights ~ N(0, (init_scale^2 / (width d)))", low=0, low_open=True),
+    "init_scale": Float("student scale; weights ~ N(0, (init_scale^2 / (width d)))", low=0, low_open=True, high=10),
     "lr": Float("step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
     "steps": Int("GD iterations", low=1, high=100_000_000),
     "seed": Int("torch seed of the authors' notebook", low=0),
-    "record_every": Int("loss recorded every this many iterations", low=1),
+    "record_every": Int("loss recorded every this many iterations", low=1, high=10_000_000),
     "continue_steps": Int("further iterations after the authors' horizon (0: none)", low=0, high=100_000_000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"),
+         Rule.memory(("n", "d", "width"), lambda P: 8.0 * 16 * (P.n * P.d + P.width * (P.d + 1) + P.n * P.width),
+                     what="the data, the student and its activations"))
 
 
 def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: float, seed: int = 4):

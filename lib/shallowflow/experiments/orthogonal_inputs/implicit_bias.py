@@ -19,7 +19,7 @@ from ...config import DTYPE
 from ...data import Dataset
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from .theory import Ensemble, NET, make_ensemble, phase_times, unit
 
 
@@ -29,23 +29,32 @@ SCHEMA = {
     "width_a": Int("m for ORTHO-A", low=1, high=100_000),
     "width_b": Int("m for ORTHO-B", low=1, high=100_000),
     "width_c": Int("m for ORTHO-C (0: skip ORTHO-C)", low=0, high=100_000),
-    "lams": Floats("initial scales lambda of every dataset", low=0, low_open=True),
-    "lams_b_extra": Floats("further lambdas for ORTHO-B (Cauchy sequence, Lemma 5)", low=0, low_open=True, min_len=0),
-    "lams_c_extra": Floats("further lambdas for ORTHO-C (slow convergence)", low=0, low_open=True, min_len=0),
-    "seeds": Ints("seeds of the toy, ORTHO-A and ORTHO-B", low=0),
-    "seeds_c": Ints("seeds of ORTHO-C", low=0),
-    "lrs": Floats("gradient-descent step sizes dt on L", low=0, low_open=True),
+    "lams": Floats("initial scales lambda of every dataset", low=0, low_open=True, high=1),
+    "lams_b_extra": Floats("further lambdas for ORTHO-B (Cauchy sequence, Lemma 5)", low=0, low_open=True, min_len=0, high=1),
+    "lams_c_extra": Floats("further lambdas for ORTHO-C (slow convergence)", low=0, low_open=True, min_len=0, high=1),
+    "seeds": Ints("seeds of the toy, ORTHO-A and ORTHO-B", low=0, high=2 ** 63 - 1),
+    "seeds_c": Ints("seeds of ORTHO-C", low=0, high=2 ** 63 - 1),
+    "lrs": Floats("gradient-descent step sizes dt on L", low=0, low_open=True, high=1),
     "eps": Float("the epsilon of Lemma 5's ball radius lambda^(eps/40)", low=0, low_open=True, high=1),
-    "every": Int("iterations between loss records", low=1),
-    "segment": Int("iterations per kernel call", low=1),
-    "pl_every": Int("iterations between recorded states in the Lemma-5 replay", low=1),
-    "pl_samples": Int("random balanced perturbations per run (Lemma 5 (b))", low=1),
-    "nec_width": Int("m of the Assumption-3 necessity runs (T1.5)", low=2),
-    "nec_runs": Int("number of initialisations with S+,1 empty (T1.5)", low=1),
-    "nec_lam": Float("lambda of the necessity runs", low=0, low_open=True),
-    "lp_directions": Int("random unit directions of the Eq. (8) linear program on ORTHO-B", low=10),
+    "every": Int("iterations between loss records", low=1, high=10_000_000),
+    "segment": Int("iterations per kernel call", low=1, high=10_000_000),
+    "pl_every": Int("iterations between recorded states in the Lemma-5 replay", low=1, high=10_000_000),
+    "pl_samples": Int("random balanced perturbations per run (Lemma 5 (b))", low=1, high=10_000_000),
+    "nec_width": Int("m of the Assumption-3 necessity runs (T1.5)", low=2, high=100_000),
+    "nec_runs": Int("number of initialisations with S+,1 empty (T1.5)", low=1, high=100_000),
+    "nec_lam": Float("lambda of the necessity runs", low=0, low_open=True, high=1),
+    "lp_directions": Int("random unit directions of the Eq. (8) linear program on ORTHO-B", low=10, high=100_000_000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
+                     lambda P: math.log(1 / min(P.lams + P.lams_b_extra + P.lams_c_extra)) / min(P.lrs), STEP_BUDGET,
+                     what="the escape time ln(1/lambda) at the smallest step (a lower estimate)"),
+         Rule.at_most("every", "segment", "the losses are recorded within a kernel call (every <= segment)"),
+         Rule.memory(("width_c", "seeds_c", "lams", "lams_c_extra", "lrs", "segment", "every"),
+                     lambda P: ensemble_bytes(len(P.seeds_c) * len(P.lams + P.lams_c_extra) * len(P.lrs), P.width_c, 8,
+                                              P.segment / P.every)
+                     + ensemble_bytes(len(P.seeds) * len(P.lams + P.lams_b_extra) * len(P.lrs), P.width_b, 6,
+                                      P.segment / P.every),
+                     what="the states of one segment (ORTHO-B and ORTHO-C)"))
 
 
 DATASETS = ("orthogonal-toy", "ortho-A", "ortho-B", "ortho-C")
@@ -299,32 +308,6 @@ def necessity(run: ImplicitRun) -> dict:
 
 
 # -- Eq. (8) on orthonormal data ------------------------------------------------------------------
-def variation_norm_lp(data: Dataset, n_directions: int, extra=(), seed: int = 0) -> dict:
-    """min sum_i |c_i| s.t. sum_i c_i sigma(<theta_i, x_k>) = y_k over random unit theta_i (plus ``extra``).
-
-    The discretised Eq. (8): its value is an upper bound on the F1-norm interpolation problem over the
-    whole sphere.  Returns the value, the directions carrying the solution and their coefficients.
-    """
-    from scipy.optimize import linprog
-
-    X = data.X.cpu().numpy()
-    y = data.y.cpu().numpy()
-    gen = np.random.default_rng(seed)
-    th = gen.standard_normal((n_directions, X.shape[1]))
-    th /= np.linalg.norm(th, axis=1, keepdims=True)
-    if len(extra):
-        ex = np.asarray(extra, dtype=float).reshape(-1, X.shape[1])
-        th = np.vstack([th, ex / np.linalg.norm(ex, axis=1, keepdims=True)])
-    A = np.maximum(X @ th.T, 0.0)  # (n, N)
-    N = A.shape[1]
-    res = linprog(np.ones(2 * N), A_eq=np.hstack([A, -A]), b_eq=y, bounds=(0, None), method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"linear program failed: {res.message}")
-    c = res.x[:N] - res.x[N:]
-    keep = np.abs(c) > 1e-9 * np.abs(c).max()
-    return {"value": float(res.fun), "support": th[keep], "coef": c[keep], "directions": th}
-
-
 def orthonormal_certificate(data: Dataset, directions: np.ndarray | None = None) -> dict:
     """A dual certificate for Eq. (8) on orthonormal inputs [derived]: nu_k = y_k/||y_+|| (y_k > 0) and
     y_k/||y_-|| (y_k < 0).  For any signed measure mu with sum_i c_i sigma(<theta_i, x_k>) = y_k,

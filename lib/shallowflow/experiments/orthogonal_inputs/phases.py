@@ -18,7 +18,7 @@ import torch
 from ...config import DTYPE
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE, Str
+from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, STEP_BUDGET, ensemble_bytes
 from .theory import Constants, Ensemble, NET, make_ensemble, phase_times, unit
 
 
@@ -111,17 +111,27 @@ SCHEMA = {
     "second_dataset": Str("a second benchmark for the exit-time regression (Fact 1 (d))",
                           choices=("none", "ortho-A", "ortho-B", "ortho-C")),
     "second_width": Int("its width", low=1, high=100_000),
-    "lams": Floats("initial scales lambda (w_j = lambda g_j)", low=0, low_open=True),
-    "lemma_lams": Floats("the lambdas at which Lemma 2 and Fact 1 (a)-(c) are evaluated", low=0, low_open=True),
-    "late_lams": Floats("the lambdas at which Lemmas 3 and 4 are evaluated", low=0, low_open=True),
-    "seeds": Ints("one run per seed (and lambda and step size)", low=0),
-    "lrs": Floats("gradient-descent step sizes dt on L (one iteration is dt of flow time)", low=0, low_open=True),
+    "lams": Floats("initial scales lambda (w_j = lambda g_j)", low=0, low_open=True, high=1),
+    "lemma_lams": Floats("the lambdas at which Lemma 2 and Fact 1 (a)-(c) are evaluated", low=0, low_open=True, high=1),
+    "late_lams": Floats("the lambdas at which Lemmas 3 and 4 are evaluated", low=0, low_open=True, high=1),
+    "seeds": Ints("one run per seed (and lambda and step size)", low=0, high=2 ** 63 - 1),
+    "lrs": Floats("gradient-descent step sizes dt on L (one iteration is dt of flow time)", low=0, low_open=True, high=1),
     "eps": Float("the epsilon of Lemmas 2-4 and Fact 1", low=0, low_open=True, high=1),
-    "every": Int("iterations of the smallest step between two recorded states", low=1),
-    "segment": Int("iterations per kernel call (a multiple of every)", low=1),
-    "interval_points": Int("states kept across the Fact-1 interval, per run", low=2),
+    "every": Int("iterations of the smallest step between two recorded states", low=1, high=10_000_000),
+    "segment": Int("iterations per kernel call (a multiple of every)", low=1, high=10_000_000),
+    "interval_points": Int("states kept across the Fact-1 interval, per run", low=2, high=100_000),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule(("lemma_lams", "lams"), lambda P: set(P.lemma_lams) <= set(P.lams),
+              "every lambda of lemma_lams must be one of lams (its runs are the lemma runs)"),
+         Rule(("late_lams", "lams"), lambda P: set(P.late_lams) <= set(P.lams),
+              "every lambda of late_lams must be one of lams"),
+         Rule.budget(("lams", "lrs"), lambda P: math.log(1 / min(P.lams)) / min(P.lrs), STEP_BUDGET,
+                     what="the escape time ln(1/lambda) at the smallest step (a lower estimate)"),
+         Rule.at_most("every", "segment", "the states are recorded within a kernel call (every <= segment)"),
+         Rule.memory(("interval_points", "width", "lams", "seeds", "lrs"),
+                     lambda P: ensemble_bytes(len(P.lams) * len(P.seeds) * len(P.lrs), P.width, 8,
+                                              P.segment / P.every + 2 * (P.interval_points + 1)),
+                     what="the states of one segment and those kept across the Fact-1 interval"))
 
 
 @dataclass

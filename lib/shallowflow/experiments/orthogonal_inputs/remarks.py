@@ -17,7 +17,7 @@ from ... import data as datasets
 from ... import init, metrics, theory
 from ...config import DTYPE
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Floats, Int, Ints, PROFILE
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule
 from ...train import Trajectory, geometric_schedule, gradient_descent
 
 
@@ -72,29 +72,30 @@ def boundary_neuron_run(steps: int = 2000, lr: float = 0.05, scale: float = 1e-3
 SCHEMA = {
     "profile": PROFILE,
     "width": Int("number of hidden neurons m of the toy", low=1, high=100_000),
-    "seeds": Ints("toy seeds (one run per seed and per scale)", low=0),
-    "init_scales": Floats("toy initial scales; lambda = init_scale / sqrt(width)", low=0, low_open=True),
+    "seeds": Ints("toy seeds (one run per seed and per scale)", low=0, high=2 ** 63 - 1),
+    "init_scales": Floats("toy initial scales; lambda = init_scale / sqrt(width)", low=0, low_open=True, high=10),
     "lr": Float("toy step on the authors' mean MSE (step 2 lr on L)", low=0, low_open=True, high=1),
     "steps": Int("toy GD iterations", low=1, high=10_000_000),
     "leak": Float("leaky-ReLU slope for R7", low=0, low_open=True, high=1),
-    "sigma_steps": Floats("R1: GD step sizes of the scalar illustration", low=0, low_open=True),
+    "sigma_steps": Floats("R1: GD step sizes of the scalar illustration", low=0, low_open=True, high=10),
     "a3_sizes": Ints("R3: numbers of data points n (balanced labels)", low=2, high=40),
     "a3_trials": Int("R3: Monte-Carlo trials per n", low=10, high=10_000_000),
     "a3_max_width": Int("R3: largest width m", low=1, high=10_000_000),
-    "ortho_widths": Ints("R4: widths m on ORTHO-B (one ensemble per width)", low=1),
-    "ortho_seeds": Ints("R4: seeds per width", low=0),
+    "ortho_widths": Ints("R4: widths m on ORTHO-B (one ensemble per width)", low=1, high=100_000),
+    "ortho_seeds": Ints("R4: seeds per width", low=0, high=2 ** 63 - 1),
     "ortho_scale": Float("R4: initial scale lambda on ORTHO-B", low=0, low_open=True, high=1),
     "ortho_lr": Float("R4-R6: GD step on L for ORTHO-B", low=0, low_open=True, high=1),
     "ortho_steps": Int("R4-R6: GD iterations on ORTHO-B", low=1, high=10_000_000),
-    "wide_width": Int("R5, R6, R8: width of the ORTHO-B runs that satisfy Assumption 3", low=1),
-    "wide_seeds": Ints("R5, R6, R8: seeds", low=0),
+    "wide_width": Int("R5, R6, R8: width of the ORTHO-B runs that satisfy Assumption 3", low=1, high=100_000),
+    "wide_seeds": Ints("R5, R6, R8: seeds", low=0, high=2 ** 63 - 1),
     "near_scale": Float("R5: initial scale lambda", low=0, low_open=True, high=1),
-    "near_delta_factors": Floats("R5: inner products delta between inputs, as multiples of near_scale", low=0),
+    "near_delta_factors": Floats("R5: inner products delta between inputs, as multiples of near_scale", low=0, high=1e6),
     "near_delta_large": Float("R5: the large delta", low=0, low_open=True, high=0.3),
     "near_fine": Int("R5: the flow-limit replicate divides the step by this", low=1, high=1000),
-    "unbalanced_scales": Floats("R6: initial scales lambda, largest first", low=0, low_open=True),
+    "unbalanced_scales": Floats("R6: initial scales lambda, largest first", low=0, low_open=True, high=10),
 }
-RULES = ()  # no relations between parameters beyond the bounds of SCHEMA
+RULES = (Rule(("near_delta_factors", "near_scale"), lambda P: max(P.near_delta_factors) * P.near_scale <= 0.3,
+              "the inner products delta = factor * near_scale must be at most 0.3 (like near_delta_large)"),)
 
 
 @dataclass
