@@ -149,7 +149,9 @@ def code_version() -> str:
 
 
 def tasks_root() -> Path:
-    return repo_root() / "artifacts" / "tasks"
+    """Where task directories live: SHALLOWFLOW_TASKS_DIR, else artifacts/tasks."""
+    env = os.environ.get("SHALLOWFLOW_TASKS_DIR")
+    return Path(env) if env else repo_root() / "artifacts" / "tasks"
 
 
 @dataclass
@@ -231,10 +233,11 @@ def to_notebook(chapter: str, out: Path) -> Path:
     return out
 
 
-def _kernel_manager_class(ip: str):
+def _kernel_manager_class(ip: str, started: list):
     """Kernels over IPC sockets at ``ip``-N: no TCP ports, and no 'running over TCP without encryption'
     warning.  Each kernel gets a path of its own (the default, ./kernel-ipc-N, is shared by kernels
-    started in one folder, and two of them would talk over the same sockets)."""
+    started in one folder, and two of them would talk over the same sockets).  Managers are appended
+    to ``started``, so that an interrupted run can end its kernel at once."""
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
@@ -242,8 +245,21 @@ def _kernel_manager_class(ip: str):
             kw.setdefault("transport", "ipc")
             kw.setdefault("ip", ip)
             super().__init__(**kw)
+            started.append(self)
 
     return IPCKernelManager
+
+
+def _kill_kernels(started: list) -> None:
+    import signal
+
+    for km in started:
+        pid = getattr(getattr(km, "provisioner", None), "pid", None)
+        if pid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            km.cleanup_connection_file()
 
 
 @contextlib.contextmanager
@@ -280,14 +296,18 @@ def _execute_notebook(task: Task, out: Path, progress: bool) -> None:
     from papermill.exceptions import PapermillExecutionError
 
     import glob
+    import logging
     import tempfile
 
     src = to_notebook(task.chapter, out.with_name("source.ipynb"))
     ip = os.path.join(tempfile.gettempdir(), f"shallowflow-kernel-{uuid.uuid4().hex[:12]}")
+    started: list = []
+    # papermill/nbclient log a dead kernel or a failed cell as several lines; the TaskFailed says it in one
+    logging.getLogger("papermill").setLevel(logging.CRITICAL)
     try:
         papermill.execute_notebook(str(src), str(out), parameters=task.inject, kernel_name="python3",
                                    progress_bar=progress, cwd=str((book_dir() / task.chapter).parent),
-                                   kernel_manager_class=_kernel_manager_class(ip))
+                                   kernel_manager_class=_kernel_manager_class(ip, started))
     except PapermillExecutionError as e:
         raise TaskFailed(f"chapter {task.chapter} failed in cell {e.exec_count}: {e.ename}: "
                          f"{_first_line(e.evalue)}") from None
@@ -297,6 +317,10 @@ def _execute_notebook(task: Task, out: Path, progress: bool) -> None:
         if isinstance(e, DeadKernelError) or "Kernel died" in str(e):
             raise TaskFailed(f"the kernel died while executing chapter {task.chapter} "
                              f"(killed, or out of memory)") from None
+        _kill_kernels(started)
+        raise
+    except BaseException:  # Ctrl-C, SIGTERM: the kernel must not outlive the run
+        _kill_kernels(started)
         raise
     finally:
         src.unlink(missing_ok=True)
