@@ -283,7 +283,8 @@ def representer(seed: int, n: int = 12, d: int = 3, lam: float = 0.1) -> float:
     X = torch.randn(n, d, generator=g, dtype=torch.float64)
     y = torch.randn(n, generator=g, dtype=torch.float64)
     iu = torch.triu_indices(d, d)
-    scale = torch.where(iu[0] == iu[1], 1.0, math.sqrt(2.0)).to(torch.float64)
+    scale = torch.full((iu.shape[1],), math.sqrt(2.0), dtype=torch.float64)
+    scale[iu[0] == iu[1]] = 1.0
 
     def phi(X):
         quad = (X[:, iu[0]] * X[:, iu[1]]) * scale
@@ -291,6 +292,23 @@ def representer(seed: int, n: int = 12, d: int = 3, lam: float = 0.1) -> float:
 
     Phi = phi(X)
     K = (1 + X @ X.T) ** 2
-    w_primal = torch.linalg.solve(Phi.T @ Phi + lam * torch.eye(Phi.shape[1], dtype=torch.float64), Phi.T @ y)
+    k = Phi.shape[1]  # the primal ridge problem by QR least squares on [Phi; sqrt(lam) I] w = [y; 0]
+    aug = torch.cat([Phi, math.sqrt(lam) * torch.eye(k, dtype=torch.float64)])
+    w_primal = torch.linalg.lstsq(aug, torch.cat([y, torch.zeros(k, dtype=torch.float64)])[:, None]).solution[:, 0]
     w_rep = Phi.T @ torch.linalg.solve(K + lam * torch.eye(n, dtype=torch.float64), y)
     return float((w_primal - w_rep).norm() / w_rep.norm()) + float((Phi @ Phi.T - K).abs().max())
+
+
+def findings(claims, l14: dict, l15: dict, narrow_dkm: np.ndarray) -> str:
+    """The chapter's summary, from this run's verdicts and numbers."""
+    lines = []
+    for t in ("Lemma6", "Lemma7", "Lemma8", "Lemma9", "Lemma10", "Thm2", "Lemma4", "Thm3", "Thm4", "Thm1", "Lemma14", "Lemma15"):
+        cs = claims.checks_of(t)
+        if cs:
+            lines.append(f"- **{t}**: {sum(c.verdict == 'pass' for c in cs)} of {len(cs)} checks pass.")
+    cnn = "; ".join(f"(w, h, c) = {k}: rank {min(r['rank_onehot'], r['rank_random'])} of {r['full']}" for k, r in l14.items())
+    rnn = "; ".join(f"(q, T) = {k}: rank {r['rank']} of {r['full']}" for k, r in l15.items())
+    lines.append(f"- Lemma 14 as stated: {cnn}. Lemma 15 as stated: {rnn}.")
+    stuck = int((narrow_dkm > 1e-3).sum())
+    lines.append(f"- The width-2 DKM ends above 1e-3 x its initial loss from {stuck} of {len(narrow_dkm)} starts.")
+    return "\n".join(lines)
