@@ -19,6 +19,7 @@ from ... import data as datasets
 from ... import metrics, theory
 from ...params import PROFILE, Float, Floats, Int, Rule
 from . import common as Cm
+from .common import axial_std, end_of_alignment, plateau_table, snapshot_at  # noqa: F401 (re-exported)
 from . import theory as T
 
 SCHEMA = {
@@ -53,36 +54,6 @@ def run(P) -> ActivationRuns:
     return ActivationRuns(data, grids, scales, seeds)
 
 
-def plateau_table(ens: Cm.Ensemble, threshold: float = 0.01) -> list[dict]:
-    """Appendix C.1's detector on every run's curve up to T, the first epoch with L < threshold (the whole
-    run if never): count of plateaus, initial and first intermediate plateau lengths, T."""
-    T_ = Cm.first_epoch_below(ens.traj, threshold)
-    out = []
-    for r in range(ens.traj.runs):
-        end = int(T_[r]) if T_[r] > 0 else ens.traj.steps
-        s = T.plateau_summary(ens.traj.loss[r].numpy(), end)
-        s["T"] = int(T_[r])
-        out.append(s)
-    return out
-
-
-def snapshot_at(ens: Cm.Ensemble, r: int, epoch: int):
-    """Parameters of run r at the last snapshot <= epoch, and that snapshot's epoch."""
-    steps = np.array(ens.traj.snap_steps)
-    i = int(np.searchsorted(steps, epoch, side="right") - 1)
-    i = max(i, 0)
-    return ens.traj.snap_a[i, r], ens.traj.snap_W[i, r], int(steps[i])
-
-
-def end_of_alignment(ens: Cm.Ensemble, tables: list[dict] | None = None) -> np.ndarray:
-    """The epoch at which the initial plateau ends, per run: the end of the plateau that the detector of
-    Appendix C.1 finds at epoch 0 (:func:`plateau_table`), or, where it finds none, the first epoch with
-    L < 0.99 L(theta^0)."""
-    tables = tables or plateau_table(ens)
-    first = Cm.first_epoch_below(ens.traj, 0.99 * ens.traj.loss[:, 0].numpy())
-    return np.array([t["initial"] if t["initial"] > 0 else f for t, f in zip(tables, first)])
-
-
 def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
     """Axial (circular) variance of the orientations within S_{+,1} and within S_{-,1} (ReLU's clusters) of run r
     at the snapshot <= epoch, and of the same neurons at initialisation."""
@@ -94,13 +65,6 @@ def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
         out[name] = float(T.axial_variance(W[mask])) if mask.sum() > 1 else float("nan")
         out[name + "_init"] = float(T.axial_variance(W0[mask])) if mask.sum() > 1 else float("nan")
     return out
-
-
-def axial_std(W: torch.Tensor, weights=None) -> float:
-    """Circular standard deviation of the axes beta_j (radians): sqrt(-2 ln R) / 2 with R the mean resultant
-    length of exp(2 i beta_j)."""
-    R = 1 - float(T.axial_variance(W, weights))
-    return float(np.sqrt(-2 * np.log(max(R, 1e-300))) / 2)
 
 
 def relative_movement(ens: Cm.Ensemble, r: int) -> float:

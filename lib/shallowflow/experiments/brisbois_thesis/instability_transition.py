@@ -1,0 +1,78 @@
+"""000, Section 3.1.3 and Appendix C: the transition regime between rich and lazy (Figs 3.12, 3.13, C.4-C.7),
+the plateau detector (Fig. C.8) and the Sigmoid GD instability (Fig. C.11, alpha_crit = 4/m).
+
+Dataset 1.1.0, balanced initialisation, GD on the mean squared error (the thesis's experiments).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ... import theory
+from ...params import PROFILE, Float, Floats, Int, Rule
+from . import common as Cm
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m (transition, C.8)", low=1, high=10_000),
+    "lr": Float("GD step size alpha on the MSE (transition, C.8)", low=0, low_open=True, high=1),
+    "steps": Int("GD epochs (transition, C.8)", low=10, high=10_000_000),
+    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "relu_scales": Floats("ReLU lambda: Figs 3.12-3.13 between the rich 1e-2 and the lazy 1", low=0, low_open=True, high=10, min_len=3),
+    "sigmoid_scales": Floats("Sigmoid lambda (Figs C.4-C.5)", low=0, low_open=True, high=10, min_len=3),
+    "tanh_scales": Floats("Tanh lambda (Figs C.6-C.7)", low=0, low_open=True, high=10, min_len=3),
+    "c8_scales": Floats("ReLU lambda of Fig. C.8's panels (Sigmoid: the smallest)", low=0, low_open=True, high=10),
+    "c11_width": Int("m of Fig. C.11", low=1, high=100_000),
+    "c11_lr": Float("alpha of Fig. C.11", low=0, low_open=True, high=1),
+    "c11_steps": Int("epochs of Fig. C.11", low=10, high=1_000_000),
+    "c11_seeds": Int("seeds of Fig. C.11", low=1, high=100),
+    "crit_steps": Int("epochs of the alpha_crit runs", low=10, high=1_000_000),
+}
+RULES = (Rule(("steps",), lambda P: P.steps >= 1000, "steps must be >= 1000 (the detector needs T/100 >= 10)"),)
+
+
+def run_transition(P) -> dict:
+    """One ensemble per activation over its transition scales (and C.8's), every epoch's loss recorded."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    grids = {"relu": sorted(set(P.relu_scales) | set(P.c8_scales)), "sigmoid": sorted(set(P.sigmoid_scales) | {min(P.c8_scales)}),
+             "tanh": sorted(P.tanh_scales)}
+    snaps = sorted(set(range(0, P.steps + 1, 50)))
+    out = {}
+    for act, scales in grids.items():
+        out[act] = Cm.train_grid(data, [act], P.width, Cm.combos(scales, seeds, lrs=[P.lr]), P.steps, snapshots=snaps)[act]
+    return dict(data=data, ens=out, tables={act: Cm.plateau_table(e) for act, e in out.items()})
+
+
+def orientation_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
+    """Axial variance of the orientations at the snapshot <= epoch: ReLU, the larger of the variances within
+    S_{+,1} and within S_{-,1}; Sigmoid/Tanh, over all neurons (one cluster, Conjectures 1-2)."""
+    a, W, _ = Cm.snapshot_at(e, r, epoch)
+    if e.act != "relu":
+        return float(T.axial_variance(W))
+    sp, sm = theory.key_sets(e.p0.select(r), data)
+    return max(float(T.axial_variance(W[mask[0]])) for mask in (sp, sm) if mask.sum() > 1)
+
+
+def run_c11(P) -> dict:
+    """Fig. C.11: Sigmoid, m = c11_width, lambda = 1e-6, alpha = c11_lr, ``c11_seeds`` seeds; and the threshold
+    alpha_crit = 4/m: for m in {c11_width, 60} one step just below and one above 4/m (0.75x and 1.5x)."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = list(range(P.c11_seeds))
+    main = Cm.train_grid(data, ["sigmoid"], P.c11_width, Cm.combos([1e-6], seeds, lrs=[P.c11_lr]), P.c11_steps)["sigmoid"]
+    crit = {}
+    for m in sorted({P.c11_width, 60}):
+        ac = T.sigmoid_alpha_crit(m)
+        lrs = [0.75 * ac, 1.5 * ac]
+        crit[m] = dict(alpha_crit=ac, lrs=lrs,
+                       ens=Cm.train_grid(data, ["sigmoid"], m, Cm.combos([1e-6], [0], lrs=lrs), P.crit_steps, record_every=1)["sigmoid"])
+    return dict(data=data, main=main, crit=crit)
+
+
+def spike(loss: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the epoch and value of the largest loss."""
+    L = loss.numpy()
+    k = np.nanargmax(L, axis=1)
+    return k, L[np.arange(L.shape[0]), k]
