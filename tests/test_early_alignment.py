@@ -11,7 +11,7 @@ import torch
 
 from shallowflow import data as datasets
 from shallowflow import monitor
-from shallowflow.experiments.early_alignment import alignment, assumption3, failure_rates, staircase
+from shallowflow.experiments.early_alignment import alignment, assumption3, failure_rates, spurious, staircase
 from shallowflow.experiments.early_alignment import theory as ea_theory
 from shallowflow.models import Network, Params
 from shallowflow.train import animation_frames
@@ -175,12 +175,27 @@ def test_dominated_initialisation_is_dominated():
 
 
 def test_classify_and_lambda_star():
-    L = torch.tensor([1e-9, 0.1, 0.175, 0.62, 0.3])
-    assert ea_theory.classify(L, 0.175, 0.62) == ["global", "escaping", "ols", "zero", "other"]
+    L = torch.tensor([1e-9, 0.1, 0.175, 0.62, 0.3, math.nan, math.inf])
+    assert ea_theory.classify(L, 0.175, 0.62) == ["global", "escaping", "ols", "zero", "other", "invalid", "invalid"]
+    ok = torch.ones(2, dtype=torch.bool)
     g = failure_rates.Grid("balanced", "relu", [10], [1e-3, 1e-2, 1e-1], {10: 2}, {}, {}, {
-        (10, 1e-3): ["ols", "ols"], (10, 1e-2): ["ols", "zero"], (10, 1e-1): ["ols", "global"]}, {}, 1e-2, 1.0)
+        (10, 1e-3): ["ols", "ols"], (10, 1e-2): ["ols", "zero"], (10, 1e-1): ["ols", "global"]},
+        {(10, 1e-3): ok, (10, 1e-2): ok, (10, 1e-1): ok}, {}, 1e-2, 1.0)
     assert failure_rates.empirical_lambda_star(g, 10) == 1e-2
     assert g.failing(10, 1e-1) == 0.5
+    # a non-finite run is neither a failure nor a success, and its flag reaches the checks
+    g.outcome[(10, 1e-3)] = ["ols", "invalid"]
+    g.valid[(10, 1e-3)] = torch.tensor([True, False])
+    assert g.failing(10, 1e-3) == 0.5 and failure_rates.empirical_lambda_star(g, 10) == 0.0
+    assert g.valid_runs().tolist() == [True, False, True, True, True, True]
+    assert g.valid_runs(scales=[1e-2]).tolist() == [True, True]
+
+
+def test_failure_grid_flags_diverged_runs(three):
+    """A run whose loss overflows is flagged invalid (never counted as a failure); the others are kept."""
+    g = failure_rates.run_grid(three, [5], [1e-3, 1e3], lambda m: 2, lr=0.5, T=5.0)
+    assert g.valid[(5, 1e-3)].all() and not g.valid[(5, 1e3)].any()
+    assert g.outcome[(5, 1e3)] == ["invalid", "invalid"] and g.failing(5, 1e3) == 0.0
 
 
 def test_plateaus():
@@ -205,10 +220,27 @@ def test_train_monitored_matches_one_call(three):
 
 
 def test_saddle_prediction_sign(three):
-    # the first-order change of replacing a zero neuron by rho (1, (1, 0)) is (2/n) rho^2 r_3 x_3 < 0
+    """saddle_test on a hand-built spurious limit: one all-active neuron carrying the OLS line and one zero
+    neuron.  Replacing the zero neuron by rho (1, (1, 0)) changes L by exactly
+    (2/n) rho^2 sum_k r_k relu(x_k1) + (1/n) rho^4 sum_k relu(x_k1)^2 (r = OLS residuals): saddle_test must pick
+    the zero neuron, measure that change, and predict its first-order term, which is negative (a saddle)."""
     o = ea_theory.ols(three.X, three.y)
-    pred = 2 / 3 * float(o.resid[2]) * 0.125
-    assert pred < 0
+    assert bool((o.pred > 0).all())  # one all-active ReLU neuron can carry the OLS line
+    nb = float(o.beta.norm())
+    a = torch.tensor([[math.sqrt(nb), 0.0]], dtype=torch.float64)
+    W = torch.stack([o.beta / math.sqrt(nb), torch.zeros(2, dtype=torch.float64)])[None]
+    fr = SimpleNamespace(run=SimpleNamespace(final=Params(a, W)), data=three, network=Network("relu"), ols=o)
+    sad = spurious.saddle_test(fr, rhos=(1e-3, 1e-2))
+    assert sad["neuron"] == 1 and sad["neuron_norm"] == 0.0
+    z = torch.clamp_min(three.X[:, 0], 0.0)
+    n = three.y.numel()
+    for rho, dL, pred in zip(sad["rho"], sad["dL"], sad["predicted"]):
+        first = 2 / n * rho ** 2 * float((o.resid * z).sum())
+        exact = first + rho ** 4 * float((z ** 2).sum()) / n
+        assert pred == pytest.approx(first, rel=1e-12)
+        assert dL == pytest.approx(exact, rel=1e-6, abs=1e-18)
+        assert dL < 0 and pred < 0
+        assert abs(dL / pred - 1) < 2 * rho ** 2 * float((z ** 2).sum()) / abs(float((o.resid * z).sum()))
 
 
 def test_example1_stays_with_relu_convention_and_leaves_with_sigma_prime_one():

@@ -42,3 +42,22 @@ def test_kink_animation_is_an_offline_player_with_one_png_per_frame():
 def test_animation_frames_parameter_is_validated():
     with pytest.raises(ParameterError, match="animation_frames"):
         small(animation_frames=-1)
+
+
+def test_animation_consistency_catches_frames_that_are_not_the_run():
+    """E4/spans-training is falsifiable: frames taken from the run pass; a frame holding another iteration's
+    state, or a frame list that stops before the run's last iteration, is caught."""
+    run = toy.run_toy(small())
+    states, _ = toy.animation(run, 5)
+    good = toy.animation_consistency(run, states, 0)
+    assert good["gap"] < 1e-12 and (good["first"], good["last"]) == (good["start"], good["end"]) == (0, 400)
+    swapped = states[:2] + [(states[2][0], states[3][1])] + states[3:]
+    assert toy.animation_consistency(run, swapped, 0)["gap"] > 1e-6
+    short = toy.animation_consistency(run, states[:-1], 0)
+    assert short["last"] != short["end"]
+
+
+def test_min_f1_interpolator_of_the_toy_is_three_over_sqrt5():
+    import math
+
+    assert toy.min_f1_interpolator(500) == pytest.approx(3 / math.sqrt(5), rel=1e-8)

@@ -261,90 +261,93 @@ if anim2:
     claims.check("E4/figure2-descent", "the animation's frames show a descent: largest loss increase between "
                  "consecutive frames, relative to L(0)", float((L_anim2[1:] - L_anim2[:-1]).max() / L_anim2[0]),
                  C.below(1e-12), source_value="the authors' mp4 of Figure 2 [C]",
-                 note=f"{len(anim2)} frames, step {P.lr:g}")
+                 note=f"{len(anim2)} frames, step {P.lr:g}", valid=fr.valid["run"])
     claims.check("E4/figure2-ends-spurious", "its last frame is at the OLS loss: |L - L_lin*|",
-                 abs(float(L_anim2[-1]) - float(o.loss)), C.below(1e-5), source_value="Figure 2 (g) [T]")
+                 abs(float(L_anim2[-1]) - float(o.loss)), C.below(1e-5), source_value="Figure 2 (g) [T]", valid=fr.valid["run"])
 claims.check("E2/final-loss", "Figure 2 (g): the loss converges to the OLS loss L_lin* (a spurious point)",
              (end["loss"] - Ls).abs(), C.below(1e-5), source_value="L_lin* [R]; 0.1750427 from the data",
-             note="spec E2.1: |L_final - L_lin*| <= 1e-5")
+             note="spec E2.1: |L_final - L_lin*| <= 1e-5", valid=fr.valid["run"])
 claims.check("E2/predictions", "h(x_k) equals the OLS predictions (max deviation)", end["pred_err"], C.below(1e-4),
-             source_value="<beta*, x_k> [R]")
+             source_value="<beta*, x_k> [R]", valid=fr.valid["run"])
 claims.check("E2/plateau-never-broken", "the loss never goes below the OLS loss (min_t L - L_lin*)",
-             fr.run.loss.amin(1) - Ls, C.above(-1e-6), source_value="no escape")
+             fr.run.loss.amin(1) - Ls, C.above(-1e-6), source_value="no escape", valid=fr.valid["run"])
 claims.check("E2/two-cones", "Figure 2 (h): every neuron is active on all points or on none (partial count)",
-             end["n_partial"], C.below(0.5), source_value="two cones [T]")
+             end["n_partial"], C.below(0.5), source_value="two cones [T]", valid=fr.valid["run"])
 claims.check("E2/linear-equivalence", "the all-active neurons act as beta*: |sum a_j w_j - beta*|",
-             end["lin_err"], C.below(1e-3), source_value="Lemma 7 (3) [R]")
+             end["lin_err"], C.below(1e-3), source_value="Lemma 7 (3) [R]", valid=fr.valid["run"])
 claims.check("E2/single-neuron", "positive all-active neurons share one direction: min cos(w_j, beta*)",
-             end["min_cos_beta"], C.above(0.999), source_value="single neuron [T]")
+             end["min_cos_beta"], C.above(0.999), source_value="single neuron [T]", valid=fr.valid["run"])
 claims.check("E2/moved-from-D", "their direction moved from D towards beta* (median cos to beta* minus to D)",
              end["median_cos_beta"] - end["median_cos_D"], C.above(0.0, strict=True),
-             source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(th.misalignment(o.beta[None], D)[0]):.4f}")
+             source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(th.misalignment(o.beta[None], D)[0]):.4f}", valid=fr.valid["run"])
 claims.check("E2/negative-small", "negative neurons stay irrelevant: max |a_j| over a_j < 0", end["neg_abs_a"],
-             C.below(1e-3), source_value="irrelevant [T]")
+             C.below(1e-3), source_value="irrelevant [T]", valid=fr.valid["run"])
 claims.check("E2/negative-none-all-active", "no negative neuron is active on all points (count)",
              end["neg_all_active"], C.below(0.5), source_value="spec E2.6 (reference run)",
              note="a criterion of the spec, not a claim of the paper: Fig. 2 (h) and Lemma 20 allow negative neurons "
-                  "in the all-active cone")
+                  "in the all-active cone", valid=fr.valid["run"])
 claims.check("E2/relu-ols", "h is the positive part of the OLS line on [-1, 1] (sup distance)", end["sup_relu_ols"],
-             C.below(1e-3), source_value="Theorem 4 [T]")
+             C.below(1e-3), source_value="Theorem 4 [T]", valid=fr.valid["run"])
 claims.check("E2/ols-on-hull", "h equals the OLS line on the data hull [x_1, x_3] (sup distance)", end["sup_hull"],
-             C.below(1e-4), source_value="Theorem 4 [T]")
+             C.below(1e-4), source_value="Theorem 4 [T]", valid=fr.valid["run"])
 claims.check("E2/s0-frozen", "positive neurons inactive on all points at initialisation never move (max change)",
-             s["zero_moved"][:, -1], C.below(0.0, strict=False), source_value="exactly 0 [T]")
+             s["zero_moved"][:, -1], C.below(0.0, strict=False), source_value="exactly 0 [T]", valid=fr.valid["run"])
 claims.check("E2/panel-cd-aligned", "Figure 2 (c, d), end of Phase 2a: median 1 - cos(w_j, D) over S+",
-             at_capture("tau2", "misalign_median"), C.below(1e-4), source_value="aligned [T]")
+             at_capture("tau2", "misalign_median"), C.below(1e-4), source_value="aligned [T]", valid=fr.valid["run"])
 claims.check("E2/panel-cd-loss", "Figure 2 (c, d): the function is still nearly 0 (L / L(0))",
-             at_capture("tau2", "loss") / float((data.y ** 2).mean()), C.above(0.9), source_value="h close to 0 [T]")
+             at_capture("tau2", "loss") / float((data.y ** 2).mean()), C.above(0.9), source_value="h close to 0 [T]", valid=fr.valid["run"])
 claims.check("E2/two-neuron-interpolator", "a two-neuron network interpolates the data (its loss)", two_loss,
              C.below(1e-12), source_value="[T]")
 
 claims.check("Lem1/drift-bound", "balancedness a_j^2 - |w_j|^2 is conserved: GD drift / max a_j^2 (step lr)",
-             fr.balance["lr"]["drift"] / fr.balance["lr"]["max_a_sq"], C.below(1e-3), source_value="conserved by GF")
+             fr.balance["lr"]["drift"] / fr.balance["lr"]["max_a_sq"], C.below(1e-3), source_value="conserved by GF", valid=fr.valid["balance"])
 claims.check("Lem1/drift-halves", "the drift at a fixed flow time halves with the step (ratio lr vs lr/2)",
              fr.balance["lr"]["drift"] / fr.balance["half_lr"]["drift"], C.within(1.8, 2.2),
-             source_value="[derived] O(lr^2) per step", note="the spec's 'drift ~ lr^2' is per step; at fixed time it is ~ lr")
+             source_value="[derived] O(lr^2) per step", note="the spec's 'drift ~ lr^2' is per step; at fixed time it is ~ lr", valid=fr.valid["balance"])
 claims.check("Lem1/signs-fixed", "no output weight changes sign (count over the run)", s["sign_flips"].amax(1),
-             C.below(0.5), source_value="sign of a_j constant [T]")
+             C.below(0.5), source_value="sign of a_j constant [T]", valid=fr.valid["run"])
 
 gd_tol = (P.lr * float(D.norm())) ** 2  # one GD step's second-order growth |lr a D|^2 / |w|^2 [derived]
 claims.check("Lem4/negative-norms-decreased", "at tau_eps the negative neurons' norms are at most their initial ones (max ratio - 1)",
              s["neg_norm_ratio"][:, k_eps] - 1, C.below(gd_tol, strict=False), source_value="Lemma 4 (2)",
-             note="a gradient-flow statement: GD adds up to (lr |D|)^2 per step to the squared norm of a neuron orthogonal to its D_j")
+             note="a gradient-flow statement: GD adds up to (lr |D|)^2 per step to the squared norm of a neuron orthogonal to its D_j", valid=fr.valid["run"])
 claims.check("Lem4/s0-never-move", "S0 neurons never move (max change at any observation)", s["zero_moved"].amax(1),
-             C.below(0.0, strict=False), source_value="Lemma 4 (3), exactly")
+             C.below(0.0, strict=False), source_value="Lemma 4 (3), exactly", valid=fr.valid["run"])
 claims.check("Lem5/positivity", "on [tau_eps, tau_2] S+ stays positively correlated with every x_k (min cos)",
-             ex.window(fr, "pos_margin", fr.tau_eps, t2, "min"), C.above(0.0, strict=True), source_value="Lemma 5 (2)")
+             ex.window(fr, "pos_margin", fr.tau_eps, t2, "min"), C.above(0.0, strict=True), source_value="Lemma 5 (2)", valid=fr.valid["run"])
 claims.check("Lem5/negative-norms", "at tau_2 the negative norms are at most their initial ones (max ratio - 1)",
-             at_capture("tau2", "neg_norm_ratio") - 1, C.below(gd_tol, strict=False), source_value="Lemma 5 (4)")
+             at_capture("tau2", "neg_norm_ratio") - 1, C.below(gd_tol, strict=False), source_value="Lemma 5 (4)",
+             note=f"deviation from the spec: the criterion allows a slack of (lr |D|)^2 = {gd_tol:.2g}, the growth one GD "
+                  "step adds to the squared norm of a neuron orthogonal to its D_j (Lemma 5 (4) is a gradient-flow "
+                  "statement, as Lemma 4 (2))", valid=fr.valid["run"])
 claims.check("Lem6/positivity", "on [tau_2, tau_3] S+ stays positively correlated with every x_k (min cos)",
-             ex.window(fr, "pos_margin", t2, t3, "min"), C.above(0.0, strict=True), source_value="Lemma 6 (3)")
+             ex.window(fr, "pos_margin", t2, t3, "min"), C.above(0.0, strict=True), source_value="Lemma 6 (3)", valid=fr.valid["run"])
 claims.check("Lem6/negative-small", "at tau_3 the negative neurons are small (max |a_j|)",
-             at_capture("tau3", "neg_abs_a"), C.below(1e-2), source_value="Lemma 6 (4)")
+             at_capture("tau3", "neg_abs_a"), C.below(1e-2), source_value="Lemma 6 (4)", valid=fr.valid["run"])
 claims.check("Lem7/exponential-tail", "L - L_lin* decays exponentially: decrease factor over the fitted window",
              tail.get("fall", math.nan), C.above(1e4), source_value="Lemma 7 (1)",
-             note=f"window L - L* in [1e-12, 1e-5]; rate {tail.get('rate', math.nan):.4f} per unit time")
+             note=f"window L - L* in [1e-12, 1e-5]; rate {tail.get('rate', math.nan):.4f} per unit time", valid=fr.valid["run"])
 claims.check("Lem7/constant-rate", "the decay rate is constant (R^2 of the log-linear fit)", tail.get("r2", math.nan),
-             C.above(0.99), source_value="exponential")
+             C.above(0.99), source_value="exponential", valid=fr.valid["run"])
 claims.check("Lem9-24/pl-bounded-below", "local PL (Lemma 21): min over the tail of |grad L|^2 / (L - L*) over its median",
              tail.get("pl_min", math.nan) / tail.get("pl_median", math.nan), C.above(0.5), source_value="bounded below",
-             note=f"median ratio {tail.get('pl_median', math.nan):.4f}")
+             note=f"median ratio {tail.get('pl_median', math.nan):.4f}", valid=fr.valid["run"])
 claims.check("Lem9-24/rate-equals-pl", "the fitted decay rate equals the PL ratio (dL/dt = -|grad L|^2): relative gap",
-             abs(tail.get("rate", math.nan) / tail.get("pl_median", math.nan) - 1), C.below(0.05), source_value="[derived]")
+             abs(tail.get("rate", math.nan) / tail.get("pl_median", math.nan) - 1), C.below(0.05), source_value="[derived]", valid=fr.valid["run"])
 claims.check("Lem9-24/finite-path", "finite path length (Lemma 23): share of the path in the last 20% of the run",
-             tail["path_last20"] / tail["path_total"], C.below(1e-5), source_value="converges")
+             tail["path_last20"] / tail["path_total"], C.below(1e-5), source_value="converges", valid=fr.valid["run"])
 
 claims.check("S5-limit/saddle-descent", "balanced limit: replacing its smallest neuron by rho (1, (1, 0)) lowers L (max dL)",
-             max(sad["dL"]), C.below(0.0), source_value="saddle [T]")
+             max(sad["dL"]), C.below(0.0), source_value="saddle [T]", valid=fr.valid["run"])
 claims.check("S5-limit/saddle-prediction", "dL matches the first-order prediction (max relative gap)",
-             max(abs(a / b - 1) for a, b in zip(sad["dL"], sad["predicted"])), C.below(1e-3), source_value="[derived]")
+             max(abs(a / b - 1) for a, b in zip(sad["dL"], sad["predicted"])), C.below(1e-3), source_value="[derived]", valid=fr.valid["run"])
 claims.check("S5-limit/dominated-spurious", "the dominated run also converges to the OLS loss (|L - L_lin*|)",
-             (dom_end["loss"] - Ls).abs(), C.below(1e-5), source_value="spurious [T]")
+             (dom_end["loss"] - Ls).abs(), C.below(1e-5), source_value="spurious [T]", valid=fr.valid["dominated"])
 claims.check("S5-limit/dominated-no-zero-neuron", "dominated limit: min |a_j| against the balancedness bound "
              "min sqrt(a_j(0)^2 - |w_j(0)|^2) (ratio)", lm["min_abs_a"] / dom_bound, C.above(1 - 1e-6),
-             source_value="no zero neuron [T]")
+             source_value="no zero neuron [T]", valid=fr.valid["dominated"])
 claims.check("S5-limit/dominated-local-min", f"dominated limit: min dL over {P.perturbations} random perturbations of norm 0.1 delta_0",
-             lm["min_dL"], C.above(-1e-14), source_value="local minimum [T]", note=f"delta_0 = {lm['delta0']:.3g}")
+             lm["min_dL"], C.above(-1e-14), source_value="local minimum [T]", note=f"delta_0 = {lm['delta0']:.3g}", valid=fr.valid["dominated"])
 
 # %% [markdown]
 # ### Verdicts

@@ -43,7 +43,7 @@
 # "half" convention) by gradient descent with step $dt$ on $L$: iteration $k$ is gradient-flow time
 # $t = k\,dt$. The lemmas are statements about the flow, so every run is done at **two step sizes**,
 # $dt = 0.05$ and $dt = 0.025$ (the spec's range is $[0.01, 0.05]$), and every check is evaluated on each
-# step size separately; the last section shows that no verdict depends on the step size. All seeds,
+# step size separately; the last section counts the verdicts that depend on the step size. All seeds,
 # initial scales and step sizes of one dataset are a single batched ensemble, trained in float64 down
 # to $\lambda = 10^{-150}$ (below that $\lambda^2$ leaves the range of normal float64 numbers).
 # :::
@@ -74,7 +74,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow.experiments.orthogonal_inputs import phases as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
@@ -97,6 +97,8 @@ pd.set_option("display.float_format", lambda v: f"{v:.4g}")
 
 # %%
 run = ex.run_phases(P)
+# every trained run of the chapter: one whose loss or parameters stopped being finite fails the checks, named
+ok_runs = torch.cat([metrics.finite_runs(m.loss, m.final) for m in (run.mon, run.second_mon) if m is not None])
 ens, mon, k = run.ens, run.mon, run.ens.k
 print(config.describe())
 print(f"{P.dataset}: {ens.runs} runs, {mon.steps} iterations at most, {mon.segments} kernel calls, "
@@ -231,14 +233,14 @@ for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope"), ("platea
                       f"{P.dataset}: slope of the {name} time against -ln(lambda) is {theory_slope[name]:.4f} "
                       f"(relative deviation, per seed and step size)",
                       (f["slope"] - theory_slope[name]).abs() / theory_slope[name], f["lr"], C.below(0.03),
-                      source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||", "plateau": "1/||D-|| - 1/||D+||"}[name])
+                      source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||", "plateau": "1/||D-|| - 1/||D+||"}[name], valid=ok_runs)
 if run.second is not None:
     for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope")):
         f = fits_a[name]
         steps_check.check(claims, f"F1/{key}-{P.second_dataset}",
                           f"{P.second_dataset}: slope of the {name} time against -ln(lambda) is {theory_a[name]:.4f} "
                           "(relative deviation)", (f["slope"] - theory_a[name]).abs() / theory_a[name], f["lr"],
-                          C.below(0.03), source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name])
+                          C.below(0.03), source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name], valid=ok_runs)
 
 # %% [markdown]
 # ## Fact 1 (a)-(c): the second saddle $\theta_S$
@@ -283,16 +285,16 @@ for lam in P.lemma_lams:
     sel = f1["lam"] == lam
     tag = fnd.lam_label(lam)
     steps_check.check(claims, f"F1/saddle-gradient-{tag}", f"lambda = {tag}: ||grad L(theta_S)|| < 1e-8",
-                      f1["grad_norm"][sel], f1["lr"][sel], C.below(1e-8), source_value="0 (a critical point)")
+                      f1["grad_norm"][sel], f1["lr"][sel], C.below(1e-8), source_value="0 (a critical point)", valid=ok_runs)
     steps_check.check(claims, f"F1/saddle-loss-{tag}", f"lambda = {tag}: |L(theta_S) - (n/2)||D-||^2| < 1e-10",
-                      f1["loss_gap"][sel], f1["lr"][sel], C.below(1e-10), source_value=f"L(theta_S) = {k.saddle_loss:g}")
+                      f1["loss_gap"][sel], f1["lr"][sel], C.below(1e-10), source_value=f"L(theta_S) = {k.saddle_loss:g}", valid=ok_runs)
     steps_check.check(claims, f"F1/plateau-distance-{tag}",
                       f"lambda = {tag}: max over Fact 1's interval of ||theta^t - theta_S|| / lambda^(eps/5) <= 1",
                       f1["max_dist"][sel] / f1["bound"][sel], f1["lr"][sel], C.below(1.0, strict=False),
-                      source_value="<= lambda^(eps/5)")
+                      source_value="<= lambda^(eps/5)", valid=ok_runs)
 steps_check.check(claims, "F1/escape-curvature", "second derivative of L along the escape direction is -||D-|| "
                   "(relative deviation, every lambda)", (f1["curvature"] + k.norm_minus).abs() / k.norm_minus, f1["lr"],
-                  C.below(0.01), source_value="strict saddle, curvature -||D-||")
+                  C.below(0.01), source_value="strict saddle, curvature -||D-||", valid=ok_runs)
 
 # %% [markdown]
 # ## Lemma 2: early alignment at $t_1 = -\varepsilon\ln(\lambda)/\|D_-\|$
@@ -318,18 +320,18 @@ display(ex.worst_case_frame(view, {"t1": "first", "1-cos_plus": "max", "1-cos_mi
 # %%
 steps_check.check(claims, "L2/i-align-plus", "(i) min over S+,1 of <w_bar, D+>/||D+|| minus (1 - 2 lambda^eps), "
                   "every lambda of lemma_lams", l2["cos_plus"] - l2["bound_cos"], l2["lr"], C.above(0.0),
-                  source_value=">= 0")
+                  source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/ii-align-minus", "(ii) min over S-,1 of <w_bar, -D->/||D-|| minus (1 - 2 lambda^eps)",
-                  l2["cos_minus"] - l2["bound_cos"], l2["lr"], C.above(0.0), source_value=">= 0")
+                  l2["cos_minus"] - l2["bound_cos"], l2["lr"], C.above(0.0), source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/iii-small-norms", "(iii) max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))",
-                  l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1")
+                  l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 for lam in P.lemma_lams:
     sel = l2["lam"] == lam
     tag = fnd.lam_label(lam)
     steps_check.check(claims, f"L2/quantisation-plus-{tag}", f"lambda = {tag}: S+,1 directions within 1e-2 of D_bar+",
-                      l2["quant_plus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)")
+                      l2["quant_plus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)", valid=ok_runs)
     steps_check.check(claims, f"L2/quantisation-minus-{tag}", f"lambda = {tag}: S-,1 directions within 1e-2 of -D_bar-",
-                      l2["quant_minus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)")
+                      l2["quant_minus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)", valid=ok_runs)
 
 # %% [markdown]
 # ## Phase 2: the logistic ODE
@@ -381,10 +383,10 @@ plt.show()
 # %%
 steps_check.check(claims, "P2/logistic", "max relative error of du+/dt against the logistic right-hand side "
                   "on 1e-6 < u+ < 0.99 n||D+|| (every lambda of lemma_lams)", p2["max_rel"], p2["lr"], C.below(1e-2),
-                  source_value="approximate ODE (spec: < 1e-2)")
+                  source_value="approximate ODE (spec: < 1e-2)", valid=ok_runs)
 steps_check.check(claims, "P2/early-rate", "d ln u+/dt at the start of the window, relative deviation from 2||D+||",
                   (p2["early_rate"] - 2 * k.norm_plus).abs() / (2 * k.norm_plus), p2["lr"], C.below(1e-2),
-                  source_value=f"2||D+|| = {2 * k.norm_plus:.5f}")
+                  source_value=f"2||D+|| = {2 * k.norm_plus:.5f}", valid=ok_runs)
 
 # %% [markdown]
 # ## Lemma 3: the end of Phase 2
@@ -412,17 +414,17 @@ display(ex.worst_case_frame(l3, {"t2": "max", "t2_bound": "first", "bar_plus": "
 
 # %%
 steps_check.check(claims, "L3/t2-bound", "t2 / ((1 + 3 eps)(-ln lambda)/||D+||)", l3["t2"] / l3["t2_bound"], l3["lr"],
-                  C.below(1.0, strict=False), source_value="<= 1")
+                  C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L3/i-wbar", "(i) with w_bar: min over S+,1 of <w_bar_j, D+> minus (||D+|| - lambda^(eps/5))",
-                  l3["bar_plus"] - l3["bound_i"], l3["lr"], C.above(0.0), source_value=">= 0")
+                  l3["bar_plus"] - l3["bound_i"], l3["lr"], C.above(0.0), source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L3/i-as-printed", "(i) as printed, with w_j: min over S+,1 of <w_j, D+> minus "
                   "(||D+|| - lambda^(eps/5))", l3["printed_plus"] - l3["bound_i"], l3["lr"], C.above(0.0),
-                  source_value=">= 0", note="expected to fail: the printed w_j should be w_bar_j (erratum)")
+                  source_value=">= 0", note="expected to fail: the printed w_j should be w_bar_j (erratum)", valid=ok_runs)
 steps_check.check(claims, "L3/iii-others-small", "(iii) max over j not in S+,1 of ||w_j(t2)|| / (2 c lambda^eps)",
-                  l3["max_other"] / l3["bound_iii"], l3["lr"], C.below(1.0, strict=False), source_value="<= 1")
+                  l3["max_other"] / l3["bound_iii"], l3["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L3/positive-loss", "the positive labels' part of L at t2 / lambda^(eps/5)",
                   l3["loss_plus"] / l3["lam"] ** (P.eps / 5), l3["lr"], C.below(1.0, strict=False),
-                  source_value="of order lambda^(eps/5)")
+                  source_value="of order lambda^(eps/5)", valid=ok_runs)
 
 # %% [markdown]
 # **A sharper empirical version (spec).** How small is the positive labels' loss once the plateau has
@@ -455,7 +457,7 @@ print(f"fitted exponent of L+(t_s) in lambda: {C.fmt(expo_t)} over {int(usable.s
 if len(expo):
     steps_check.check(claims, "L3/sharper-exponent", "positive labels' loss at the start of the plateau scales as "
                       "lambda^(12 eps): fitted exponent, relative deviation", (expo_t - 12 * P.eps).abs() / (12 * P.eps),
-                      expo_lr, C.below(0.1), source_value="a power of lambda (spec); 12 eps [derived here]")
+                      expo_lr, C.below(0.1), source_value="a power of lambda (spec); 12 eps [derived here]", valid=ok_runs)
 
 # %% [markdown]
 # ## Lemma 4: the end of Phase 3
@@ -483,18 +485,18 @@ print(f"(i) binds (bound > 0) at lambda = {sorted(set(l4['lam'][binds].tolist())
 
 # %%
 steps_check.check(claims, "L4/t3-bound", "t3 / ((1 + 3 r eps)(-ln lambda)/||D-||)", l4["t3"] / l4["t3_bound"], l4["lr"],
-                  C.below(1.0, strict=False), source_value="<= 1")
+                  C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L4/i-wbar", "(i) with w_bar, where the bound is positive: min over S-,1 of <w_bar_j, -D-> "
                   "minus (||D-|| - lambda^(eps/14))", (l4["bar_minus"] - l4["bound_i"])[binds], l4["lr"][binds],
-                  C.above(0.0), source_value=">= 0")
+                  C.above(0.0), source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L4/i-as-printed", "(i) as printed, with w_j, where the bound is positive: min over S-,1 of "
                   "<w_j, -D-> minus (||D-|| - lambda^(eps/14))", (l4["printed_minus"] - l4["bound_i"])[binds],
                   l4["lr"][binds], C.above(0.0), source_value=">= 0",
-                  note="expected to fail: the printed w_j should be w_bar_j (erratum)")
+                  note="expected to fail: the printed w_j should be w_bar_j (erratum)", valid=ok_runs)
 steps_check.check(claims, "L4/iii-plus-frozen", "(iii) max over S+,1 of ||w_j(t2) - w_j(t3)|| / lambda^(eps/15)",
-                  l4["drift_plus"] / l4["bound_iii"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1")
+                  l4["drift_plus"] / l4["bound_iii"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L4/iv-others-small", "(iv) max over neither set of ||w_j(t3)|| / (3 c lambda^eps)",
-                  l4["max_other"] / l4["bound_iv"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1")
+                  l4["max_other"] / l4["bound_iv"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 # sharper companion: the S+ drift during Phase 3 decreases with lambda, per seed and step size
 dec = []
 for lr in P.lrs:
@@ -505,7 +507,7 @@ for lr in P.lrs:
         dec.append((lr, float(bool((d[1:] < d[:-1]).all())) if d.numel() > 1 else float("nan")))
 steps_check.check(claims, "L4/drift-decreases", "the S+,1 drift during Phase 3 decreases as lambda decreases "
                   "(per seed and step size)", [v for _, v in dec], [l for l, _ in dec], C.is_true("every seed"),
-                  source_value="sharper companion (spec)")
+                  source_value="sharper companion (spec)", valid=ok_runs)
 
 # %% [markdown]
 # ## Where the bounds say something
@@ -542,7 +544,7 @@ claims.check("E0/phase-order", "Figure 1: share of runs with t1 <= first exit <=
              "(every lambda of lemma_lams)", float(tl["ordered"][lemma_rows].double().mean()), C.above(1.0),
              source_value="the schematic's order of the four phases",
              note="all lambdas: " + ", ".join(f"{lam:.0e}: {float(tl['ordered'][tl['lam'] == lam].double().mean()):.2f}"
-                                              for lam in P.lams))
+                                              for lam in P.lams), valid=ok_runs)
 
 # %% [markdown]
 # ### Verdicts

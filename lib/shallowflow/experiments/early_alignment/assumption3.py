@@ -220,6 +220,7 @@ def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, se
                                   on_nonfinite="stop")
             q = tr.final
             L = net.loss(q, Xr, yr, LOSS)
+            ok = metrics.finite_runs(tr.loss, q, L) & ~tr.info["diverged"]
             Ls = o.loss.repeat_interleave(seeds)
             act = (q.W @ Xr.transpose(1, 2)) > 0
             allact = act.all(-1)
@@ -235,7 +236,8 @@ def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, se
             res[(eta, m)] = dict(loss=L, L_star=Ls, excess=L - Ls, L_zero=(yr ** 2).mean(-1),
                                  flips=flipped.sum(-1), partial_flipped=(partial & flipped).sum(-1),
                                  outcome=[classify(L[r:r + 1], float(Ls[r]), float((yr[r] ** 2).mean()))[0]
-                                          for r in range(L.numel())],
+                                          if bool(ok[r]) else "invalid" for r in range(L.numel())],
+                                 valid=ok,
                                  partial=(act.any(-1) & ~act.all(-1)).sum(-1), lin_err=(lin - beta).norm(dim=-1),
                                  sup_hull=(net.forward(q, hull) - lin_hull).abs().amax(-1),
                                  sup_circle=(net.forward(q, Uc) - relu_c).abs().amax(-1),
@@ -288,7 +290,9 @@ def run_assumption3_gd(P) -> dict:
     tr = gradient_descent(p0, (Xr, yr), net, steps=steps, lr=P.lr, loss=LOSS, stop_below=1e-12,
                           record_every=max(1, steps // 2000), on_nonfinite="stop")
     t_hit = metrics.first_below(tr.loss, 1e-6, tr.loss_steps).to(DTYPE)
-    out["unbalanced"] = dict(loss=net.loss(tr.final, Xr, yr, LOSS), L_star=float(ols(X[0], y[0]).loss),
+    L_ub = net.loss(tr.final, Xr, yr, LOSS)
+    out["unbalanced"] = dict(loss=L_ub, L_star=float(ols(X[0], y[0]).loss),
+                             valid=metrics.finite_runs(tr.loss, tr.final, L_ub) & ~tr.info["diverged"],
                              t_hit=torch.where(t_hit >= 0, t_hit * P.lr, torch.full_like(t_hit, math.nan)),
                              curve=tr.loss, steps=tr.loss_steps, data=(X[0], y[0]))
     return out

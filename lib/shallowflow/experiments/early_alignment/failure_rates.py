@@ -61,6 +61,7 @@ class Grid:
     loss: dict  # (width, scale) -> tensor (seeds,) final loss
     escape: dict  # (width, scale) -> tensor (seeds,) flow time of L < 0.99 L* (nan: never)
     outcome: dict  # (width, scale) -> list of outcomes
+    valid: dict  # (width, scale) -> bool tensor (seeds,): loss history and final parameters finite
     seconds: dict  # width -> seconds
     lr: float
     time: float
@@ -70,7 +71,16 @@ class Grid:
         return sum(v in outcomes for v in o) / len(o)
 
     def failing(self, width, scale) -> float:
-        return 1.0 - self.fraction(width, scale)
+        """The share of runs that end at a spurious point (invalid runs are not counted as failing)."""
+        o = self.outcome[(width, scale)]
+        return sum(v not in SUCCESS and v != "invalid" for v in o) / len(o)
+
+    def valid_runs(self, widths=None, scales=None) -> torch.Tensor:
+        """The finiteness flags of every run of the given cells (default: the whole grid), concatenated."""
+        widths = self.widths if widths is None else widths
+        scales = self.scales if scales is None else scales
+        flags = [self.valid[(m, sc)] for m in widths for sc in scales]
+        return torch.cat(flags) if flags else torch.ones(0, dtype=torch.bool)
 
 
 def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: float, kind: str = "balanced",
@@ -81,7 +91,7 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
     L_zero = float((data.y ** 2).mean())
     steps = int(round(T / lr))
     rec = max(1, steps // 2000)
-    g = Grid(kind, activation, list(widths), list(scales), {}, {}, {}, {}, {}, lr, T)
+    g = Grid(kind, activation, list(widths), list(scales), {}, {}, {}, {}, {}, {}, lr, T)
     for m in widths:
         S = seeds_of(m)
         seeds = [s for _ in scales for s in range(S)]
@@ -92,6 +102,7 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
                               stop_below=stop_below, on_nonfinite="stop")
         g.seconds[m] = time.perf_counter() - t0
         L = net.loss(tr.final, data.X.to(CPU), data.y.to(CPU), LOSS)
+        ok = metrics.finite_runs(tr.loss, tr.final, L) & ~tr.info["diverged"]
         esc = metrics.first_below(tr.loss, 0.99 * float(o.loss), tr.loss_steps).to(DTYPE)
         esc = torch.where(esc >= 0, esc * lr, torch.full_like(esc, math.nan))
         g.seeds[m] = S
@@ -99,15 +110,18 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
             sl = slice(i * S, (i + 1) * S)
             g.loss[(m, sc)] = L[sl]
             g.escape[(m, sc)] = esc[sl]
-            g.outcome[(m, sc)] = classify(L[sl], float(o.loss), L_zero)
+            g.valid[(m, sc)] = ok[sl]
+            g.outcome[(m, sc)] = ["invalid" if not bool(v) else c
+                                  for v, c in zip(ok[sl], classify(L[sl], float(o.loss), L_zero))]
     return g
 
 
 def empirical_lambda_star(g: Grid, width) -> float:
-    """The largest grid scale lambda such that every run at every scale <= lambda fails (0 if none)."""
+    """The largest grid scale lambda such that every run at every scale <= lambda fails (0 if none; an invalid
+    run is not a failure)."""
     best = 0.0
     for sc in sorted(g.scales):
-        if g.fraction(width, sc) == 0.0:
+        if g.failing(width, sc) == 1.0:
             best = sc
         else:
             break
@@ -147,6 +161,8 @@ def grid_table(g: Grid, what: str = "outcomes") -> "pandas.DataFrame":  # noqa: 
             o = g.outcome[(m, sc)]
             if what == "outcomes":
                 row[f"{sc:g}"] = "/".join(str(sum(v == k for v in o)) for k in ("ols", "zero", "other", "escaping", "global"))
+                if "invalid" in o:
+                    row[f"{sc:g}"] += f" ({sum(v == 'invalid' for v in o)} invalid)"
             else:
                 row[f"{sc:g}"] = g.failing(m, sc)
         rows[f"m = {m} ({g.seeds[m]} seeds)"] = row

@@ -39,28 +39,31 @@ def findings_spurious(claims, fr: Figure2Run, pt: dict, sad: dict, lm: dict, P) 
         f"tau_eps = {fr.tau_eps:.2f} [R], tau_2 = {float(pt['tau2'][0]):.2f}, tau_3 = {float(pt['tau3'][0]):.2f}.",
         f"- Nature of the limit: the balanced limit's smallest neuron has norm {sad['neuron_norm']:.2g}, and "
         f"replacing it by rho (1, (1, 0)) changes L by {sad['dL'][0]:.4g} at rho = {sad['rho'][0]:g} "
-        f"(prediction {sad['predicted'][0]:.4g}): a saddle. The dominated limit keeps min |a_j| = {lm['min_abs_a']:.3g}; "
-        f"random perturbations of norm 0.1 delta_0 = {lm['radius']:.2g} never lower L by more than {-lm['min_dL']:.2g}.",
+        f"(prediction {sad['predicted'][0]:.4g})"
+        + (": a saddle" if by.get("S5-limit/saddle-descent") is not None and by["S5-limit/saddle-descent"].verdict == "pass"
+           else ": this perturbation does not show a saddle")
+        + f". The dominated limit keeps min |a_j| = {lm['min_abs_a']:.3g}; random perturbations of norm "
+        f"0.1 delta_0 = {lm['radius']:.2g} lower L by at most {max(-lm['min_dL'], 0.0):.2g}.",
     ]
     if "E2/negative-none-all-active" in by and by["E2/negative-none-all-active"].verdict == "fail":
+        c = by["E2/negative-none-all-active"]
         lines.append(
-            f"- {by['E2/negative-none-all-active'].measured} negative neuron(s) end in the all-active cone (with |a_j| <= "
-            f"{by['E2/negative-small'].measured}): negative neurons that start close to D (the maximum of G, where the "
-            "descent of G is slowest) are still inside the all-active cone when the residual correlation vanishes at "
-            "the OLS point, and freeze there. The paper's statement (two cones, Lemma 20) allows this; the "
-            "specification's stricter 'none' does not hold at this width.")
+            f"- {c.measured} negative neuron(s) end in the all-active cone (with |a_j| <= {by['E2/negative-small'].measured})"
+            + (f"; registered cause: {c.cause}: {c.why}" if c.cause else "") + ".")
     return summarise(claims, lines)
 
 
 def findings_failure(claims, res: dict, lam_star: dict, disagree: int, P) -> str:
     g = res["balanced"]
     n_runs = sum(len(o) for o in g.outcome.values())
-    fails = sum(sum(v not in SUCCESS for v in o) for o in g.outcome.values())
+    invalid = sum(sum(v == "invalid" for v in o) for o in g.outcome.values())
+    fails = sum(sum(v not in SUCCESS and v != "invalid" for v in o) for o in g.outcome.values())
     lines = [
-        f"- {n_runs} balanced runs (widths {g.widths}, scales {g.scales}); {fails} fail. The largest grid scale at which "
-        f"every run fails is, per width: " + ", ".join(f"m = {m}: {v:g}" for m, v in lam_star.items()) + ".",
-        f"- With a {P.step_check_factor}x smaller step at m = {P.step_check_width}, {disagree} run(s) change outcome "
-        "(near the threshold, if any: finite steps shift where escapes happen).",
+        f"- {n_runs} balanced runs (widths {g.widths}, scales {g.scales}); {fails} end at a spurious point"
+        + (f", {invalid} are invalid (non-finite loss or parameters: they count neither way and fail the checks "
+           "that rest on them)" if invalid else "") + ". The largest grid scale at which every run fails is, per "
+        "width: " + ", ".join(f"m = {m}: {v:g}" for m, v in lam_star.items()) + ".",
+        f"- With a {P.step_check_factor}x smaller step at m = {P.step_check_width}, {disagree} run(s) change outcome.",
     ]
     return summarise(claims, lines)
 

@@ -4,7 +4,7 @@ run, its phases (Lemmas 9-24), its limit (a spurious stationary point) and the t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -72,6 +72,7 @@ class Figure2Run:
     dominated: Monitored
     balance: dict
     frames: list  # iterations of the animation (E4): the authors' schedule, at most animation_frames of them
+    valid: dict = field(default_factory=dict)  # "run" (R,), "dominated" (1,), "balance" (2,): finite loss and parameters
 
 
 def run_figure2(P) -> Figure2Run:
@@ -103,8 +104,11 @@ def run_figure2(P) -> Figure2Run:
         tr = gradient_descent(q0, data, net, steps=k, lr=lr, loss=LOSS, snapshots=[k])
         q = tr.final
         bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
-                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()))
-    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames)
+                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()),
+                         valid=metrics.finite_runs(tr.loss, q))
+    valid = dict(run=metrics.finite_runs(run.loss, run.final), dominated=metrics.finite_runs(dom.loss, dom.final),
+                 balance=torch.cat([bal["lr"]["valid"], bal["half_lr"]["valid"]]))
+    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames, valid)
 
 
 def phase_times(fr: Figure2Run) -> dict:

@@ -385,7 +385,7 @@ def phase_monitor(X, y, sets, p0, beta, D, eps2, eps3, captures, net):
     return monitor
 
 
-OUTCOMES = ("global", "escaping", "ols", "zero", "other")
+OUTCOMES = ("global", "escaping", "ols", "zero", "other", "invalid")
 
 
 SUCCESS = ("global", "escaping")
@@ -393,11 +393,14 @@ SUCCESS = ("global", "escaping")
 
 def classify(L: torch.Tensor, L_star: float, L_zero: float, atol: float = 1e-5, global_tol: float = 1e-6) -> list[str]:
     """Final losses -> "global" (L < global_tol), "escaping" (below the OLS loss: L < L* - atol, not yet global),
-    "ols" (abs(L - L*) <= atol), "zero" (abs(L - L(zero network)) <= atol) or "other" (any other value)."""
+    "ols" (abs(L - L*) <= atol), "zero" (abs(L - L(zero network)) <= atol) or "other" (any other value).
+
+    A non-finite loss is "invalid": it is neither a success nor a failure, and the checks built on these
+    outcomes receive the runs' finiteness flags (``valid=``) so that such a run makes them fail."""
     out = []
     for v in L.tolist():
         if not math.isfinite(v):
-            out.append("other")
+            out.append("invalid")
         elif v < global_tol:
             out.append("global")
         elif v < L_star - atol:

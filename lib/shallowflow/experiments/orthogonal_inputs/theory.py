@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from ... import data as datasets
@@ -124,3 +125,29 @@ def unit(v: torch.Tensor) -> torch.Tensor:
 
 
 U = 2.0 ** -53  # float64 unit roundoff
+
+
+def variation_norm_lp(data: Dataset, n_directions: int, extra=(), seed: int = 0) -> dict:
+    """min sum_i |c_i| s.t. sum_i c_i sigma(<theta_i, x_k>) = y_k over random unit theta_i (plus ``extra``).
+
+    The discretised Eq. (8): its value is an upper bound on the F1-norm interpolation problem over the
+    whole sphere.  Returns the value, the directions carrying the solution and their coefficients.
+    """
+    from scipy.optimize import linprog
+
+    X = data.X.cpu().numpy()
+    y = data.y.cpu().numpy()
+    gen = np.random.default_rng(seed)
+    th = gen.standard_normal((n_directions, X.shape[1]))
+    th /= np.linalg.norm(th, axis=1, keepdims=True)
+    if len(extra):
+        ex = np.asarray(extra, dtype=float).reshape(-1, X.shape[1])
+        th = np.vstack([th, ex / np.linalg.norm(ex, axis=1, keepdims=True)])
+    A = np.maximum(X @ th.T, 0.0)  # (n, N)
+    N = A.shape[1]
+    res = linprog(np.ones(2 * N), A_eq=np.hstack([A, -A]), b_eq=y, bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"linear program failed: {res.message}")
+    c = res.x[:N] - res.x[N:]
+    keep = np.abs(c) > 1e-9 * np.abs(c).max()
+    return {"value": float(res.fun), "support": th[keep], "coef": c[keep], "directions": th}

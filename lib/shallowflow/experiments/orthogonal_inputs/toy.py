@@ -21,6 +21,7 @@ from ... import init, metrics, theory
 from ...models import Network, Params, flow_time_per_step
 from ...params import Float, Int, Ints, PROFILE, Str, Rule, ensemble_bytes
 from ...train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
+from .theory import variation_norm_lp
 
 
 SCHEMA = {
@@ -88,6 +89,34 @@ def animation(run: ToyRun, count: int) -> tuple[list[tuple[int, Params]], torch.
     ks = animation_frames(union(geometric_schedule(steps), [steps]), count)
     where = torch.searchsorted(run.traj.loss_steps, torch.tensor(ks, dtype=run.traj.loss_steps.dtype))
     return [(k, run.traj.at(k)) for k in ks], run.traj.loss[:, where]
+
+
+def animation_consistency(run: ToyRun, frames: list[tuple[int, Params]], r: int) -> dict:
+    """E4, falsifiable: are the frames the trajectory's own states, from its first to its last iteration?
+
+    Each frame's state is evaluated afresh and its loss compared with the loss the trajectory recorded at that
+    iteration (largest gap relative to L(0), run ``r``); ``first`` / ``last`` are the frames' iterations and
+    ``start`` / ``end`` the first and last iterations of the trajectory's loss history."""
+    data = run.data.to("cpu")
+    steps = run.traj.loss_steps
+    gaps = []
+    for k, q in frames:
+        i = int(torch.searchsorted(steps, torch.tensor(k, dtype=steps.dtype)))
+        if i >= steps.numel() or int(steps[i]) != k:
+            gaps.append(math.inf)  # a frame at an iteration the trajectory never recorded
+            continue
+        gaps.append(abs(float(run.network.loss(q.select(r), data.X, data.y, "half")[0]) - float(run.traj.loss[r, i])))
+    return dict(gap=max(gaps, default=math.nan) / float(run.traj.loss[r, 0]),
+                first=frames[0][0] if frames else -1, last=frames[-1][0] if frames else -1,
+                start=int(steps[0]), end=int(steps[-1]))
+
+
+def min_f1_interpolator(n_directions: int = 2000) -> float:
+    """Eq. (8) on the toy: the minimum F1 norm over all interpolators of the two data points, by the linear program
+    of :func:`shallowflow.experiments.orthogonal_inputs.theory.variation_norm_lp` over random unit directions plus
+    the directions of the data points (for orthogonal inputs the minimiser uses those)."""
+    data = datasets.get("orthogonal-toy", device="cpu")
+    return variation_norm_lp(data, n_directions, extra=data.X.numpy())["value"]
 
 
 def exits(run: ToyRun) -> tuple[torch.Tensor, torch.Tensor]:
