@@ -418,9 +418,11 @@ def _compile(src: str, out: Path, flags: list[str]) -> None:
         c_file = Path(tmp) / "kernel.c"
         c_file.write_text(src)
         so = Path(tmp) / out.name
+        # relative names from inside the folder: the library's bytes do not depend on the temporary path, so
+        # concurrent builders write identical files (and identical checksums)
         cmd = [cc, "-O3", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC", *flags, *_extra_flags(),
-               str(c_file), "-o", str(so), "-lm"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+               c_file.name, "-o", so.name, "-lm"]
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
         sums = Path(tmp) / "sum"
@@ -448,7 +450,10 @@ def _open_verified(so: Path):
     """dlopen a private copy of the verified bytes, so that nothing done to the cache file later (a
     truncation, a rebuild) can reach the mapped library (no SIGBUS); then check the symbols."""
     data = _verified_bytes(so)
-    fd, tmp = tempfile.mkstemp(prefix=so.stem + "-", suffix=".so", dir=so.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=so.stem + "-", suffix=".so", dir=so.parent)
+    except OSError:  # a read-only cache: the private copy goes to the temporary folder
+        fd, tmp = tempfile.mkstemp(prefix=so.stem + "-", suffix=".so")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
