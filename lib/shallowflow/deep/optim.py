@@ -129,12 +129,11 @@ class _RateOptimizer(torch.optim.Optimizer):
 class Adler(_RateOptimizer):
     """ADLER, Algorithm 1 of Balboni's thesis (ADaptive LEarning Rate SGD).
 
-    Args:
-        model: the network (any ``nn.Module``); its trainable parameters are optimised.
-        beta: discount factor of the geometric mean of the per-minibatch rates, in (0, 1) (thesis: 0.99).
-        eps: Hessian regularisation, >= 0 (thesis: 1e-10); it caps the rate at 1/eps.
-        quadratic_form: ``None`` (default) computes ``v^T Q v`` from the loss's own output Hessian by autodiff;
-            ``"cross_entropy"`` uses the closed form of :func:`cross_entropy_quadratic_form`.
+    :param model: the network (any ``nn.Module``); its trainable parameters are optimised.
+    :param beta: discount factor of the geometric mean of the per-minibatch rates, in (0, 1) (thesis: 0.99).
+    :param eps: Hessian regularisation, >= 0 (thesis: 1e-10); it caps the rate at 1/eps.
+    :param quadratic_form: ``None`` (default) computes ``v^T Q v`` from the loss's own output Hessian by autodiff;
+        ``"cross_entropy"`` uses the closed form of :func:`cross_entropy_quadratic_form`.
     """
 
     def __init__(self, model: nn.Module, beta: float = 0.99, eps: float = 1e-10, quadratic_form: str | None = None):

@@ -410,3 +410,107 @@ def step_checks(seed: int = 0) -> dict:
     _, _, first = dopt.geometric_mean_update(0.0, 0.0, 2.5e-3, 0.99)
     out["d_first_err"] = abs(first - 2.5e-3) / 2.5e-3
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# measurements for Table 7.1, Figs 7.1-7.2 and Algorithm 1
+# ------------------------------------------------------------------------------------------------
+def cell_comparisons(cells: list[dict]) -> dict:
+    """Counts and means over Table 7.1's cells: ADLER against the grid-best SGD and against GN."""
+    if not cells:
+        return {}
+    a, g, s = (np.array([c[k] for c in cells]) for k in ("adler", "gn", "sgd"))
+    sd = np.array([math.sqrt((c["adler_sd"] ** 2 + c["sgd_sd"] ** 2) / 2) for c in cells])
+    return dict(cells=len(cells), valid=np.array([c["valid"] for c in cells]),
+                adler_mean=float(a.mean()), gn_mean=float(g.mean()), sgd_mean=float(s.mean()),
+                adler_vs_sgd=float((a - s).mean()), adler_vs_gn=float((a - g).mean()),
+                on_par=int((a >= s - np.maximum(sd, 0.02)).sum()), above_sgd=int((a >= s).sum()),
+                above_gn=int((a > g).sum()))
+
+
+def curves(comp: Comparison, dataset: str, act: str, kinds=None) -> dict:
+    """Per-epoch test accuracy, test loss and training loss of ADLER, GN and the grid-best SGD (chosen by final
+    accuracy) for every model of ``kinds`` with activation ``act`` on ``dataset`` (one row per model x seed)."""
+    out = {m: {"acc": [], "test_loss": [], "train_loss": [], "valid": []} for m in ("adler", "gn", "sgd")}
+    for kind in kinds or vision.MODELS:
+        for seed in sorted({r.seed for r in comp.runs}):
+            group = comp.select(dataset=dataset, model=kind, act=act, seed=seed)
+            if not group:
+                continue
+            picks = {"adler": [r for r in group if r.method == "adler"][0], "gn": [r for r in group if r.method == "gn"][0],
+                     "sgd": grid_best(group)}
+            for m, r in picks.items():
+                ok = r is not None and r.finite
+                E = max(len(x.test_acc) for x in group)
+                pad = lambda v: list(v) + [float("nan")] * (E - len(v))
+                out[m]["acc"].append(pad(r.test_acc) if r else [float("nan")] * E)
+                out[m]["test_loss"].append(pad(r.test_loss) if r else [float("nan")] * E)
+                out[m]["train_loss"].append(pad(r.train_loss) if r else [float("nan")] * E)
+                out[m]["valid"].append(ok)
+    return {m: {k: np.array(v, dtype=float) for k, v in d.items()} for m, d in out.items()}
+
+
+def fig71_measures(cv: dict) -> dict:
+    """Fig. 7.1's criteria on the mean curves over models: final training loss, log-loss slope over the first
+    half, the test loss's rise after its minimum and the spread of the accuracy over the last quarter."""
+    a, s = cv["adler"], cv["sgd"]
+    E = a["train_loss"].shape[1] - 1  # epochs (index 0 is the initialisation)
+    half = max(1, E // 2)
+    slope = lambda tl: (np.log(tl[:, half]) - np.log(tl[:, 0])) / half
+    tail = slice(int(math.floor(0.75 * E)), E + 1)
+    return dict(train_final_ratio=a["train_loss"][:, -1] / s["train_loss"][:, -1],
+                slope_adler=slope(a["train_loss"]), slope_sgd=slope(s["train_loss"]),
+                test_rise=a["test_loss"][:, -1] / np.nanmin(a["test_loss"][:, 1:], axis=1),
+                argmin_epoch=np.nanargmin(a["test_loss"][:, 1:], axis=1) + 1,
+                acc_spread=np.nanmax(a["acc"][:, tail], axis=1) - np.nanmin(a["acc"][:, tail], axis=1),
+                valid=a["valid"].astype(bool) & s["valid"].astype(bool), epochs=E)
+
+
+def rate_series(comp: Comparison, dataset: str, kind: str, act: str, seed: int) -> dict:
+    """Fig. 7.2: ADLER's and GN's eta_hat per step and the best SGD rate per epoch."""
+    group = comp.select(dataset=dataset, model=kind, act=act, seed=seed)
+    a = [r for r in group if r.method == "adler"][0]
+    g = [r for r in group if r.method == "gn"][0]
+    return dict(adler=a.steps["eta_hat"], gn=g.steps["eta_hat"], sgd=best_sgd_lr_per_epoch(group),
+                per_epoch=a.steps_per_epoch, valid=a.finite and g.finite)
+
+
+def algorithm_checks(comp: Comparison, beta: float) -> dict:
+    """Algorithm 1's bookkeeping on every ADLER run: passes per step, the first eta_hat equal to eta_0, eta_hat the
+    geometric mean of the recorded eta (recomputed), and v^T Q v >= 0 at every step."""
+    per_step, first, geo, vq = [], [], [], []
+    for r in comp.runs:
+        if r.method != "adler" or len(r.steps["eta"]) == 0:
+            continue
+        k = len(r.steps["eta"])
+        per_step.append(max(abs(r.passes[p] - k) for p in ("forward", "backward", "jvp")))
+        first.append(abs(r.steps["eta_hat"][0] - r.steps["eta"][0]) / r.steps["eta"][0])
+        w = beta ** np.arange(k)[::-1]
+        logs = np.log(r.steps["eta"])
+        ref = np.array([math.exp(np.dot(w[k - i - 1:], logs[:i + 1]) / w[k - i - 1:].sum()) for i in range(k)])
+        geo.append(float(np.max(np.abs(ref - r.steps["eta_hat"]) / ref)))
+        vq.append(float(np.min(r.steps["vQv"])))
+    return dict(pass_mismatch=max(per_step), first_err=max(first), geo_err=max(geo), min_vqv=min(vq))
+
+
+def findings(claims, comp: Comparison, cost_: dict, tables: dict) -> str:
+    """The chapter's summary, from this run's verdicts and numbers."""
+    lines = []
+    for name, cmp in tables.items():
+        if not cmp:
+            continue
+        lines.append(f"- **{name}**: mean final test accuracy over {cmp['cells']} cells: ADLER {cmp['adler_mean']:.3f}, "
+                     f"grid-best SGD {cmp['sgd_mean']:.3f}, Gauss-Newton {cmp['gn_mean']:.3f}; ADLER >= SGD in "
+                     f"{cmp['above_sgd']} and > GN in {cmp['above_gn']} of {cmp['cells']} cells.")
+    lines.append(f"- Cost: ADLER used {np.median(cost_['pass_ratio']):.2f}x the passes and "
+                 f"{np.median(cost_['wall_ratio']):.2f}x the wall time of one SGD run (medians over groups); the "
+                 f"{cost_['grid_size']}-rate grid used {cost_['total_seconds']['sgd']:.0f} s against ADLER's "
+                 f"{cost_['total_seconds']['adler']:.0f} s in all.")
+    diverged = [f"{r.dataset}/{r.model}/{r.act}" for r in comp.runs if r.method == "adler" and not r.finite]
+    if diverged:
+        lines.append(f"- ADLER diverged in {len(diverged)} group(s): {', '.join(diverged)}.")
+    for t in ("Alg1", "Table7.1", "C1", "C2", "C3", "C4", "P1", "P2", "P3", "P4", "Fig7.1", "Fig7.2"):
+        cs = claims.checks_of(t)
+        if cs:
+            lines.append(f"- **{t}**: {sum(c.verdict == 'pass' for c in cs)} of {len(cs)} checks pass.")
+    return "\n".join(lines)

@@ -120,7 +120,7 @@ def operators(net: MLP, X, y):
 
 
 def power_norm(op, P: int, iters: int, seed: int, v0=None, tol: float = 0.0) -> tuple[float, torch.Tensor, list]:
-    """Largest |eigenvalue| of a symmetric operator by power iteration (at most ``iters`` steps, fewer when two
+    """Largest eigenvalue magnitude of a symmetric operator by power iteration (at most ``iters`` steps, fewer when two
     successive estimates agree to ``tol`` relative); returns it, the vector and the history."""
     v = torch.randn(P, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) if v0 is None else v0.clone()
     v = v / v.norm()
@@ -227,7 +227,7 @@ def symmetry(draws: int, seed: int, shift: float, n: int = 32, d: int = 8, width
 
 
 def family_threshold(coords: int, alpha: float = 1e-3) -> float:
-    """The |z| a Gaussian exceeds with probability alpha / coords (Bonferroni over the coordinates)."""
+    """The ``|z|`` a Gaussian exceeds with probability alpha / coords (Bonferroni over the coordinates)."""
     from scipy.stats import norm
 
     return float(norm.isf(alpha / (2 * coords)))
@@ -300,7 +300,7 @@ def power_vs_exact(seed: int, n: int = 32, d: int = 8, width: int = 64, iters: i
 
 
 def gershgorin(depths: list[int], seed: int, n: int = 32, d: int = 8, width: int = 128) -> dict:
-    """lambda_max(K) <= max_i sum_j |K_ij| for the tangent kernel of tanh MLPs of several depths (inputs of norm
+    """``lambda_max(K) <= max_i sum_j |K_ij|`` for the tangent kernel of tanh MLPs of several depths (inputs of norm
     sqrt(d)); the tightness ratio lambda_max / bound per depth."""
     X, _ = _data(n, d, seed)
     tight, viol = [], []

@@ -230,7 +230,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
 # Definition 15: iterated normalised-ReLU dual kernel
 # ------------------------------------------------------------------------------------------------
 def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict:
-    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs with largest |cosine| <= max_cos."""
+    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most ``max_cos``."""
     g = torch.Generator().manual_seed(seed)
     mean = torch.randn(8, generator=g, dtype=torch.float64)
     X = mean / mean.norm() * 1.5 + torch.randn(n, 8, generator=g, dtype=torch.float64) * 0.6
@@ -263,8 +263,9 @@ def _tanh_layer_jac(M, x):  # Jacobian of x -> M tanh(x), batched over rows of x
 
 
 def lemma21(pairs: int, seed: int, n: int = 50) -> dict:
-    """Layer f(x) = M tanh(x), M ~ N(0, 1/n): per-coordinate Hessian norms, the vector map's sampled smoothness
-    ratio ||Df(x) - Df(x')||_op / ||x - x'|| (random pairs and an aligned pair), (B.18) and sigma_max(M) max|phi''|."""
+    """Layer ``f(x) = M tanh(x)``, ``M ~ N(0, 1/n)``: per-coordinate Hessian norms, the vector map's sampled
+    smoothness ratio ``||Df(x) - Df(x')||_op / ||x - x'||`` (random pairs and a constructed pair), (B.18) and the
+    corrected constant ``sigma_max(M) max|phi''|``."""
     g = torch.Generator().manual_seed(seed)
     M = torch.randn(n, n, generator=g, dtype=torch.float64) / math.sqrt(n)
     b18 = float(M.abs().max()) * TANH_D2
@@ -289,9 +290,9 @@ def lemma21(pairs: int, seed: int, n: int = 50) -> dict:
 
 
 def lemma16(pairs: int, seed: int, n: int = 20) -> dict:
-    """h = g o f with f(x) = M1 tanh(x), g(z) = M2 tanh(z): sampled Lipschitz and smoothness ratios of h against
-    G_g G_f and G_f^2 L_g + G_g L_f (layer constants: G = sigma_max(M) max|tanh'|, corrected
-    L = sigma_max(M) max|tanh''|; also with (B.18)'s L for comparison)."""
+    """``h = g o f`` with ``f(x) = M1 tanh(x)``, ``g(z) = M2 tanh(z)``: sampled Lipschitz and smoothness ratios of
+    h against ``G_g G_f`` and ``G_f^2 L_g + G_g L_f`` (layer constants: ``G = sigma_max(M) max|tanh'|``, corrected
+    ``L = sigma_max(M) max|tanh''|``; also with (B.18)'s L for comparison)."""
     g = torch.Generator().manual_seed(seed)
     M1 = torch.randn(n, n, generator=g, dtype=torch.float64) / math.sqrt(n)
     M2 = torch.randn(n, n, generator=g, dtype=torch.float64) / math.sqrt(n)

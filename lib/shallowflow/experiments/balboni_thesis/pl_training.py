@@ -47,6 +47,8 @@ SCHEMA = {
     "hvp_iters": Int("power iterations at the first measurement (later ones are warm-started with a third)", low=3, high=500),
     "gen_every": Int("steps between per-example gradient measurements (generalisation bound)", low=1, high=10000),
     "delta": Float("confidence delta of the bound (4.13) (unstated; 0.05)", low=0, high=1, low_open=True),
+    "mse": Str("the MSE convention: 'mse_mean' (torch's MSELoss, mean over examples and classes) or 'mse' "
+               "(mean over examples of 1/2 the squared error summed over classes)", choices=("mse_mean", "mse")),
 }
 RULES = (
     Rule(("examples", "width"), lambda P: max(P.examples) < P.width,
@@ -140,12 +142,14 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
     w0 = [p.detach().clone() for p in params]
     x_norm = X.flatten(1).norm(dim=1)
 
+    kind = P.mse if loss == "mse" else loss
+
     def objective(step):
-        return dtrain.loss_per_run(model(X), y, loss)
+        return dtrain.loss_per_run(model(X), y, kind)
 
     def h(ps):
         out = models.apply(list(ps), X, act)
-        return dtrain.loss_per_run(out, y, loss).sum()
+        return dtrain.loss_per_run(out, y, kind).sum()
 
     with torch.no_grad():
         h0 = [t.detach().clone() for t in model.features(X)]
@@ -179,12 +183,12 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
                 chain["steps"].append(step)
                 chain["values"].append(lmin0 - _chain_bound(w0, ps, h0, ht, x_norm, act, P.width))
         if loss == "mse" and (step % P.gen_every == 0 or step == P.epochs):
-            gi = measure.fc_per_example_grad_sq(ps, X, y, loss, act)
+            gi = measure.fc_per_example_grad_sq(ps, X, y, kind, act)
             with torch.no_grad():
-                li = dtrain.example_loss(model(X), y, loss)
+                li = dtrain.example_loss(model(X), y, kind)
                 gen["steps"].append(step)
                 gen["G"].append(gi.sqrt().amax(1)); gen["M"].append(li.amax(1))
-                gen["test"].append(dtrain.loss_per_run(model(Xte), yte, loss))
+                gen["test"].append(dtrain.loss_per_run(model(Xte), yte, kind))
         return None
 
     opt = dtrain.PerRunSGD(params, lrs)
