@@ -78,7 +78,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow import data as datasets
 from shallowflow.experiments.early_alignment import alignment as ex
 from shallowflow.experiments.early_alignment import findings as fnd
@@ -146,6 +146,8 @@ display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["co
 
 # %%
 sw = ex.run_sweep(P)
+# every trained run of the chapter: one whose loss or parameters stopped being finite fails the checks, named
+ok_sweep = metrics.finite_runs(sw.run.loss, sw.run.final)
 pt = ex.sweep_phase_times(sw)
 print(f"{sw.lam.numel()} runs x {int(round(P.time / P.lr))} iterations in {sw.run.seconds:.1f} s")
 rows = []
@@ -291,52 +293,52 @@ claims.check("Lem2/independent-pairs", "every pair of inputs is independent: min
 
 ratio = torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in P.epsilons]).flatten()
 claims.check("Thm1(i)/bound", "max_j |a_j(tau_eps)| / |a_j(0)| <= lambda^(-eps) (times 1.05), every run and eps",
-             ratio, C.below(1.05), source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps")
+             ratio, C.below(1.05), source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps", valid=ok_sweep)
 for e in P.epsilons:
     claims.check(f"Thm1(i)/exponent-eps{e:g}", f"eps = {e:g}: fitted exponent of that ratio in 1/lambda",
-                 slopes[e]["R"], C.within(e - 0.05, e + 0.05), source_value=f"{e:g} [R]")
+                 slopes[e]["R"], C.within(e - 0.05, e + 0.05), source_value=f"{e:g} [R]", valid=ok_sweep)
     claims.check(f"Thm1(i)/output-eps{e:g}", f"eps = {e:g}: fitted exponent of max_k |h(x_k)| at tau_eps in lambda",
-                 slopes[e]["h"], C.within(2 * (1 - e) - 0.15, 2 * (1 - e) + 0.15), source_value=f"2(1 - eps) = {2 * (1 - e):g} [R]")
+                 slopes[e]["h"], C.within(2 * (1 - e) - 0.15, 2 * (1 - e) + 0.15), source_value=f"2(1 - eps) = {2 * (1 - e):g} [R]", valid=ok_sweep)
     claims.check(f"Thm1(ii)/median-exponent-eps{e:g}", f"eps = {e:g}: exponent of the median 1 - cos over S+ (all lambda)",
-                 slopes[e]["med"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]")
+                 slopes[e]["med"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
     claims.check(f"Thm1(ii)/max-exponent-eps{e:g}", f"eps = {e:g}: exponent of the max 1 - cos over S+ (lambda <= 1e-3)",
-                 slopes[e]["max"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]")
+                 slopes[e]["max"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
 def per_eps(key):
     return ", ".join(f"eps {e:g}: " + "/".join(f"{v:.4f}" for v in sw.at_tau[e][key][at_min].tolist()) for e in P.epsilons)
 
 
 claims.check("Thm1(ii)/positive-to-maximum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S+ in the cone of the maximum D",
              sw.at_tau[e_main]["plus_in_max_cone"][at_min], C.above(1.0), source_value="a_j > 0: local maximum of G [T]",
-             note="every eps: " + per_eps("plus_in_max_cone"))
+             note="every eps: " + per_eps("plus_in_max_cone"), valid=ok_sweep)
 claims.check("Thm1(ii)/negative-to-minimum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S- switched off (G's flat minimum, D_j = 0)",
              sw.at_tau[e_main]["minus_inactive"][at_min], C.above(1.0), source_value="a_j < 0: local minimum of G [T]",
              note="every eps: " + per_eps("minus_inactive") + " (negative neurons that start next to the maximum D, where "
-                  "the descent of G is slowest, violate Condition 1 and need more time)")
+                  "the descent of G is slowest, violate Condition 1 and need more time)", valid=ok_sweep)
 claims.check("Thm1(ii)/switched-off-never-move", "neurons inactive on every point at tau_eps never move again (max change)",
              torch.stack([sw.at_tau[e]["frozen_moved"] for e in P.epsilons]).flatten(), C.below(0.0, strict=False),
-             source_value="D_j = 0: never moves (Lemma 11) [T]")
+             source_value="D_j = 0: never moves (Lemma 11) [T]", valid=ok_sweep)
 share = torch.stack([sw.at_tau[e_main]["plus_aligned"][sw.lam == sc].mean() for sc in sorted(P.scales, reverse=True)])
 claims.check("Rem1/aligned-share-grows", f"eps = {e_main:g}: share of S+ within 1e-3 of D at tau_eps never decreases as "
              "lambda decreases (largest drop)", float((share[:-1] - share[1:]).clamp_min(0).max()) if share.numel() > 1 else 0.0,
              C.below(0.0, strict=False), source_value="Condition 1 covers all neurons as lambda -> 0 [T]",
-             note="shares from the largest to the smallest lambda: " + ", ".join(f"{v:.3f}" for v in share.tolist()))
-claims.check("Lem5/tau2-linear", "tau_2 is linear in ln(1/lambda) (R^2)", pt["r2"], C.above(0.99), source_value="Lemma 5 (1)")
+             note="shares from the largest to the smallest lambda: " + ", ".join(f"{v:.3f}" for v in share.tolist()), valid=ok_sweep)
+claims.check("Lem5/tau2-linear", "tau_2 is linear in ln(1/lambda) (R^2)", pt["r2"], C.above(0.99), source_value="Lemma 5 (1)", valid=ok_sweep)
 claims.check("Lem5/tau2-slope", "its slope against 1/|D| (ratio)", pt["slope"] / pt["predicted_slope"],
-             C.within(0.85, 1.15), source_value=f"1/|D| = {pt['predicted_slope']:.4f}")
+             C.within(0.85, 1.15), source_value=f"1/|D| = {pt['predicted_slope']:.4f}", valid=ok_sweep)
 claims.check("Lem5/pairwise", "at tau_2 and lambda <= 1e-4 the S+ neurons are pairwise aligned (min pairwise cos)",
              th.series_at_capture(sw.run, sw.captures, "tau2", "pair_min_cos")[le4], C.above(1 - 1e-3),
-             source_value="Lemma 5 (3)")
+             source_value="Lemma 5 (3)", valid=ok_sweep)
 dur = pt["duration"]
 claims.check("Lem6/duration", "tau_3 - tau_2 does not depend on lambda: (max - min) / mean",
-             float((dur.max() - dur.min()) / dur.mean()), C.below(0.2), source_value="Lemma 6, O(ln 1/eps_2)")
+             float((dur.max() - dur.min()) / dur.mean()), C.below(0.2), source_value="Lemma 6, O(ln 1/eps_2)", valid=ok_sweep)
 claims.check("Lem6/pairwise", "at tau_3 and lambda <= 1e-4 the S+ neurons are still pairwise aligned (min pairwise cos)",
              th.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
-             source_value="Lemma 6 (2)")
+             source_value="Lemma 6 (2)", valid=ok_sweep)
 spread = 2 * torch.asin(torch.sqrt(sw.at_tau[e_main]["max"] / 2))
 claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S+ around D shrinks as lambda^eps "
              "(fitted exponent, lambda <= 1e-3)", ex.loglog_slope(lam[small], spread.numpy()[small])[0],
              C.within(e_main - 0.15, e_main + 0.15), source_value="a very small cone around D [T]",
-             note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad")
+             note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad", valid=ok_sweep)
 claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
              fixed_share, C.above(1.0), source_value="spec: every cluster centre, cos >= 1 - 1e-3",
              note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them")

@@ -61,7 +61,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
-from shallowflow import config, plots, train
+from shallowflow import config, metrics, plots, train
 from shallowflow import data as datasets
 from shallowflow.experiments.early_alignment import staircase as ex
 from shallowflow.experiments.early_alignment import findings as fnd
@@ -78,6 +78,8 @@ claims = C.Claims(source="002", chapter="book/early-alignment/staircase", profil
 
 # %%
 st = ex.run_staircase(P)
+# every trained run of the chapter: one whose loss or parameters stopped being finite fails the checks, named
+ok_runs = metrics.finite_runs(st.traj.loss, st.traj.final)
 data = st.data
 tr = st.traj
 net = Network("relu")
@@ -204,32 +206,32 @@ if anim3:
     claims.check("E4/figure3-descent", "the animation's frames show a descent: largest loss increase between "
                  "consecutive frames, relative to L(0)", float((L_anim3[1:] - L_anim3[:-1]).max() / L_anim3[0]),
                  C.below(1e-12), source_value="the authors' mp4 of Figure 3 [C]",
-                 note=f"{len(anim3)} frames, step {P.lr:g}")
+                 note=f"{len(anim3)} frames, step {P.lr:g}", valid=ok_runs)
 claims.check("E3/staircase", "plateaus at distinct loss levels (count per seed; the paper shows three stages e-j)",
              [len(lv) for lv in levels], C.above(3), source_value="saddle to saddle [T]",
-             note=f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each")
+             note=f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each", valid=ok_runs)
 claims.check("E3/first-plateau-constant", "the first plateau is a constant fit: max |h'(x)| on [-1, 1]",
-             slope_first, C.below(0.05), source_value="'a 1 neuron, constant, network' [T]", note="spec E3.4")
+             slope_first, C.below(0.05), source_value="'a 1 neuron, constant, network' [T]", note="spec E3.4", valid=ok_runs)
 claims.check("E3/final-loss-positive", "the final loss stays away from 0", L_end, C.above(1e-3),
-             source_value="spurious stationary point [T]", note="spec E3.2")
+             source_value="spurious stationary point [T]", note="spec E3.2", valid=ok_runs)
 claims.check("E3/final-converged", "the loss no longer moves: relative change over the last 20% of the run", rel_change,
-             C.below(1e-6), source_value="converged [T]")
+             C.below(1e-6), source_value="converged [T]", valid=ok_runs)
 claims.check("E3/versus-no-bump", "final loss over the loss of the teacher without its bumps", L_end / L_nobump,
-             C.above(0.1), source_value="misses the bumps [T]", note=f"no-bump teacher [R]: {L_nobump:.5f}")
+             C.above(0.1), source_value="misses the bumps [T]", note=f"no-bump teacher [R]: {L_nobump:.5f}", valid=ok_runs)
 claims.check("E3/effective-neurons", "effective neurons at convergence (direction clusters of significant neurons)",
              k_ef, C.below(7.5), source_value="fewer than the teacher's 8 [T]",
-             note="significant: |a_j| |w_j| >= 1e-3 of the total; clusters separated by > 0.01 rad [choice]")
+             note="significant: |a_j| |w_j| >= 1e-3 of the total; clusters separated by > 0.01 rad [choice]", valid=ok_runs)
 claims.check("E3/bump-cones-empty", "significant neurons with a kink in a data interval holding a bump knot (count)",
              bumps, C.below(0.5), source_value="'the cones corresponding to these bumps are empty' [T]",
-             note="knots -0.7, -0.55, 0.6, 0.7 (spec E3.3)")
+             note="knots -0.7, -0.55, 0.6, 0.7 (spec E3.3)", valid=ok_runs)
 claims.check("E3/omnidirectional-early", "(c, d): direction bins (of 36) holding a neuron",
              occ_cd, C.above(19), source_value="'omnidirectionality still seems present' [T]",
-             note="spec E3.5: most bins (> 18); a weak test (frozen inactive neurons keep their directions)")
+             note="spec E3.5: most bins (> 18); a weak test (frozen inactive neurons keep their directions)", valid=ok_runs)
 claims.check("E3/omnidirectionality-lost", "(e, f) and the end: some of the 36 bins hold no neuron of norm >= 1% of the "
              "largest (max occupied)",
-             torch.stack([occ_ef, occ_end]).flatten(), C.below(35.5), source_value="'some cones have no neuron at all' [T]")
+             torch.stack([occ_ef, occ_end]).flatten(), C.below(35.5), source_value="'some cones have no neuron at all' [T]", valid=ok_runs)
 claims.check("E3/step-size", "plateau levels at lr and lr/2 (first seed): largest relative gap", level_gap, C.below(1e-3),
-             source_value="spec: plateau values match to 1e-3", note=f"{n_common} common levels")
+             source_value="spec: plateau values match to 1e-3", note=f"{n_common} common levels", valid=torch.cat([ok_runs, metrics.finite_runs(half.traj.loss, half.traj.final)]))
 
 # %% [markdown]
 # ### Verdicts
