@@ -1,0 +1,66 @@
+"""000, Sections 3.1.4-3.1.5: the label variants of the orthogonal data -- Dataset 1.1.1 (switched labels),
+Dataset 1.1.2 (same-sign labels, Figs 3.14-3.16) -- and the alternative orthogonal Dataset 1.1.4 with c = 1
+(Fig. 3.17).
+
+m = 60, alpha = 1e-3 on the mean squared error, balanced and normal initialisations, one batched call per
+activation and dataset.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ... import metrics
+from ...params import PROFILE, Float, Floats, Int, Rule
+from . import common as Cm
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("number of hidden neurons m", low=1, high=10_000),
+    "lr": Float("GD step size alpha on the MSE", low=0, low_open=True, high=1),
+    "steps": Int("GD epochs", low=1000, high=10_000_000),
+    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "switch_scale": Float("lambda x sqrt(m) of the Dataset 1.1.0 / 1.1.1 comparison (Fig. 2.7's)", low=0, low_open=True, high=1),
+    "rich_scales": Floats("rich lambda of Figs 3.14 and 3.17", low=0, low_open=True, high=0.1, min_len=2),
+    "factor": Float("the unstated multiplier of the second label in Fig. 3.16", low=0, low_open=True, high=100),
+    "fig316_scale": Float("lambda of Fig. 3.16", low=0, low_open=True, high=1),
+    "fit_every": Int("epochs between snapshots used to time the label fits", low=1, high=10_000),
+}
+RULES = (Rule(("fit_every", "steps"), lambda P: P.fit_every <= P.steps, "fit_every must be <= steps"),)
+
+
+def _grid(data, acts, P, scales, inits=("balanced", "normal"), snaps=None):
+    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    snaps = snaps if snaps is not None else sorted(set(range(0, P.steps + 1, P.fit_every)) | {P.steps})
+    return Cm.train_grid(data, acts, P.width, Cm.combos(scales, seeds, inits=inits, lrs=[P.lr]), P.steps, snapshots=snaps)
+
+
+def run(P) -> dict:
+    """Every dataset variant's runs: 'switch' (1.1.0 and 1.1.1, ReLU), 'same' (1.1.2, three activations, rich
+    scales and 1e-6), 'scaled' (1.1.2 with the second label times ``factor``, ReLU), 'alt' (1.1.4, c = 1)."""
+    d0 = datasets.get("brisbois-orthogonal", device="cpu")
+    d1 = datasets.get("brisbois-orthogonal", variant="1.1.1", device="cpu")
+    d2 = datasets.get("brisbois-orthogonal", variant="1.1.2", device="cpu")
+    d2s = datasets.get("brisbois-orthogonal", variant="1.1.2", factor=P.factor, device="cpu")
+    d4 = datasets.get("brisbois-orthogonal", variant="1.1.4", device="cpu")
+    lam = P.switch_scale / math.sqrt(P.width)
+    out = dict(data={"1.1.0": d0, "1.1.1": d1, "1.1.2": d2, "1.1.2s": d2s, "1.1.4": d4})
+    out["switch"] = {v: _grid(d, ["relu"], P, [lam], inits=("balanced",))["relu"] for v, d in (("1.1.0", d0), ("1.1.1", d1))}
+    out["same"] = _grid(d2, T.ACTIVATIONS, P, sorted(set(P.rich_scales) | {1e-6}))
+    out["scaled"] = _grid(d2s, ["relu"], P, [P.fig316_scale], inits=("balanced",), snaps=[0, P.steps])["relu"]
+    out["alt"] = _grid(d4, T.ACTIVATIONS, P, sorted(P.rich_scales))
+    return out
+
+
+def directions(p, grown_rel: float = 0.05) -> torch.Tensor:
+    """Distinct directions among grown neurons (||w|| >= grown_rel x the largest), cos tolerance 1e-3."""
+    return metrics.distinct_directions(p.W, grown_rel=grown_rel, grown_threshold=0.0, cos_tol=1e-3)
+
+
+def fit_epoch_table(e: Cm.Ensemble, data) -> np.ndarray:
+    """(R, n) first snapshot epochs with |h(x_k) - y_k| < 0.1 |y_k|."""
+    return Cm.fit_epochs(e.traj, data, e.act).numpy()
