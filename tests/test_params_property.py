@@ -28,11 +28,17 @@ import importlib
 import math
 from pathlib import Path
 
+import tempfile
+
 import jupytext
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+
+# hypothesis keeps caches under .hypothesis/ in the working folder: keep the checkout clean
+set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "shallowflow-hypothesis"))
 
 from shallowflow.params import MAX_LEN, STR_MAX, ParameterError, Spec, validate
 
