@@ -170,3 +170,47 @@ def ks_normal_pvalue(v):
     v = np.asarray(v, float)
     z = (v - v.mean()) / v.std(ddof=1)
     return float(stats.kstest(z, "norm").pvalue)
+
+
+def group_state(t, k, D, n, p, u0, rho0):
+    """Numerically stable group state at times t (broadcasting over groups): returns u, rho, and the
+    residual quantities q = P - u rho and 1 - rho^2 without cancellation (valid for rho0 in (0, 1])."""
+    t = np.asarray(t, dtype=float)
+    c = 2 * np.sqrt(k) * D / n
+    P = n * p * c / 2
+    rho0 = np.asarray(rho0, dtype=float)
+    u0 = np.asarray(u0, dtype=float)
+    one = rho0 >= 1.0
+    A = np.arctanh(np.where(one, 0.5, rho0))
+    x = np.where(one, c * t, c * t / 2 + A)
+    e2 = np.exp(-2 * x)
+    sech2 = 4 * e2 / (1 + e2) ** 2
+    one_minus_tanh = 2 * e2 / (1 + e2)
+    # general rho0 < 1: 1/u - 1/P = sech^2 x [cosh^2 A/u0 + t/(np) - sinh(2A)/(npc)] - (2/(npc)) (1 - tanh x)
+    inv_gap = sech2 * (np.cosh(A) ** 2 / u0 + t / (n * p) - np.sinh(2 * A) / (n * p * c)) - 2 / (n * p * c) * one_minus_tanh
+    # rho0 = 1: u = u0 / (e^{-ct} + (u0/P)(1 - e^{-ct})); 1/u - 1/P = e^{-ct} (1/u0 - 1/P)
+    inv_gap1 = np.exp(-c * t) * (1 / u0 - 1 / P)
+    inv_gap = np.where(one, inv_gap1, inv_gap)
+    u = 1 / (1 / P + inv_gap)
+    gap = P * u * inv_gap  # P - u
+    one_m_rho = np.where(one, 0.0, one_minus_tanh)
+    rho = 1 - one_m_rho
+    q = gap + u * one_m_rho
+    one_m_rho2 = one_m_rho * (1 + rho)
+    return u, rho, q, one_m_rho2
+
+
+def group_network_mu(t, ks, Ds, n, p, u0s, rho0s):
+    """mu(t) of a network of p groups (Prop. 2 / Thm 2), from the exact per-group solution:
+    ||R_j||^2 = (q_j/p)^2 + (u_j/p)^2 (1 - rho_j^2), (v_j^T R_j)^2 = u_j (rho_j sqrt(k)||D_j|| - u_j/p)^2 and
+    mu = 2/(n p) sum_j [(v_j^T R_j)^2 + u_j ||R_j||^2] / sum_j ||R_j||^2.  t: (T,), groups: (G,)."""
+    t = np.asarray(t, float)[:, None]
+    u, rho, q, omr2 = group_state(t, ks, Ds, n, p, u0s, rho0s)
+    R2 = (q / p) ** 2 + (u / p) ** 2 * omr2
+    # rho sqrt(k) D - u/p = (P rho - u)/p = (q - P (1 - rho) ... ) / p: write P rho - u = q - P(1-rho) + u(1-rho) - u(1-rho)
+    P = p * np.sqrt(ks) * Ds
+    vr = (P * rho - u) / p  # = (q - (P - u)(1 - rho) ... ) small: compute as q - P (1 - rho)
+    one_m_rho = 1 - rho
+    vr = (q - P * one_m_rho) / p
+    num = (u * vr ** 2 + u * R2).sum(-1)
+    return 2 / (n * p) * num / R2.sum(-1)

@@ -1,0 +1,192 @@
+"""001, chapter *phase-transitions*: Theorem 2 / Fig. 2 (phase transitions of the rescaled loss under
+group initialisation) with the corrected closed form, validated against the library's Dormand-Prince
+gradient flow and gradient descent on the full network, and Proposition 2 (rates n^-alpha)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from shallowflow import init
+from shallowflow.config import DTYPE
+from shallowflow.flow import gradient_flow
+from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule
+
+from . import reductions as RD
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "fig_ns": Floats("Fig. 2 / Thm 2: dataset sizes of the closed form (any size)", low=10, high=1e40, min_len=2),
+    "eps_window": Float("Thm 2: loss fraction epsilon of the transition window", low=1e-4, high=0.49, low_open=True),
+    "flow_n": Int("validation: n = d of the full-network gradient flow (p = 2)", low=4, high=4000),
+    "gd_n": Int("validation: n = d of full gradient descent on the canonical basis (p = 2)", low=4, high=10**5),
+    "gd_lrs": Floats("validation: GD step sizes", low=1e-3, high=2, low_open=True),
+    "t_max": Float("time range in units of the later transition", low=1.0, high=10),
+    "prop2_log2n": Ints("Prop. 2: n = 2^k for these k (k divisible by 4)", low=4, high=24, min_len=2),
+    "alphas": Floats("Prop. 2: exponents alpha", low=0.5, high=1.0, min_len=2),
+    "norms0": Floats("Prop. 2: initial norms ||w_j(0)||", low=1e-3, high=10, low_open=True),
+}
+RULES = (
+    Rule(("prop2_log2n",), lambda P: all(k % 8 == 0 for k in P.prop2_log2n), "k must be a multiple of 8 so that "
+         "k_n = n^(2(1-alpha)) is a power of 2 for alpha in multiples of 1/16"),
+    Rule(("alphas",), lambda P: all(abs(a * 16 - round(a * 16)) < 1e-9 for a in P.alphas), "alpha must be a multiple of 1/16"),
+)
+
+NORMS = (1.0, 2.0)  # |y| on group 1 and group 2 (authors' phase_transition.py)
+
+
+def loss_curve(tau, n, norms=NORMS, u0=1.0, rho0=1.0, p=None):
+    """L_n(tau t_n) of p groups of k = n/p orthonormal points with |y| = norms[j] (constant in a group)."""
+    p = p or len(norms)
+    k = n / p
+    t = np.asarray(tau, float) * T.t_n(n, p)
+    L = 0.0
+    rho0s = np.broadcast_to(np.asarray(rho0, float), (p,))
+    u0s = np.broadcast_to(np.asarray(u0, float), (p,))
+    for j, D in enumerate(norms):
+        u, rho, q, omr2 = T.group_state(t, k, D, n, p, u0s[j], rho0s[j])
+        L = L + ((q / p) ** 2 + (u / p) ** 2 * omr2) / (2 * n)
+    return L
+
+
+def transition_times(n, eps, D, p=2, u0=1.0, rho0=1.0):
+    """t(eps)/t_n and t(1-eps)/t_n of one group (its loss at eps and 1 - eps of its plateau)."""
+    k = n / p
+    tn = T.t_n(n, p)
+    lo = T.group_time_at_fraction(1 - eps, k, D, n, p, u0, rho0) / tn
+    hi = T.group_time_at_fraction(eps, k, D, n, p, u0, rho0) / tn
+    return hi, lo
+
+
+def run_theorem2(P):
+    rows = []
+    for n in P.fig_ns:
+        r = dict(n=n)
+        for j, D in enumerate(NORMS):
+            for rho0 in (1.0, 0.5):
+                hi, lo = transition_times(n, P.eps_window, D, rho0=rho0)
+                r[(D, rho0)] = dict(t_eps=hi, window=(hi - lo) * math.log(n * 2))
+        tau_mid = 0.75 * 1.0  # between the transitions at 1/2 and 1
+        r["plateaus"] = [float(loss_curve(tau, n)) for tau in (0.25, 0.75, 1.5)]
+        rows.append(r)
+    # the "at most p parts" claim: p = 3 groups with norms (1, 1, 2) and different rho0: 2 distinct transitions
+    n = max(P.fig_ns)
+    times = [transition_times(n, 0.5, D, p=3, rho0=r0)[0] for D, r0 in ((1.0, 1.0), (1.0, 0.3), (2.0, 0.7))]
+    return dict(rows=rows, three_group_times=times)
+
+
+def distinct(values, tol):
+    v = sorted(values)
+    return 1 + sum(1 for a, b in zip(v, v[1:]) if b - a > tol)
+
+
+def orthonormal_groups(n, p=2, norms=NORMS, signs=(1.0, -1.0)):
+    """Canonical basis X = I_n and labels |y| = norms[j] with sign signs[j] on group j."""
+    k = n // p
+    y = torch.cat([torch.full((k,), signs[j] * norms[j], dtype=DTYPE) for j in range(p)])
+    return torch.eye(n, dtype=DTYPE), y
+
+
+def run_validation(P):
+    """Full-network dynamics against the closed form: the library's Dormand-Prince flow (dense X = I, p = 2)
+    at n = P.flow_n, and GD on the canonical basis (exact reduction) at n = P.gd_n."""
+    out = {}
+    n = P.flow_n
+    X, y = orthonormal_groups(n)
+    G0 = init.group(X, y, 2, [0], norm=1.0, device="cpu")  # random positive coefficients: rho0 < 1
+    k = n // 2
+    rho0 = [float((G0.W[0, j, j * k:(j + 1) * k] * y[j * k:(j + 1) * k].abs()).sum()
+                  / (G0.W[0, j].norm() * y[j * k:(j + 1) * k].norm())) for j in range(2)]
+    t_second = T.t_n(n, 2)
+    taus = np.linspace(0, P.t_max, 41)
+    fl = gradient_flow(G0, (X, y), RD.NET, t_end=float(2 * P.t_max * t_second), snapshots_t=[float(2 * tau * t_second) for tau in taus],
+                       rtol=1e-10, engine="torch")
+    L_flow = np.array([float(RD.NET.loss(fl.at(float(2 * tau * t_second)), X, y)[0]) for tau in taus])
+    L_cf = loss_curve(taus, n, u0=1.0, rho0=rho0)
+    out["flow"] = dict(n=n, taus=taus, L_flow=L_flow, L_cf=L_cf, rho0=rho0, rel=float(np.max(np.abs(L_flow - L_cf) / L_cf)),
+                       final_w2=(fl.final.W[0] ** 2).sum(-1).numpy(), target=2 * math.sqrt(k) * np.array(NORMS),
+                       finite=bool(np.isfinite(L_flow).all()))
+    n = P.gd_n
+    _, y = orthonormal_groups(n)
+    k = n // 2
+    W = torch.zeros(1, 2, n, dtype=DTYPE)
+    W[0, 0, :k] = 1 / math.sqrt(k)
+    W[0, 1, k:] = 1 / math.sqrt(k)  # aligned with D_j: rho0 = 1, ||w_j(0)|| = 1 (the authors' Fig. 2)
+    a = torch.tensor([[1.0, -1.0]], dtype=DTYPE)
+    tn = T.t_n(n, 2)
+    gd = []
+    for lr in P.gd_lrs:
+        steps = int(P.t_max * tn / lr)
+        run = RD.orthogonal_gd(a, W, None, y, torch.ones(n, dtype=DTYPE), lr, steps)
+        tau = np.arange(steps + 1) * lr / tn
+        cf = loss_curve(tau, n)
+        L = run.loss[0].numpy()
+        gd.append(dict(lr=lr, rel=float(np.max(np.abs(L - cf) / cf)), tau=tau, L=L, finite=bool(np.isfinite(L).all())))
+    out["gd"] = gd
+    out["gd_n"] = n
+    return out
+
+
+def run_prop2(P):
+    """Prop. 2: per (n, alpha, ||w(0)||): groups of k_n = n^(2(1-alpha)) points with labels U[1, 2] and one
+    random sign per group, w_j(0) = positive random combination of its group; mu(t) from the exact solution."""
+    rows = []
+    for kk in P.prop2_log2n:
+        n = 2 ** kk
+        rng = np.random.default_rng(kk)
+        y = rng.uniform(1.0, 2.0, n)  # |y|; group signs do not enter the group dynamics
+        coef = 1.0 - rng.uniform(0.0, 1.0, n)  # u_i in (0, 1]
+        for alpha in P.alphas:
+            k = int(round(2 ** (kk * 2 * (1 - alpha))))
+            p = n // k
+            yy = y.reshape(p, k)
+            uu = coef.reshape(p, k)
+            D = np.sqrt((yy ** 2).mean(1))
+            rho0 = np.clip((uu * yy).sum(1) / (np.linalg.norm(uu, axis=1) * np.linalg.norm(yy, axis=1)), 0, 1)
+            rho0 = np.where(rho0 > 1 - 1e-12, 1.0, rho0)  # one-point groups: exactly aligned
+            for w0 in P.norms0:
+                u0 = np.full(p, w0 ** 2)
+                c = 2 * np.sqrt(k) * D / n
+                cmin = c.min()
+                cy_m, cy_p = y.min(), y.max()
+                Cc = max(alpha * cy_m, (1 / (2 * cy_m)) ** (1 / alpha))
+                t0 = Cc * n ** (3 * alpha - 1) * math.log(Cc * n)
+                t_late = 250.0 / cmin  # c_min t = 250: residuals ~ e^-250 (e^-500 for rho0 = 1), no underflow
+                # (10) is claimed for t >= t0; t0 is often beyond the time the residual underflows, so the grid
+                # starts at min(t0, t_late / 100) (a stronger test) and ends at t_late
+                ts = np.geomspace(min(t0, t_late / 100), t_late, 60)
+                mu = T.group_network_mu(ts, k, D, n, p, u0, rho0)
+                K1 = 2 * cy_m * (w0 ** 2) / (2 + w0 ** 2)
+                K2 = 4 * cy_p
+                # [derived] mu -> min_j c_j for rho0_j < 1; a one-point group (k = 1) has rho = 1 exactly, its residual
+                # lies along D_j and decays twice as fast in L: mu -> 2 c_j there
+                pred = float(np.min(c * np.where(rho0 >= 1.0, 2.0, 1.0)))
+                rows.append(dict(n=n, alpha=alpha, w0=w0, p=p, k=k, t0=t0, t_late=t_late, mu_late=float(mu[-1]), cmin=float(cmin), pred=pred,
+                                 ratio=float(mu[-1] / pred), ratio_spec=float(mu[-1] * n ** alpha / (2 * D.min())),
+                                 viol=int((((mu * n ** alpha < K1 * (1 - 1e-9)) | (mu * n ** alpha > K2 * (1 + 1e-9))) & ((ts >= t0) | (ts == ts[-1]))).sum()),
+                                 finite=bool(np.isfinite(mu).all())))
+    return rows
+
+
+def prop2_slopes(rows):
+    out = {}
+    for alpha in sorted({r["alpha"] for r in rows}):
+        for w0 in sorted({r["w0"] for r in rows}):
+            sel = [r for r in rows if r["alpha"] == alpha and r["w0"] == w0]
+            out[(alpha, w0)] = float(np.polyfit(np.log([r["n"] for r in sel]), np.log([r["mu_late"] for r in sel]), 1)[0])
+    return out
+
+
+def findings(claims, th, P):
+    ok = claims.passed
+    r = th["rows"][-1]
+    return "\n".join([
+        f"- At n = {r['n']:.3g} the rescaled loss has plateaus {', '.join(f'{v:.4f}' for v in r['plateaus'])} at "
+        f"t/t_n = 0.25, 0.75, 1.5 (Theorem 2's levels 1.25, 0.25, 0 {'reproduced' if ok('Thm2/plateaus') else 'not reproduced'}).",
+        f"- The transition window times log(np)/t_n is {r[(1.0, 1.0)]['window']:.4f} for ||D|| = 1: the corrected "
+        f"constant {'matches' if ok('Thm2/window-corrected') else 'does not match'}, the paper's eq. (12) constant "
+        f"{'matches' if ok('Thm2/window-paper') else 'does not match'}.",
+        f"- Proposition 2: late-time slopes {'equal' if ok('Prop2/slope') else 'do not all equal'} -alpha within 0.02.",
+    ])
