@@ -429,11 +429,18 @@ i_small = [i for s in small_scales for i in sweep.runs_at(s)]
 i_large = [i for s in large_scales for i in sweep.runs_at(s)]
 i_01 = sweep.runs_at(0.1)
 i_1 = sweep.runs_at(1.0)
+# the trained runs each remark rests on: one whose loss or parameters stopped being finite fails its checks, named
+def finite(tr):
+    return metrics.finite_runs(tr.loss, tr.final)
+
+ok_sweep, ok_leaky = finite(sweep.traj), finite(leaky.traj)
+ok_r4 = torch.cat([finite(t) for t in sw4.trajs])
+ok_r5, ok_r6 = torch.cat([finite(r5["traj"]), finite(r5f["traj"])]), finite(r6["traj"])
 
 # %%
 claims.check("R1/library-keeps-boundary", "GD with sigma'(0) = 0 keeps a neuron on its activation boundary "
              "(the flow solution z = 0): max |<w, x_1>| over training", bnd["max_abs_z1"], C.below(0.0, strict=False),
-             source_value="sigma'(0) = 0 (App. D)")
+             source_value="sigma'(0) = 0 (App. D)", valid=finite(bnd["traj"]))
 claims.check("R1/sigma1-no-solution", "with sigma'(0) = 1 the small-step limit of GD (z = 0) violates z' = -c sigma'(z) "
              "at t = 0: residual / c", r1[1]["limit_residual"], C.above(0.5), source_value="no global solution",
              note="derived illustration; the paper's proof (App. D) is not in the source")
@@ -441,17 +448,17 @@ claims.check("R1/sigma1-gd-limit", "with sigma'(0) = 1, sup |z| of GD scales lik
              r1["sup_slope_sigma1"], C.within(0.9, 1.1), source_value="(derived) 1")
 
 claims.check("R2/min-norm-small-init", "init_scale <= 1e-2: rel. gap of ||theta||^2 to 6/sqrt(5)",
-             vals(S2["rel_gap"][i_small]), C.below(1e-3), source_value="minimal norm")
+             vals(S2["rel_gap"][i_small]), C.below(1e-3), source_value="minimal norm", valid=ok_sweep)
 claims.check("R2/no-plateau-large-init", "init_scale >= 0.1: longest stretch with L within 1% of 0.25 (iterations)",
-             vals(S2["plateau"][i_large]), C.below(100), source_value="no intermediate saddle")
+             vals(S2["plateau"][i_large]), C.below(100), source_value="no intermediate saddle", valid=ok_sweep)
 claims.check("R2/single-escape-large-init", "init_scale >= 0.1: number of saddle escapes (1: no intermediate saddle)",
-             vals(S2["saddles"]["escapes"][i_large]), C.within(1, 1), source_value="no intermediate saddle")
+             vals(S2["saddles"]["escapes"][i_large]), C.within(1, 1), source_value="no intermediate saddle", valid=ok_sweep)
 if i_01:
     claims.check("R2/min-norm-init-0.1", "init_scale 0.1 (lambda 0.1/sqrt(m)): rel. gap to the minimal norm",
-                 S2["rel_gap"][i_01], C.below(1e-2), source_value="seems to converge to a min-norm interpolator")
+                 S2["rel_gap"][i_01], C.below(1e-2), source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
 if i_1:
     claims.check("R2/min-norm-mean-field", "init_scale 1 (the mean-field scale 1/sqrt(m)): rel. gap to the minimal norm",
-                 S2["rel_gap"][i_1], C.below(1e-2), source_value="seems to converge to a min-norm interpolator")
+                 S2["rel_gap"][i_1], C.below(1e-2), source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
 
 claims.check("R3/exact-form", "P(Assumption 3): Monte Carlo vs inclusion-exclusion, max |z| over all (n, m)",
              z_exact.abs().max(), C.below(zcrit, strict=False), source_value="(derived) closed form",
@@ -470,45 +477,45 @@ Bd = B & (S4["dataset"] == 1)
 Bt = B & (S4["dataset"] == 0)
 Cc = S4["cls"] == 2
 claims.check("R4/converges-without-A3", "A3 fails but every label covered (class B): final L",
-             vals(S4["final_loss"][B]), C.below(1e-10), source_value="the loss should still converge to 0")
+             vals(S4["final_loss"][B]), C.below(1e-10), source_value="the loss should still converge to 0", valid=ok_r4)
 claims.check("R4/not-min-norm", "class B: rel. gap of ||theta||^2 to the minimum", vals(S4["rel_gap"][B]), C.above(1e-2),
-             source_value="the l2 norm will not be minimal")
+             source_value="the l2 norm will not be minimal", valid=ok_r4)
 claims.check("R4/more-kinks", "class B: number of kinks (grown directions)", vals(S4["directions"][B]), C.above(3),
-             source_value="more than two kinks")
+             source_value="more than two kinks", valid=ok_r4)
 claims.check("R4/saddle-per-kink", "class B, distinct labels: escapes minus kinks (0: one saddle per kink)",
-             vals(S4["escapes"][Bd] - S4["directions"][Bd]), C.within(0, 0), source_value="one saddle per kink")
+             vals(S4["escapes"][Bd] - S4["directions"][Bd]), C.within(0, 0), source_value="one saddle per kink", valid=ok_r4)
 claims.check("R4/saddle-per-kink-tied-labels", "class B, ORTHO-B (tied labels): escapes minus kinks",
              vals(S4["escapes"][Bt] - S4["directions"][Bt]), C.within(0, 0), source_value="one saddle per kink",
-             note="equal labels give equal growth rates, so several kinks grow in one escape")
+             note="equal labels give equal growth rates, so several kinks grow in one escape", valid=ok_r4)
 claims.check("R4/uncovered-converges", "a label uncovered at init (class C, smallest widths): final L",
              vals(S4["final_loss"][Cc]), C.below(1e-10), source_value="the loss should still converge to 0",
-             note="the loss stays at its derived floor sum of uncovered y_k^2 / (2n)")
+             note="the loss stays at its derived floor sum of uncovered y_k^2 / (2n)", valid=ok_r4)
 claims.check("R4/fewer-neurons-more-kinks", "Spearman correlation of width and number of kinks (classes A, B)",
-             rho4, C.below(0.0), source_value="fewer neurons, more kinks")
+             rho4, C.below(0.0), source_value="fewer neurons, more kinks", valid=ok_r4)
 
 i_lam = r5f["deltas"] == P.near_scale
 claims.check("R5/delta-lambda-same-limit", f"delta = lambda, step {P.ortho_lr / P.near_fine:g}: rel. change of "
              "||theta||^2 vs delta = 0 (same seeds)", (r5f["squared_norm"][i_lam] - sq0f).abs() / sq0f, C.below(1e-6),
-             source_value="analysis extends")
+             source_value="analysis extends", valid=ok_r5)
 claims.check("R5/delta-lambda-no-turning", f"delta = lambda, step {P.ortho_lr / P.near_fine:g}: max turning of grown neurons (rad)",
-             turn5f[r5f["deltas"] == P.near_scale], C.below(1e-3), source_value="as orthogonal (R8)")
+             turn5f[r5f["deltas"] == P.near_scale], C.below(1e-3), source_value="as orthogonal (R8)", valid=ok_r5)
 claims.check("R5/large-delta-turns", f"delta = {P.near_delta_large:g}, step {P.ortho_lr / P.near_fine:g}: max turning (rad)",
              turn5f[r5f["deltas"] == P.near_delta_large], C.above(0.05), source_value="drastically different",
-             note="0.05 rad is the spec's realignment threshold of E3a")
+             note="0.05 rad is the spec's realignment threshold of E3a", valid=ok_r5)
 
 claims.check("R6/gap-decreases", "unbalanced: rel. gap decreases at every smaller lambda (max ratio gap(next)/gap)",
-             (gap_un[1:] / gap_un[:-1]).amax(0), C.below(1.0), source_value="extends to unbalanced init")
+             (gap_un[1:] / gap_un[:-1]).amax(0), C.below(1.0), source_value="extends to unbalanced init", valid=ok_r6)
 claims.check("R6/gap-vanishes", f"unbalanced, lambda = {P.unbalanced_scales[-1]:g}: rel. gap", gap_un[-1], C.below(1e-6),
-             source_value="extends to unbalanced init")
+             source_value="extends to unbalanced init", valid=ok_r6)
 
-claims.check("R7/converges", "leaky ReLU: final L", leaky.traj.loss[:, -1], C.below(1e-10), source_value="(not stated)")
+claims.check("R7/converges", "leaky ReLU: final L", leaky.traj.loss[:, -1], C.below(1e-10), source_value="(not stated)", valid=ok_leaky)
 claims.check("R7/not-min-norm", "leaky ReLU: rel. gap of ||theta||^2 to the leaky minimal norm (LP)", gap7, C.above(1e-3),
-             source_value="might not be biased towards minimal l2 norm")
+             source_value="might not be biased towards minimal l2 norm", valid=ok_leaky)
 
 claims.check("R8/toy-no-turning", "toy, paper's scale: max turning of grown neurons after 10% growth (rad)",
-             turn_toy, C.below(1e-3), source_value="no change of direction")
+             turn_toy, C.below(1e-3), source_value="no change of direction", valid=ok_sweep)
 claims.check("R8/ortho-b-no-turning", f"ORTHO-B, lambda = {P.near_scale:g}: max turning of grown neurons (rad)",
-             turn_b, C.below(1e-3), source_value="no change of direction")
+             turn_b, C.below(1e-3), source_value="no change of direction", valid=ok_r5)
 
 # %% [markdown]
 # ### Verdicts
