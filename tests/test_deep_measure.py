@@ -189,3 +189,32 @@ def test_validation_errors():
         dtrain.loss_per_run(torch.zeros(2, 3), torch.zeros(2, dtype=torch.long), "hinge")
     with pytest.raises(ValueError):
         measure.power_iteration(lambda p: p[0].sum(), (torch.zeros(2),), iters=0)
+
+
+def test_stream_features_equal_the_module_and_threads_are_restored():
+    X = torch.randn(2, 4, 5, dtype=torch.float64)
+    m = models.DeepFCN(5, 7, 3, activation="tanh", renormalise=True, seeds=[3, 4], device="cpu")
+    with torch.no_grad():
+        for a, b in zip(m.features(X), models.stream_features(X, 7, 3, "tanh", True, True, [3, 4], device="cpu")):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    before = torch.get_num_threads()
+    with models.fastest_threads(64, 8) as k:
+        assert k in (1, 2) and torch.get_num_threads() == k
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("loss", ["mse", "ce"])
+@pytest.mark.parametrize("renorm", [False, True])
+def test_fc_per_example_grad_sq_equals_vmap_grad(loss, renorm):
+    m = models.DeepFCN(4, 6, 3, classes=3, activation="tanh", renormalise=renorm, seeds=[0, 1], device="cpu")
+    _, params = m.pure()
+    X = torch.randn(2, 5, 4, dtype=torch.float64)
+    y = torch.tensor([[0, 1, 2, 0, 1], [2, 2, 1, 0, 0]])
+
+    def loss_i(p, x, yi):  # x (R, d), yi (R,)
+        out = models.apply(list(p), x[:, None, :], "tanh", renormalise=renorm)[:, 0]
+        return dtrain.example_loss(out, yi, loss).sum()
+
+    want = measure.per_example_grad_sq(loss_i, params, X, y, x_axis=1)
+    got = measure.fc_per_example_grad_sq(params, X, y, loss, "tanh", renormalise=renorm)
+    torch.testing.assert_close(got, want, rtol=1e-11, atol=1e-14)

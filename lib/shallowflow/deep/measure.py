@@ -150,3 +150,33 @@ def per_example_grad_sq(loss_i: Callable, params: Params, X: torch.Tensor, Y: to
 
     out = vmap(one, in_dims=(x_axis, x_axis), chunk_size=chunk_size)(X, Y)
     return out.T if per_run else out
+
+
+def fc_per_example_grad_sq(weights: Params, x: torch.Tensor, y: torch.Tensor, loss: str, act: str = "relu",
+                           normalised: bool = True, renormalise: bool = False) -> torch.Tensor:
+    """Exact squared norms of the per-example gradients of a bias-free fully connected network
+    (:func:`shallowflow.deep.models.apply` with a head), shape (..., n), without forming them: the gradient
+    of example i in layer k is the outer product delta_{k,i} a_{k-1,i}^T, so its squared norm is
+    ||delta_{k,i}||^2 ||a_{k-1,i}||^2.  The deltas are ONE ``torch.func.grad`` of the summed loss with respect
+    to zero perturbations of the pre-activations (each example's loss depends on its own rows only).
+    Equals :func:`per_example_grad_sq` (tested) at the cost of one backward pass."""
+    from .models import activation, renormalise_rows
+    from .train import example_loss
+
+    phi = activation(act, normalised)
+
+    def forward(eps):
+        h, inputs = x, []
+        for W, e in zip(weights[:-1], eps[:-1]):
+            inputs.append(h)
+            h = phi(h @ W.transpose(-1, -2) + e)
+            if renormalise:
+                h = renormalise_rows(h)
+        inputs.append(h)
+        out = h @ weights[-1].transpose(-1, -2) + eps[-1]
+        return example_loss(out, y, loss).sum(), inputs
+
+    lead = x.shape[:-1]
+    eps0 = tuple(torch.zeros(*lead, W.shape[-2], dtype=x.dtype, device=x.device) for W in weights)
+    deltas, inputs = grad(forward, has_aux=True)(eps0)
+    return sum(d.square().sum(-1) * a.detach().square().sum(-1) for d, a in zip(deltas, inputs))

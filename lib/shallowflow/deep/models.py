@@ -16,8 +16,10 @@ are one module and one batched matmul.  Inputs of shape (n, d) are shared by all
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Sequence
+import time
+from typing import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -79,6 +81,9 @@ def apply(weights: Sequence[torch.Tensor], x: torch.Tensor, act: str = "relu", n
         feats.append(h)
     out = h @ weights[-1].transpose(-1, -2) if head else h
     return (out, feats) if features else out
+
+
+_ACT = activation  # stream_features' parameter of the same name shadows the function
 
 
 class DeepFCN(nn.Module):
@@ -147,3 +152,50 @@ class DeepFCN(nn.Module):
         return (f"{self.depth} x {self.width} FCN, {'normalised ' if self.normalised else ''}{self.act}, "
                 f"{'renormalised' if self.renormalise else 'not renormalised'}, "
                 f"{self.classes or 'no'} outputs, {self.runs} run(s)")
+
+
+@torch.no_grad()
+def stream_features(x: torch.Tensor, width: int, depth: int, activation: str = "relu", normalised: bool = True,
+                    renormalise: bool = False, seeds: Sequence[int] = (0,), dtype: torch.dtype = DTYPE,
+                    device=None) -> Iterator[torch.Tensor]:
+    """The hidden features of ``DeepFCN(d, width, depth, ..., seeds=seeds).features(x)``, layer by layer,
+    drawing each layer's weights (from the same per-run generators, so the numbers are identical) only
+    when it is needed: memory R * width^2 instead of R * depth * width^2.  ``x`` is (n, d) or (R, n, d)."""
+    device = device or default_device()
+    phi = _ACT(activation, normalised)
+    gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+    h = x.to(device=device, dtype=dtype)
+    fan_in = h.shape[-1]
+    for _ in range(depth):
+        W = torch.stack([torch.randn((width, fan_in), generator=g, dtype=DTYPE) / math.sqrt(fan_in) for g in gens])
+        h = phi(h @ W.to(device=device, dtype=dtype).transpose(-1, -2))
+        if renormalise:
+            h = renormalise_rows(h)
+        fan_in = width
+        yield h
+
+
+@contextlib.contextmanager
+def fastest_threads(width: int, n: int, candidates: Sequence[int] = (1, 2), dtype: torch.dtype = DTYPE):
+    """Run the block with the torch intra-op thread count (among ``candidates``) that multiplies an
+    (n, width) by a (width, width) matrix fastest on this machine; the previous count is restored.
+    Yields the chosen count.  (The library runs one thread for its tiny two-layer work; deep matrix
+    products can gain from two.)"""
+    before = torch.get_num_threads()
+    a = torch.randn(n, width, dtype=dtype)
+    b = torch.randn(width, width, dtype=dtype)
+    best, best_t = before, float("inf")
+    try:
+        for k in candidates:
+            torch.set_num_threads(int(k))
+            a @ b
+            t0 = time.perf_counter()
+            for _ in range(3):
+                a @ b
+            t = time.perf_counter() - t0
+            if t < best_t:
+                best, best_t = int(k), t
+        torch.set_num_threads(best)
+        yield best
+    finally:
+        torch.set_num_threads(before)

@@ -10,7 +10,8 @@ checked for finiteness after every step.
 
 :class:`PerRunSGD` is plain (full-batch or minibatch) SGD with one step size per run, so a grid of
 learning rates trains as one ensemble.  :func:`loss_per_run` and :func:`accuracy` define the losses
-of Chapter 6: MSE ``mean_i 1/2 ||f(x_i) - onehot(y_i)||^2`` and cross-entropy ``mean_i CE``.
+of Chapter 6: MSE ``mean_i 1/2 ||f(x_i) - onehot(y_i)||^2`` (``"mse"``), torch's ``MSELoss`` (the mean
+of the squared errors over examples AND classes, ``"mse_mean"``) and cross-entropy ``mean_i CE`` (``"ce"``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import torch
 
 from ..train import DivergenceError
 
-LOSSES = ("mse", "ce")
+LOSSES = ("mse", "mse_mean", "ce")
 
 
 def _one_hot(y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
@@ -32,9 +33,8 @@ def _one_hot(y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
 
 def loss_per_run(out: torch.Tensor, y: torch.Tensor, kind: str) -> torch.Tensor:
     """Per-run mean loss of outputs ``out`` (R, n, C) (or (n, C)) against integer labels ``y`` (.., n)."""
-    if kind == "mse":
-        target = _one_hot(y, out)
-        return 0.5 * ((out - target) ** 2).sum(-1).mean(-1)
+    if kind in ("mse", "mse_mean"):
+        return example_loss(out, y, kind).mean(-1)
     if kind == "ce":
         logp = torch.log_softmax(out, dim=-1)
         return -logp.gather(-1, y.expand(out.shape[:-1]).unsqueeze(-1)).squeeze(-1).mean(-1)
@@ -46,6 +46,9 @@ def example_loss(out: torch.Tensor, y: torch.Tensor, kind: str) -> torch.Tensor:
     if kind == "mse":
         target = _one_hot(y, out)
         return 0.5 * ((out - target) ** 2).sum(-1)
+    if kind == "mse_mean":
+        target = _one_hot(y, out)
+        return ((out - target) ** 2).mean(-1)
     if kind == "ce":
         return -torch.log_softmax(out, -1).gather(-1, y.unsqueeze(-1)).squeeze(-1)
     raise ValueError(f"unknown loss {kind!r}: expected one of {LOSSES}")
