@@ -56,8 +56,9 @@ def divergence_cause(p0: Params, X: torch.Tensor, y: torch.Tensor, run: int, ite
 
     ``"data"``: the data are not finite.  ``"init_scale"``: the initial parameters are not finite, the
     loss is bad already at iteration 0 (no step has acted yet), or the first steps are unstable because
-    of the scale: the scale-dependent bound on the initial curvature, 2 lf c^2 sum_j (a_j^2 + ||w_j||^2)
-    max_k ||x_k||^2, exceeds both 2 / lr and the scale-free part 2 lf c ||sum_k y_k x_k|| / n.
+    of the scale: the scale-dependent bound on the initial curvature,
+    ``2 lf c^2 sum_j (a_j^2 + ||w_j||^2) max_k ||x_k||^2``, exceeds both ``2 / lr`` and the scale-free part
+    ``2 lf c ||sum_k y_k x_k|| / n``.
     ``"lr"`` otherwise."""
     Xr = X[run] if X.ndim == 3 else X
     yr = y[run] if y.ndim == 2 else y
