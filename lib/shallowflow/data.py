@@ -416,7 +416,7 @@ _SRC001 = "001_429d00d8b34a8574.txt, App. B"
 
 
 def weakly_interacting_draw(n: int, d: int, seed: int, orthogonal: bool = False):
-    """001, App. B data, drawn from NumPy's seeded generator: norms ||x_i|| ~ U[1, 2], labels
+    """001, App. B data, drawn from NumPy's seeded generator: norms norm(x_i) ~ U[1, 2], labels
     y_i = s_i * U[1, 2] with s_i ~ U{-1, +1}, directions uniform on the sphere (normalised Gaussian
     vectors, as the authors' code) or, with ``orthogonal=True``, the canonical basis e_1..e_n (d >= n).
     Returns (X (n, d), y (n,)) as float64 tensors."""

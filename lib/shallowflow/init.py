@@ -60,9 +60,9 @@ def unbalanced(seeds: Sequence[int], m: int, d: int, scale, output_scale=None, d
 
 def asymmetric(seeds: Sequence[int], m: int, d: int, scale=1.0, first_layer: str = "gauss",
                w_factor: float = 1.0, device=None) -> Params:
-    """001, App. B initialisation (Assumption 1, |a_j| >= ||w_j||): w_j ~ N(0, I_d / d) ("gauss") or
+    """001, App. B initialisation (Assumption 1, abs(a_j) >= norm(w_j)): w_j ~ N(0, I_d / d) ("gauss") or
     torch's default linear layer U(-1/sqrt(d), 1/sqrt(d)) entrywise ("uniform", the authors' code),
-    then a_j = s_j (||w_j|| + E_j), s_j ~ U{-1, +1}, E_j ~ Exp(1); then w_j <- w_factor * w_j (the
+    then a_j = s_j (norm(w_j) + E_j), s_j ~ U{-1, +1}, E_j ~ Exp(1); then w_j <- w_factor * w_j (the
     authors' final Exp.-2 code multiplies the first layer by 0.01 after a_j is drawn); finally both
     layers are multiplied by ``scale`` (a scalar or one value per run), which keeps Assumption 1."""
     if first_layer not in ("gauss", "uniform"):
@@ -85,7 +85,7 @@ def asymmetric(seeds: Sequence[int], m: int, d: int, scale=1.0, first_layer: str
 def group(X: torch.Tensor, y: torch.Tensor, groups: int, seeds: Sequence[int], norm=1.0, device=None) -> Params:
     """001, eq. (9), group initialisation on orthogonal inputs X (n, d): the n points are split into
     ``groups`` consecutive groups of k = n / groups points; neuron j is w_j = sum_i u_i x_i over its own
-    group with u_i > 0 (u_i ~ U(0, 1], seeded), rescaled to ||w_j|| = ``norm``, and a_j = s_j ||w_j||
+    group with u_i > 0 (u_i ~ U(0, 1], seeded), rescaled to norm(w_j) = ``norm``, and a_j = s_j norm(w_j)
     with s_j the common sign of its group's labels (raises if a group's labels disagree in sign)."""
     n = X.shape[0]
     if groups < 1 or n % groups:

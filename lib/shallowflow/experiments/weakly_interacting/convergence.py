@@ -48,7 +48,7 @@ RULES = (
 
 
 def assumption2_ok(G, y):
-    """Whether each data set satisfies Assumption 2, and the ratio ||G - D|| / bound."""
+    """Whether each data set satisfies Assumption 2, and the ratio norm(G - D) / bound."""
     n = G.shape[-1]
     dg = torch.diagonal(G, dim1=1, dim2=2)
     off = torch.linalg.matrix_norm(G - torch.diag_embed(dg), ord=2)
@@ -136,7 +136,7 @@ def run_corollary1(P):
 
 
 def run_lemmas12(P):
-    """Lemmas 1-2.  (i) The one-step identity delta' - delta = lr^2 (g_a^2 - ||g_w||^2) and its sign, in
+    """Lemmas 1-2.  (i) The one-step identity delta' - delta = lr^2 (g_a^2 - norm(g_w)^2) and its sign, in
     Gram space (n = min(P.ns), d = P.d).  (ii) Drift and the average-PL identity on an Exp-2-size problem
     (orthogonal data, n = P.l12_n, d = 2000): the same initialisation trained at every step of P.lrs up
     to the flow time P.horizon, no early stop."""

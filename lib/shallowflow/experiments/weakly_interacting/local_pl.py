@@ -115,7 +115,7 @@ def run_n(n, P, protocol="stated"):
 
 
 def lemma7_violations(run, a0, Wn, off, s, y, p, n):
-    """Lemma 7 at the final iterate of every run, with ||w_j||^2 from the reduction (orthogonal data)."""
+    """Lemma 7 at the final iterate of every run, with norm(w_j)^2 from the reduction (orthogonal data)."""
     act = (run.Z > 0).to(DTYPE)
     nw = ((run.Z / s) ** 2).sum(-1) + off
     up = 2 / n * float(s.max()) ** 2 * (((run.a ** 2 + nw)[:, :, None] * act).sum(1) / p).amax(-1)

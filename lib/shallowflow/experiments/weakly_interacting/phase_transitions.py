@@ -38,7 +38,7 @@ NORMS = (1.0, 2.0)  # |y| on group 1 and group 2 (authors' phase_transition.py)
 
 
 def loss_curve(tau, n, norms=NORMS, u0=1.0, rho0=1.0, p=None):
-    """L_n(tau t_n) of p groups of k = n/p orthonormal points with |y| = norms[j] (constant in a group)."""
+    """L_n(tau t_n) of p groups of k = n/p orthonormal points with abs(y) = norms[j] (constant in a group)."""
     p = p or len(norms)
     k = n / p
     t = np.asarray(tau, float) * T.t_n(n, p)
@@ -83,7 +83,7 @@ def distinct(values, tol):
 
 
 def orthonormal_groups(n, p=2, norms=NORMS, signs=(1.0, -1.0)):
-    """Canonical basis X = I_n and labels |y| = norms[j] with sign signs[j] on group j."""
+    """Canonical basis X = I_n and labels abs(y) = norms[j] with sign signs[j] on group j."""
     k = n // p
     y = torch.cat([torch.full((k,), signs[j] * norms[j], dtype=DTYPE) for j in range(p)])
     return torch.eye(n, dtype=DTYPE), y
@@ -130,7 +130,7 @@ def run_validation(P):
 
 
 def run_prop2(P):
-    """Prop. 2: per (n, alpha, ||w(0)||): groups of k_n = n^(2(1-alpha)) points with labels U[1, 2] and one
+    """Prop. 2: per (n, alpha, norm(w(0))): groups of k_n = n^(2(1-alpha)) points with labels U[1, 2] and one
     random sign per group, w_j(0) = positive random combination of its group; mu(t) from the exact solution."""
     rows = []
     for kk in P.prop2_log2n:

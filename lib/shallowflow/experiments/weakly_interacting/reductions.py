@@ -5,13 +5,13 @@ and L = 1/(2n) sum_i r_i^2, r = y - h; i.e. a_j += lr/n <relu(V_j), r>, w_j += l
 
 - :func:`orthogonal_gd`: inputs x_i = s_i e_i (canonical basis, the authors' Exp. 2 data): only the
   first n coordinates of each w_j move, so the state is (a (R,p), Z (R,p,n) = <w_j, x_i>) and a step
-  costs O(n p), whatever d; ||w_j||^2 keeps the constant mass of the other d - n coordinates.
+  costs O(n p), whatever d; norm(w_j)^2 keeps the constant mass of the other d - n coordinates.
 - :func:`gram_gd`: any inputs, through their Gram matrix G = X^T X only (V_j = X^T w_j moves as
   dV_j = G dc_j with w_j = w_j(0) + X c_j), O(n^2 p) per step whatever d (Theorem 1 at d = 10^6).
 - :func:`dense_gd`: the library's ensemble engine :func:`shallowflow.train.gradient_descent` with
   output scaling 1/p and step p * lr (the engine measured fastest for n ~ 10^3, d ~ 10^2, see
   ``benchmarks/weakly_interacting.md``).
-Every engine computes the exact local-PL curvature mu = p ||grad L||^2 / L (eq. 24) where asked."""
+Every engine computes the exact local-PL curvature mu = p norm(grad L)^2 / L (eq. 24) where asked."""
 from __future__ import annotations
 
 import math
@@ -136,8 +136,8 @@ def ortho_M_lambda_min(a, Z, s2, iters: int = 80):
 # Gram-space engine
 def gram_init(G, seeds, p, d, scale=1.0):
     """App-B initialisation in Gram space: V_j(0) = L_c z_j, z_j ~ N(0, I_n/d) (L_c the Cholesky factor
-    of G), ||w_j(0)||^2 = ||z_j||^2 + chi^2_{d-n}/d, a_j = s_j(||w_j(0)|| + Exp(1)); both layers times
-    ``scale``.  G (R, n, n).  Returns a (R,p), V0 (R,p,n), nw0 (R,p) = ||w_j(0)||^2."""
+    of G), norm(w_j(0))^2 = norm(z_j)^2 + chi^2_{d-n}/d, a_j = s_j(norm(w_j(0)) + Exp(1)); both layers times
+    ``scale``.  G (R, n, n).  Returns a (R,p), V0 (R,p,n), nw0 (R,p) = norm(w_j(0))^2."""
     R_, n, _ = G.shape
     Lc = torch.linalg.cholesky(G)
     As, Zs, Ns = [], [], []

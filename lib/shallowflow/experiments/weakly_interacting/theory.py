@@ -55,13 +55,13 @@ def well_init_lower_bound(n, p):
 # ----------------------------------------------------------------------------------------------
 # group dynamics (Prop. 2, Thm 2): one group of k orthonormal points, ||x_i|| = 1
 def group_rate(k, D, n):
-    """c = 2 sqrt(k) ||D|| / n."""
+    """c = 2 sqrt(k) norm(D) / n."""
     return 2 * math.sqrt(k) * D / n
 
 
 def group_solution(t, k, D, n, p, u0, rho0):
-    """Exact solution (book's derivation, spec erratum (a)): with c = 2 sqrt(k)||D||/n,
-    d rho/dt = (c/2)(1 - rho^2) -> rho = tanh(c t/2 + artanh rho0), and u = ||w||^2 solves
+    """Exact solution (book's derivation, spec erratum (a)): with c = 2 sqrt(k)norm(D)/n,
+    d rho/dt = (c/2)(1 - rho^2) -> rho = tanh(c t/2 + artanh rho0), and u = norm(w)^2 solves
     du/dt = c rho u - 2 u^2/(n p) -> u = E / (1/u0 + (2/(n p)) int_0^t E), E = (cosh(c t/2 + A)/cosh A)^2.
     Returns (u, rho) arrays.  rho0 = 1 is the limit A -> infinity (E = exp(c t))."""
     t = np.asarray(t, dtype=float)
@@ -100,7 +100,7 @@ def group_solution_paper(t, k, D, n, p, u0, rho0):
 
 
 def group_loss(u, rho, k, D, n, p):
-    """Loss of one group (all its pre-activations positive): (1/(2n)) ||sqrt(k) D - a w / p||^2 =
+    """Loss of one group (all its pre-activations positive): (1/(2n)) norm(sqrt(k) D - a w / p)^2 =
     (1/(2n)) [k D^2 - 2 sqrt(k) D u rho / p + u^2 / p^2]."""
     return (k * D ** 2 - 2 * math.sqrt(k) * D * u * rho / p + u ** 2 / p ** 2) / (2 * n)
 
@@ -123,13 +123,13 @@ def group_time_at_fraction(kappa, k, D, n, p, u0, rho0, t_hi=None):
 
 def window_constant_corrected(eps: float) -> float:
     """[derived] log of the ratio kappa(eps)/kappa(1-eps) of the corrected window: the normalised width
-    (t(eps) - t(1-eps)) log(np) / t_n tends to (2/||D||) * this value."""
+    (t(eps) - t(1-eps)) log(np) / t_n tends to (2/norm(D)) * this value."""
     r = ((1 - math.sqrt(eps)) / math.sqrt(eps)) * (math.sqrt(1 - eps) / (1 - math.sqrt(1 - eps)))
     return math.log(r)
 
 
 def window_constant_paper(eps: float, D: float) -> float:
-    """The paper's eq. (12)/(86): (t(eps) - t(1-eps)) / t_n ~ (1/(2||D||)) log C(eps) / log n, eq. (87)."""
+    """The paper's eq. (12)/(86): (t(eps) - t(1-eps)) / t_n ~ (1/(2norm(D))) log C(eps) / log n, eq. (87)."""
     C = ((1 - math.sqrt(eps)) / (1 + D * (1 - math.sqrt(eps)))) * \
         ((1 + D * (1 - math.sqrt(1 - eps))) / (1 - math.sqrt(1 - eps)))
     return math.log(C) / (2 * D)
@@ -202,15 +202,14 @@ def group_state(t, k, D, n, p, u0, rho0):
 
 def group_network_mu(t, ks, Ds, n, p, u0s, rho0s):
     """mu(t) of a network of p groups (Prop. 2 / Thm 2), from the exact per-group solution:
-    ||R_j||^2 = (q_j/p)^2 + (u_j/p)^2 (1 - rho_j^2), (v_j^T R_j)^2 = u_j (rho_j sqrt(k)||D_j|| - u_j/p)^2 and
-    mu = 2/(n p) sum_j [(v_j^T R_j)^2 + u_j ||R_j||^2] / sum_j ||R_j||^2.  t: (T,), groups: (G,)."""
+    norm(R_j)^2 = (q_j/p)^2 + (u_j/p)^2 (1 - rho_j^2), (v_j^T R_j)^2 = u_j (rho_j sqrt(k)norm(D_j) - u_j/p)^2 and
+    mu = 2/(n p) sum_j [(v_j^T R_j)^2 + u_j norm(R_j)^2] / sum_j norm(R_j)^2.  t: (T,), groups: (G,)."""
     t = np.asarray(t, float)[:, None]
     u, rho, q, omr2 = group_state(t, ks, Ds, n, p, u0s, rho0s)
     R2 = (q / p) ** 2 + (u / p) ** 2 * omr2
-    # rho sqrt(k) D - u/p = (P rho - u)/p = (q - P (1 - rho) ... ) / p: write P rho - u = q - P(1-rho) + u(1-rho) - u(1-rho)
-    P = p * np.sqrt(ks) * Ds
-    vr = (P * rho - u) / p  # = (q - (P - u)(1 - rho) ... ) small: compute as q - P (1 - rho)
+    # v_j^T R_j / sqrt(u) = (P rho - u)/p = (rho (P - u) - u (1 - rho))/p, with P - u = q - u (1 - rho)
     one_m_rho = 1 - rho
-    vr = (q - P * one_m_rho) / p
+    gap = q - u * one_m_rho
+    vr = (rho * gap - u * one_m_rho) / p
     num = (u * vr ** 2 + u * R2).sum(-1)
     return 2 / (n * p) * num / R2.sum(-1)
