@@ -1,0 +1,129 @@
+"""000, Section 3.3 and App. C.3: the non-orthogonal Dataset 1.3.3 (xbar = -2..2, alternate labels), Figs 3.27-3.29
+and C.30-C.35: model complexity against lambda, the ReLU run of Fig 3.28 over seeds (it does not converge
+reliably at lambda = 1e-6), the Tanh run of Fig 3.29 and the loss curves / interpolators over lambda.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ... import data as D
+from ... import init, metrics, train
+from ...data import augment_bias
+from ...models import Network, Params
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from . import measures
+
+ACTS = ("relu", "sigmoid", "tanh")
+
+SCHEMA = {
+    "profile": PROFILE,
+    "width": Int("m", low=2, high=5000),
+    "lr": Float("step size alpha (MSE loss)", low=0, low_open=True, high=0.1),
+    "steps": Int("epochs (at most; a run stops once L < stop_below)", low=1000, high=10**8),
+    "stop_below": Float("a run stops when its loss falls below this", low=0, low_open=True, high=1e-3),
+    "goal": Float("converged: final L below this (the thesis's accuracy goal for n = 5)", low=0, low_open=True, high=0.1),
+    "scales": Floats("lambda grid of the complexity sweep and of Figs C.30-C.35", low=0, low_open=True, min_len=3),
+    "grid_seeds": Ints("seeds of the lambda grid", low=0),
+    "fig28_scales": Floats("lambda of Fig 3.28's seed study (ReLU)", low=0, low_open=True),
+    "fig28_seeds": Ints("seeds of Fig 3.28's study", low=0),
+    "fig29_scale": Float("lambda of Fig 3.29 (Tanh)", low=0, low_open=True),
+    "record_every": Int("loss recorded every this many epochs", low=1),
+}
+RULES = (
+    Rule(("stop_below", "goal"), lambda P: P.stop_below < P.goal, "runs must be allowed to go below the goal"),
+    Rule(("record_every", "steps"), lambda P: P.steps // P.record_every >= 100, "record the loss at least 100 times"),
+    Rule(("fig29_scale", "scales"), lambda P: P.fig29_scale in P.scales, "Fig 3.29's lambda must be on the grid"),
+)
+
+RICH, LAZY = 1e-2, 1.0  # the thesis's regimes: lambda <= 1e-2 rich, lambda >= 1 lazy
+# the lambda values of the thesis's figures (those on the chapter's grid are used)
+FIG_SCALES = {"relu": (10, 2.5, 2, 1, 0.75, 0.5, 0.25, 0.1, 1e-2, 1e-6), "sigmoid": (2, 1, 0.5, 1e-6),
+              "tanh": (2.5, 0.5, 0.25, 0.1)}
+
+
+@dataclass
+class Ensemble:
+    activation: str
+    scales: list
+    seeds: list
+    traj: train.Trajectory
+    initial_norm: torch.Tensor  # ||theta^0|| per run
+
+
+def _train(act, scales, seeds, P, ds) -> Ensemble:
+    sc = [s for s in scales for _ in seeds]
+    sd = [d for _ in scales for d in seeds]
+    p = init.balanced(sd, P.width, 2, sc)
+    n0 = metrics.squared_norm(p).sqrt().cpu()
+    tr = train.gradient_descent(p, ds, Network(act), steps=P.steps, lr=P.lr, loss="mean", snapshots=[0, P.steps],
+                                record_every=P.record_every, stop_below=P.stop_below, on_nonfinite="stop")
+    return Ensemble(act, sc, sd, tr, n0)
+
+
+def run_nonorthogonal(P) -> dict:
+    """The lambda grid for the three activations (grid seeds) and Fig 3.28's ReLU seed study, on Dataset 1.3.3,
+    MSE loss, balanced init; a run stops once L < stop_below (its parameters are then final), a run whose
+    loss stops being finite is frozen and flagged."""
+    ds = D.brisbois_nonorthogonal("1.3.3")
+    grid = {act: _train(act, P.scales, P.grid_seeds, P, ds) for act in ACTS}
+    fig28 = _train("relu", P.fig28_scales, P.fig28_seeds, P, ds)
+    return dict(data=ds, grid=grid, fig28=fig28)
+
+
+def summary(e: Ensemble, data, goal: float) -> dict:
+    """Per run: validity, convergence (final L < goal), final norm, norm ratio to the initial one, plateau count
+    (thesis detector, T = epochs to L < 0.01), kinks of h in [-2, 2] (ReLU), total variation of h' on [-2, 2],
+    sup distance to the piecewise-linear interpolant of the data, h at the data."""
+    tr = e.traj
+    L = tr.loss
+    valid = measures.finite_runs(L, tr.final)
+    last = L[:, -1]
+    conv = valid & (last < goal)
+    norm = metrics.squared_norm(tr.final).sqrt()
+    T = measures.epochs_to(L, tr.loss_steps, 0.01)
+    pl = measures.thesis_plateaus(L.nan_to_num(1.0), tr.loss_steps, T)["count"]
+    net = Network(e.activation)
+    x = torch.linspace(-2, 2, 2001, dtype=torch.float64)
+    fin = Params(tr.final.a.nan_to_num(0.0), tr.final.W.nan_to_num(0.0))
+    h = net.forward(fin, augment_bias(x))  # (R, G)
+    dx = float(x[1] - x[0])
+    dh = torch.diff(h, dim=1) / dx
+    tv = torch.diff(dh, dim=1).abs().sum(1)
+    pl_interp = measures.piecewise_linear(data.x1d.cpu(), data.y.cpu(), x)
+    sup = (h - pl_interp).abs().amax(1)
+    kinks = metrics.kinks_of_function(fin, (-2.0, 2.0), min_jump=1e-2, merge_tol=0.05) if e.activation == "relu" else None
+    hx = net.forward(fin, data.X.cpu())
+    return dict(valid=valid, converged=conv, last=last, norm=norm, ratio=norm / e.initial_norm, plateaus=pl,
+                T=T, tv=tv, sup=sup, kinks=kinks, h_data=hx, stopped=tr.stopped_at, grid_h=h, x=x)
+
+
+def breakpoint_deviation(e: Ensemble, data, rel: float = 0.05) -> torch.Tensor:
+    """Per run: the largest distance of a grown neuron's breakpoint -w_2/w_1 (inside [-2.5, 2.5]) from the nearest
+    data abscissa; grown = ||w_j|| > rel * max."""
+    W = e.traj.final.W
+    k = metrics.kinks(e.traj.final)
+    g = measures.grown(W, rel) & (k.abs() <= 2.5)
+    xs = data.x1d.cpu()
+    d = (k[..., None] - xs).abs().amin(-1)
+    return torch.where(g, d, torch.zeros_like(d)).amax(1)
+
+
+def findings(claims, S28, P) -> str:
+    def say(cid, yes, no):
+        return yes if claims.passed(cid) else no
+    lam = P.fig28_scales
+    fr = [f"{float(S28['converged'][i].double().mean()):.0%} at lambda = {l:g}" for l, i in S28["by_scale"]]
+    return "\n".join([
+        "- Fig 3.28 (ReLU, m = %d) converges for %s of %d seeds each." % (P.width, ", ".join(fr), len(P.fig28_seeds)),
+        "- " + say("Fig3.28/stuck-at-spurious", "Every seed that does not converge sits at L = 1/n with the point "
+                   "xbar = 0 unfitted (h(0) ~ 0): the spurious stationary point of early alignment.",
+                   "Not every non-converged seed sits at the spurious point L = 1/n."),
+        "- " + say("Fig3.27/rich-constant", "The complexity is constant over the rich regime for every activation "
+                   "that converges there", "The complexity is not constant over the converged rich runs")
+        + "; " + say("Fig3.27/lazy-linear", "in the lazy regime it stays at the initial norm (linear in lambda).",
+                     "in the lazy regime it leaves the initial norm by more than 15%."),
+        "- " + say("C.31/simpler", "The ReLU interpolator has no more kinks as lambda decreases.",
+                   "The ReLU interpolator does not get simpler monotonically as lambda decreases."),
+    ])
