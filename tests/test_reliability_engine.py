@@ -172,3 +172,17 @@ def test_engine_is_printed_with_the_reason(monkeypatch):
     finally:
         monkeypatch.undo()
         kernel._reset()
+
+
+def test_two_builders_write_identical_libraries(tmp_path, monkeypatch):
+    """Concurrent processes that both build the kernel must leave a matching library and checksum, whichever
+    finishes last: the build does not depend on its temporary folder."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("SHALLOWFLOW_CFLAGS", "-O0")
+    libs = []
+    for name in ("a", "b"):
+        so = tmp_path / name / "kernel-x-0.so"
+        kernel._compile(kernel.SOURCE, so, [])
+        libs.append((so.read_bytes(), so.with_name(so.name + ".sha256").read_text()))
+    assert libs[0] == libs[1]
