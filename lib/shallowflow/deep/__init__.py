@@ -13,5 +13,7 @@ Separate from the two-layer ensemble engine of the rest of the library.  Modules
                NTK Gram, PL ratio, Hessian-vector products and power iteration, per-example gradients
 - ``train``    a plain full-batch / minibatch loop over any ``torch.optim.Optimizer`` with measurement
                callbacks and per-step non-finite detection, and ``PerRunSGD`` (one step size per run)
+- ``optim``    ADLER (Algorithm 1), Gauss-Newton rates and fixed-rate SGD as ``torch.optim.Optimizer`` s
+- ``vision``   the small CNN, residual CNN and tiny ViT of Chapter 7
 """
-from . import data, dual, measure, models, train  # noqa: F401
+from . import data, dual, measure, models, optim, train, vision  # noqa: F401

@@ -10,7 +10,7 @@ every run at once (``per_run=True`` below normalises and reduces run by run).
   when the forward pass ran in float32: the features are cast before the product),
   :func:`feature_gram_stats` for every layer of a model.
 - Tangent kernel: :func:`ntk_gram` (``jacrev`` + ``functional`` forward), K = J J^T.
-- PL: :func:`pl_ratio` (the local coefficient (6.2), mu = ||grad f||^2 / (2 (f - f*))), and
+- PL: :func:`pl_ratio` (the local coefficient (6.2), mu = norm(grad f)^2 / (2 (f - f*))), and
   :func:`per_example_grad_sq` (``vmap(grad)``) for the expectation variant (6.3) and the Lipschitz G.
 - Smoothness: :func:`hvp` (forward-over-reverse, ``jvp`` of ``grad``) and :func:`power_iteration`
   for the top Hessian eigenvalue, warm-startable; :func:`secant_smoothness` as a cheap cross-check.
@@ -37,7 +37,7 @@ def gram(F: torch.Tensor) -> torch.Tensor:
 def gram_stats(G: torch.Tensor, scale: float = 1.0) -> dict:
     """Spectral and entrywise statistics of (a batch of) Gram matrices ``G / scale`` in float64:
     ``lmin``, ``lmax``, ``logcond`` (natural log of lmax / lmin; inf when lmin <= 0), ``diag_min``,
-    ``offdiag_max`` (largest |G_ij|, i != j) and ``offdiag_rowsum`` (max_i sum_{j != i} |G_ij|, the
+    ``offdiag_max`` (largest abs(G_ij), i != j) and ``offdiag_rowsum`` (max_i sum_{j != i} abs(G_ij), the
     Gershgorin radius)."""
     G = G.to(torch.float64) / scale
     ev = torch.linalg.eigvalsh(G)
@@ -107,7 +107,7 @@ def hvp(h: Callable, params: Params, v: Params) -> Params:
 
 def power_iteration(h: Callable, params: Params, iters: int = 20, v0: Params | None = None, per_run: bool = True,
                     seed: int = 0) -> tuple[torch.Tensor, Params]:
-    """Top Hessian eigenvalue of ``h`` by power iteration on HVPs (largest |lambda|; its Rayleigh
+    """Top Hessian eigenvalue of ``h`` by power iteration on HVPs (largest abs(lambda); its Rayleigh
     quotient is returned).  With ``per_run`` the Hessian is block-diagonal over the leading runs axis
     and every run gets its own eigenvalue.  ``v0`` warm-starts (the previous eigenvector, footnote 6);
     returns (lambda, v)."""
@@ -157,7 +157,7 @@ def fc_per_example_grad_sq(weights: Params, x: torch.Tensor, y: torch.Tensor, lo
     """Exact squared norms of the per-example gradients of a bias-free fully connected network
     (:func:`shallowflow.deep.models.apply` with a head), shape (..., n), without forming them: the gradient
     of example i in layer k is the outer product delta_{k,i} a_{k-1,i}^T, so its squared norm is
-    ||delta_{k,i}||^2 ||a_{k-1,i}||^2.  The deltas are ONE ``torch.func.grad`` of the summed loss with respect
+    norm(delta_{k,i})^2 norm(a_{k-1,i})^2.  The deltas are ONE ``torch.func.grad`` of the summed loss with respect
     to zero perturbations of the pre-activations (each example's loss depends on its own rows only).
     Equals :func:`per_example_grad_sq` (tested) at the cost of one backward pass."""
     from .models import activation, renormalise_rows

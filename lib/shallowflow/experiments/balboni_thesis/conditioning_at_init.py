@@ -176,7 +176,7 @@ def _unit_gram(n: int, rank: int, gen: torch.Generator) -> torch.Tensor:
 
 
 def run_lemma23(P, n: int = 8, seeds: int = 5) -> dict:
-    """One random layer of width w on inputs with unit-diagonal Gram S: max |G / w - sigma_hat(S)| for
+    """One random layer of width w on inputs with unit-diagonal Gram S: max abs(G / w - sigma_hat(S)) for
     every width of ``P.lemma23_widths`` (mean over seeds), per activation, and the log-log slope."""
     g = torch.Generator().manual_seed(23)
     d = 16

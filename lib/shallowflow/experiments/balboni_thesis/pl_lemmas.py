@@ -63,7 +63,7 @@ def _ls_problem(seed: int, m: int = 50, d: int = 200):
 
 
 def least_squares(P) -> dict:
-    """Lemma 1 (b) and Lemma 11 on f = 1/2 ||Ax - b||^2 (A 50 x 200, f* = 0), GD with step 1/L."""
+    """Lemma 1 (b) and Lemma 11 on f = 1/2 norm(Ax - b)^2 (A 50 x 200, f* = 0), GD with step 1/L."""
     worst1, worst11, dist_ratio = 0.0, -np.inf, 0.0
     for seed in P.seeds:
         A, b = _ls_problem(seed)
@@ -94,7 +94,7 @@ def least_squares(P) -> dict:
 
 
 def minibatch_identity(n: int = 8, b: int = 3, d: int = 5, seed: int = 0) -> float:
-    """Sec. 4.2: E_I[<grad f, grad f_I>] = ||grad f||^2 over every minibatch of size b (relative error)."""
+    """Sec. 4.2: E_I[<grad f, grad f_I>] = norm(grad f)^2 over every minibatch of size b (relative error)."""
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n, d, generator=g, dtype=DTYPE)
     y = torch.randn(n, generator=g, dtype=DTYPE)
@@ -106,7 +106,7 @@ def minibatch_identity(n: int = 8, b: int = 3, d: int = 5, seed: int = 0) -> flo
 
 
 def weyl_along_training(P, seed: int = 0) -> dict:
-    """Sec. 4.3: |lambda_min(K_k) - lambda_min(K_0)| <= ||K_k - K_0||_2 along GD of a small network,
+    """Sec. 4.3: abs(lambda_min(K_k) - lambda_min(K_0)) <= norm(K_k - K_0)_2 along GD of a small network,
     with K the tangent kernel by ``measure.ntk_gram``; returns the largest excess (must be <= 0)."""
     data = ddata.digits(8, seed=seed, device="cpu").normalised()
     model = models.DeepFCN(data.d, 32, 2, 1, "tanh", seeds=[seed], device="cpu")
@@ -130,8 +130,8 @@ def weyl_along_training(P, seed: int = 0) -> dict:
 
 
 def perturbation_411(P) -> dict:
-    """(4.11) on random pairs (A, B = A + E) of sizes 2..20: max of |s_min(A) - s_min(B)| - ||E||_op and of
-    ||E||_op - ||E||_F (both must be <= 0)."""
+    """(4.11) on random pairs (A, B = A + E) of sizes 2..20: max of abs(s_min(A) - s_min(B)) - norm(E)_op and of
+    norm(E)_op - norm(E)_F (both must be <= 0)."""
     g = torch.Generator().manual_seed(411)
     a, b = -np.inf, -np.inf
     for _ in range(P.matrix_trials):
@@ -145,8 +145,8 @@ def perturbation_411(P) -> dict:
 
 
 def ridge_stability(P, n: int = 30, d: int = 5, lam: float = 0.5) -> dict:
-    """Lemma 3 (4.12) on ridge regression l(w; x, y) = 1/2 (x.w - y)^2 + lam/2 ||w||^2, solved exactly
-    (eps_A = 0): the measured leave-one-out pointwise stability max_i |l(w_S; z_i) - l(w_{S minus i}; z_i)|
+    """Lemma 3 (4.12) on ridge regression l(w; x, y) = 1/2 (x.w - y)^2 + lam/2 norm(w)^2, solved exactly
+    (eps_A = 0): the measured leave-one-out pointwise stability max_i abs(l(w_S; z_i) - l(w_{S minus i}; z_i))
     against 2 G^2 / ((n - 1) mu), mu = lambda_min(X^T X / n) + lam (strong convexity, hence PL), G the largest
     per-example gradient norm at w_S and at every w_{S minus i}.  Returns the largest ratio measured / bound."""
     worst = 0.0

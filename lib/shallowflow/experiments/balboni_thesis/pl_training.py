@@ -7,12 +7,12 @@ ensemble (:class:`~shallowflow.deep.models.DeepFCN` with a leading runs axis, tr
 random subset of the data (and a held-out test subset) and a network; all learning rates of a seed
 start from the same network.  At every epoch (= step, full batch) the callback records
 
-- the loss f_t, ||grad f_t||^2 and the local PL coefficient mu_t = ||grad f||^2 / (2 f_t)   (6.2),
+- the loss f_t, norm(grad f_t)^2 and the local PL coefficient mu_t = norm(grad f)^2 / (2 f_t)   (6.2),
 - the smoothness L_t: the top Hessian eigenvalue by HVP power iteration (warm-started every
   ``hvp_every`` steps, held in between), and the secant estimate as a cross-check,
 - the feature Gram matrix of the tracked layer (the last hidden one): lambda_min, lambda_max, and the
-  perturbation bounds of (4.11): the *oracle* lambda_min(G_0) - ||G_t - G_0||_op and the *chain* bound
-  lambda_min(G_0) - (Lipschitz-in-weights chain) x ||W_t - W_0|| (Lemmas 16 and 21's (B.17)),
+  perturbation bounds of (4.11): the *oracle* lambda_min(G_0) - norm(G_t - G_0)_op and the *chain* bound
+  lambda_min(G_0) - (Lipschitz-in-weights chain) x norm(W_t - W_0) (Lemmas 16 and 21's (B.17)),
 - every ``gen_every`` steps for MSE: per-example gradient norms (vmap(grad)) for the generalisation
   bound (4.12)-(4.13), the training and test losses.
 """
@@ -101,10 +101,10 @@ class Grid:
 
 
 def _chain_bound(w0, wt, h0, ht, x_norm: torch.Tensor, act: str, width: int) -> torch.Tensor:
-    """Upper bound on ||G_t - G_0||_op / width for the last hidden layer, per run, by the layer-wise chain
-    ||dH_k||_F <= c ||dW_k||_op B_{k-1} + c s_k ||dH_{k-1}||_F (Lemma 16 with the Lipschitz constants
-    sigma_max(W) max|phi'| of (B.17)), with s_k = max(sigma_max(W_k^0), sigma_max(W_k^t)), B_{k-1} the larger
-    ||H_{k-1}||_F of both ends (B_0 = ||X||_F), then ||G_t - G_0||_op <= ||dF|| (||F_t|| + ||F_0||)."""
+    """Upper bound on norm(G_t - G_0)_op / width for the last hidden layer, per run, by the layer-wise chain
+    norm(dH_k)_F <= c norm(dW_k)_op B_{k-1} + c s_k norm(dH_{k-1})_F (Lemma 16 with the Lipschitz constants
+    sigma_max(W) maxabs(phi') of (B.17)), with s_k = max(sigma_max(W_k^0), sigma_max(W_k^t)), B_{k-1} the larger
+    norm(H_{k-1})_F of both ends (B_0 = norm(X)_F), then norm(G_t - G_0)_op <= norm(dF) (norm(F_t) + norm(F_0))."""
     c = 1 / models.RELU_STD if act == "relu" else 1 / models.TANH_STD  # max |phi'| of the normalised activation
     dH = torch.zeros_like(x_norm)
     for k in range(len(h0)):
@@ -223,9 +223,9 @@ def run_training(P) -> dict:
 def prediction_ratio(g: Grid) -> np.ndarray:
     """R_t = predicted / measured loss decrease at every epoch t (T, R).  The prediction is Lemma 1's
     step with the actual step size and the previous epoch's mu_t, L_t: D_hat = 2 eta mu_t (1 - L_t eta / 2) f_t
-    = eta ||grad f_t||^2 (1 - L_t eta / 2) when eta <= 1 / L_t, else (mu_t / L_t) f_t (the 1/L step's
-    guarantee).  For cross-entropy, Lemma 22 with ||x - x*|| ~ 2 (f - f*) / G and the local weak-PL
-    mu = (2 ||grad f|| / G)^2 reduces to the same expression (f* = 0)."""
+    = eta norm(grad f_t)^2 (1 - L_t eta / 2) when eta <= 1 / L_t, else (mu_t / L_t) f_t (the 1/L step's
+    guarantee).  For cross-entropy, Lemma 22 with norm(x - x*) ~ 2 (f - f*) / G and the local weak-PL
+    mu = (2 norm(grad f) / G)^2 reduces to the same expression (f* = 0)."""
     eta = np.asarray(g.lrs)[None, :]
     f, gsq, L = g.f[:-1], g.gsq[:-1], g.L[:-1]
     small = eta * L <= 1
@@ -236,7 +236,7 @@ def prediction_ratio(g: Grid) -> np.ndarray:
 
 def generalisation_bound(g: Grid, delta: float, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """(4.12)-(4.13) at the measured epochs, (k, R): beta = 2 sqrt(eps) sqrt(2 G^2 / mu) + 2 G^2 / ((n - 1) mu),
-    bound = sqrt((M^2 + 12 M n beta) / (2 n delta)), with eps = f_t, mu = local PL (6.2), G = max_i ||grad l_i||,
+    bound = sqrt((M^2 + 12 M n beta) / (2 n delta)), with eps = f_t, mu = local PL (6.2), G = max_i norm(grad l_i),
     M = max_i l_i.  ``scale`` rescales the loss (1/C: torch's MSELoss mean over all n x C entries); returns
     (bound, M)."""
     idx = np.asarray(g.gen_steps)
