@@ -57,14 +57,15 @@ def load_file(path: Path) -> dict:
                 grids=doc["grid"], name=doc.get("name"))
 
 
-def plan(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = None) -> list[X.Task]:
+def plan(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = None,
+         root: Path | None = None) -> list[X.Task]:
     """Validate every point; refuse the sweep (naming each bad point) before anything runs."""
     chapter = X.resolve(chapter)
     tasks, bad = [], []
     for i, point in enumerate(expand(grids), 1):
         where = f"point {i} ({', '.join(f'{k}={X._short(v, 30)}' for k, v in point.items())})"
         try:
-            tasks.append(X.prepare(chapter, profile, {**(fixed or {}), **point}, label=where))
+            tasks.append(X.prepare(chapter, profile, {**(fixed or {}), **point}, root=root, label=where))
         except X.ChapterError as e:
             bad.append(str(e))
     if bad:
@@ -128,10 +129,10 @@ def write(df, stem: Path) -> tuple[Path, Path]:
 
 def run(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = None, scheduler: str | None = None,
         workers: int | None = None, out: Path | None = None, progress: bool = False, direct: bool = False,
-        resume: bool = True, client=None):
+        resume: bool = True, client=None, root: Path | None = None):
     """Plan (validate every point), run the points as tasks, write the table; returns (df, errors, paths)."""
     fixed = dict(fixed or {})
-    tasks = plan(chapter, grids, profile, fixed)
+    tasks = plan(chapter, grids, profile, fixed, root)
     chapter = tasks[0].chapter
     t0 = time.perf_counter()
     if client is not None:
