@@ -1,7 +1,9 @@
 # The two commands of the README. Each creates its own virtual environment (.venv) from nothing but
 # Python and pip when it is missing or older than pyproject.toml.
 #   make test   package tests + the smoke tier of every chapter (papermill, then nbval)
-#   make book   execute every chapter at book scale, build the site (-W), check the built site
+#   make book   execute every chapter at book scale on the executor's local Dask cluster (one worker
+#               process per core), then the scorecard, build the site from the executed notebooks (-W),
+#               check the built site
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
@@ -25,22 +27,25 @@ test: test-package test-smoke
 test-package: setup
 	$(BIN)/python -m pytest tests --ignore=tests/site -q -m "not notebooks and not scorecard"
 
-# smoke tier: every chapter executed by papermill with params/smoke (verdicts compared with the
-# registry), then the scorecard, then every notebook re-executed by nbval, which compares the cells
-# tagged nbval-check-output.  Chapters are independent and single-threaded: JOBS of them run at once
-# (nbval keeps each notebook's cells on one worker with --dist loadscope).
+# smoke tier: every chapter executed by the executor with params/smoke (verdicts compared with the
+# registry; one Dask worker process per core, or WORKERS of them), then the scorecard, then every
+# notebook re-executed by nbval, which compares the cells tagged nbval-check-output (JOBS workers;
+# nbval keeps each notebook's cells on one worker with --dist loadscope).
 JOBS ?= auto
+WORKERS ?=
+QUIET := $(if $(CI),--quiet,)
 test-smoke: setup
 	rm -rf artifacts/runs/smoke artifacts/claims/smoke
-	$(BIN)/python -m pytest tests -q -m notebooks -n $(JOBS)
-	$(BIN)/python -m pytest tests -q -m scorecard
+	$(BIN)/shallowflow run --all --profile smoke --no-site $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg artifacts/runs/smoke
 
+# book: every number recomputed at every build (no notebook, record or page of an earlier build is
+# kept).  `shallowflow run --all` executes the chapters, then the scorecard, writes the build report,
+# then runs `jupyter-book build . -W --keep-going` with execution off on the executed notebooks.
 book: setup
-	# a clean build: Sphinx would otherwise re-read (and re-execute) only the changed pages
-	rm -rf artifacts/claims/book _build
-	$(BIN)/jupyter-book build . -W --keep-going
+	rm -rf artifacts/claims/book artifacts/runs/book _build
+	$(BIN)/shallowflow run --all --profile book $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
 	$(MAKE) site-check
 
 site-check: setup

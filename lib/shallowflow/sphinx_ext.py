@@ -4,16 +4,114 @@ Docstrings of the package are plain text with mathematical notation (|x|, D_+, <
 reStructuredText: the API reference shows them verbatim, as literal blocks, so that no docstring
 can break the warning-free build.
 
-The scorecard page reads the claim records that the chapters write while they execute, so it must
-be read (and executed) after every chapter.  Sphinx reads documents in sorted order and offers the
-``env-before-read-docs`` event precisely to reorder them: pages named ``scorecard`` go last.
+The site is built from executed notebooks (``execute_notebooks: "off"`` in ``_config.yml``): the
+executor (:mod:`shallowflow.executor`, ``shallowflow run --all``) executes every chapter, then the
+scorecard, into ``artifacts/runs/<edition>/``, and this extension hands each chapter's executed
+notebook to myst-nb in place of its Jupytext source (``source-read``), so the toc's docnames stay
+``book/<part>/<chapter>`` and every number comes from this build's execution.  The edition is the
+profile the notebooks ran with (``SHALLOWFLOW_EDITION``, default ``book``); an edition other than
+``book`` says on every page and in the title which scale it shows.  A chapter without an executed
+notebook is a warning, so a ``-W`` build fails instead of showing an unexecuted page.
+
+The ``{build-report}`` directive renders ``artifacts/runs/<edition>/build-report.json``: each page's
+execution time, the machine and the package versions.
 """
 from __future__ import annotations
 
+import html
+import json
+import os
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+
+def edition() -> str:
+    return os.environ.get("SHALLOWFLOW_EDITION", "").strip() or "book"
+
+
+def runs_dir() -> Path:
+    from shallowflow.claims import repo_root
+
+    return repo_root() / "artifacts" / "runs" / edition()
+
+
+def read_chapter(text: str, fmt: str = "py:percent"):
+    """myst-nb reader of ``.py`` chapters: an executed notebook (JSON, put there by ``source-read``) or,
+    for a chapter read without one, its Jupytext percent source."""
+    import jupytext
+    import nbformat
+
+    if text.lstrip().startswith("{"):
+        return nbformat.reads(text, as_version=4)
+    return jupytext.reads(text, fmt=fmt)
+
+
+def _banner(name: str) -> str:
+    scale = "the sources' own scale" if name == "paper" else "a reduced scale"
+    compared = ("compared with the registry's smoke verdicts" if name == "smoke"
+                else "shown, not compared with the registry")
+    return (f"```{{admonition}} Edition: profile `{name}`\n:class: warning\n"
+            f"This page was executed with the `{name}` profile (`params/{name}/`), {scale}, not with the book's "
+            f"parameters. Its verdicts are {compared}; the book edition shows the book scale.\n```")
+
+
+def _executed_source(app, docname: str, source: list) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".py"):
+        return
+    path = runs_dir() / (docname.removeprefix("book/") + ".ipynb")
+    if not path.exists():
+        logger.warning(f"{docname}: no executed notebook {path}; execute the chapters first "
+                       f"(`shallowflow run --all --profile {edition()}`, or `make book`)", location=docname)
+        return
+    if edition() != "book":
+        import nbformat
+
+        nb = nbformat.reads(path.read_text(), as_version=4)
+        heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+        nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(_banner(edition())))
+        source[0] = nbformat.writes(nb)
+    else:
+        source[0] = path.read_text()
+
+
+def _edition_title(app, config) -> None:
+    config.shallowflow_profile = edition()
+    if edition() != "book":
+        config.html_title = f"{config.html_title or config.project} ({edition()} edition)"
+
+
+class BuildReport(SphinxDirective):
+    """The build report of this edition: execution time per page, the machine, the versions."""
+
+    def run(self):
+        path = runs_dir() / "build-report.json"
+        if not path.exists():
+            logger.warning(f"no build report {path}: the site is built by `make book` "
+                           f"(`shallowflow run --all`)", location=self.env.docname)
+            return [nodes.paragraph(text="No build report: this site was not built by the executor.")]
+        rep = json.loads(path.read_text())
+        esc = html.escape
+        m = rep["machine"]
+        rows = "".join(f"<tr><td>{esc(c['chapter'])}</td><td style='text-align:right'>{c['wall_s']:.1f}</td>"
+                       f"<td style='text-align:right'>{c['checks']}</td><td>{esc(str(c['host']))}:{c['pid']}</td></tr>"
+                       for c in sorted(rep["chapters"], key=lambda c: c["chapter"] == "scorecard"))
+        total = sum(c["wall_s"] for c in rep["chapters"])
+        versions = ", ".join(f"{esc(k)} {esc(v)}" for k, v in rep["versions"].items())
+        out = (f"<p>Edition <b>{esc(rep['profile'])}</b>, executed {esc(rep['date'])} (code version "
+               f"<code>{esc(rep['code'])}</code>) on {rep['workers']} worker process(es) of a "
+               f"{esc(str(rep['cluster']))}: {rep['wall_s']:.1f} s of wall time for {total:.1f} s of page "
+               f"execution ({total / max(rep['wall_s'], 1e-9):.2f} pages at once on average).</p>"
+               f"<table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>checks</th>"
+               f"<th>worker</th></tr></thead><tbody>{rows}</tbody></table>"
+               f"<p>Machine: {esc(m['cpu'])}, {m['cores']} cores, {esc(m['system'])}, Python {esc(m['python'])}; "
+               f"engine {esc(m['engine'])} on {esc(m['device'])}; load average at the end "
+               f"{', '.join(map(str, m.get('load', [])))}.</p><p>Versions: {versions}.</p>")
+        return [nodes.raw("", out, format="html")]
 
 
 def _scorecard_last(app, env, docnames: list[str]) -> None:
@@ -107,4 +205,7 @@ def setup(app):
     app.connect("build-finished", _copy_scorecard_json)
     app.connect("env-before-read-docs", _scorecard_last)
     app.connect("autodoc-process-docstring", _verbatim_docstring)
+    app.connect("source-read", _executed_source)
+    app.connect("config-inited", _edition_title)
+    app.add_directive("build-report", BuildReport)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}
