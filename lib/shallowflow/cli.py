@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import executor as X
 from .claims import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
-from .executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported)
+from .executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported for tests and tools)
 
 PROFILES = X.PROFILES
 
@@ -128,7 +128,9 @@ def _cmd_run(args) -> int:
 
 
 def _run_all(args, progress: bool) -> int:
-    report, errors = X.run_book(args.profile, args.scheduler, args.workers, progress=progress)
+    from . import build
+
+    report, errors = build.run_book(args.profile, args.scheduler, args.workers, progress=progress)
     for r in report["chapters"]:
         print(f"  {r['wall_s']:7.1f} s  {r['chapter']}")
     print(f"executed {len(report['chapters'])} pages ({args.profile}) in {report['wall_s']:.1f} s "
@@ -139,7 +141,7 @@ def _run_all(args, progress: bool) -> int:
         return 1
     if args.no_site:
         return 0
-    return X.build_site(args.profile)
+    return build.build_site(args.profile)
 
 
 def _cmd_sweep(args) -> int:

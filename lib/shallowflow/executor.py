@@ -17,9 +17,8 @@ or ``DASK_SCHEDULER_ADDRESS``).  A worker killed mid-task costs only that task, 
 re-runs on another worker at most ``RETRIES`` times.  Results travel back with their files
 (``gather``), so a cluster without a shared file system works too.
 
-:func:`run_book` executes every chapter, then the scorecard (it reads their records), publishes the
-notebooks to ``artifacts/runs/<profile>/`` and the records to ``artifacts/claims/<profile>/`` and writes
-the build report; :mod:`shallowflow.sweep` expands grids into tasks.
+:mod:`shallowflow.build` executes the book on it (every chapter, then the scorecard) and renders the
+site; :mod:`shallowflow.sweep` expands parameter grids into tasks.
 """
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import shutil
 import socket
 import sys
@@ -36,7 +34,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import yaml
 
@@ -582,97 +580,13 @@ def run_tasks(client, tasks: list[Task], force: bool = True, progress: bool = Fa
     return Outcome(results, errors)
 
 
-# ----------------------------------------------------------------------------------------------
-# the book
-# ----------------------------------------------------------------------------------------------
-def build_report(results: list[dict], wall_s: float, profile: str, workers: int, where: str) -> dict:
-    import importlib.metadata as md
-
-    versions = {}
-    for pkg in ("shallowflow", "torch", "numpy", "scipy", "matplotlib", "pandas", "papermill", "jupyter-book",
-                "myst-nb", "dask", "distributed"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            pass
-    engine, device = engine_and_device()
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    load = os.getloadavg() if hasattr(os, "getloadavg") else ()
-    return dict(profile=profile, wall_s=round(wall_s, 1), workers=workers, cluster=where,
-                code=code_version(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                machine=dict(cpu=cpu, cores=os.cpu_count(), system=f"{platform.system()} {platform.release()}",
-                             python=platform.python_version(), engine=engine, device=device,
-                             load=[round(x, 2) for x in load]),
-                versions=versions,
-                chapters=[dict(chapter=r["chapter"], wall_s=r["wall_s"], host=r["host"], pid=r["pid"],
-                               started=r["started"], checks=sum(len(rec["checks"]) for rec in r["records"]))
-                          for r in results])
-
-
-def run_book(profile: str = "book", scheduler: str | None = None, workers: int | None = None,
-             progress: bool = False, only: Iterable[str] | None = None) -> tuple[dict, dict]:
-    """Execute every chapter (then the scorecard) as tasks; publish notebooks and records; write the
-    build report to ``artifacts/runs/<profile>/build-report.json``.  Returns (report, errors)."""
-    names = [c for c in (list(only) if only else chapters()) if c != SCORECARD]
-    tasks = [prepare(c, profile) for c in names]  # every chapter validated before any starts
-    runs = repo_root() / "artifacts" / "runs" / profile
-    t0 = time.perf_counter()
-    with cluster(scheduler, workers) as client:
-        n = len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
-        out = run_tasks(client, tasks, progress=progress, desc=f"{profile} chapters",
-                        on_result=lambda i, r: publish(r, runs))
-        results = [r for r in out.results if r]
-        errors = {tasks[i].chapter: m for i, m in out.errors.items()}
-        if not only:
-            if errors:
-                errors[SCORECARD] = "not executed: chapters failed"
-            else:
-                sc = run_tasks(client, [prepare(SCORECARD, profile)], progress=progress, desc="scorecard",
-                               on_result=lambda i, r: publish(r, runs))
-                results += [r for r in sc.results if r]
-                errors.update({SCORECARD: m for m in sc.errors.values()})
-    where = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or "LocalCluster"
-    report = build_report(results, time.perf_counter() - t0, profile, n, where)
-    if not errors:
-        _atomic_write(runs / "build-report.json", json.dumps(report, indent=1).encode())
-    return report, errors
-
-
-def site_dir(profile: str) -> Path:
-    """Where an edition's site lands: _build/html for the book, _build/<profile>/_build/html otherwise."""
-    root = repo_root()
-    return root / "_build" / "html" if profile == "book" else root / "_build" / profile / "_build" / "html"
-
-
-def build_site(profile: str = "book") -> int:
-    """Render the executed notebooks of an edition: ``jupyter-book build . -W --keep-going`` (execution
-    off; :mod:`shallowflow.sphinx_ext` reads ``artifacts/runs/<profile>/``).  Returns its exit status."""
-    import subprocess
-
-    root = repo_root()
-    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", ".", "-W", "--keep-going", "--all"]
-    if profile != "book":
-        cmd += ["--path-output", str(root / "_build" / profile)]
-    env = {**os.environ, "SHALLOWFLOW_EDITION": profile, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    t0 = time.perf_counter()
-    rc = subprocess.call(cmd, cwd=root, env=env)
-    print(f"site ({profile} edition) built in {time.perf_counter() - t0:.1f} s -> {site_dir(profile)}"
-          if rc == 0 else f"shallowflow: the site build failed (exit {rc})", file=sys.stderr if rc else sys.stdout)
-    return rc
-
-
 def summary(result: dict) -> dict:
     """A result without its records' bulk (for printing)."""
     return {k: v for k, v in result.items() if k not in ("records", "files")}
 
 
-__all__ = ["Task", "ChapterError", "TaskFailed", "prepare", "execute_task", "run_tasks", "cluster", "run_book",
-           "publish", "read_result", "chapters", "resolve", "parameters", "schema", "code_version"]
+__all__ = ["Task", "ChapterError", "TaskFailed", "prepare", "execute_task", "run_tasks", "cluster", "publish",
+           "read_result", "chapters", "resolve", "parameters", "schema", "code_version"]
 
 
 def _asdict(task: Task) -> dict:  # pragma: no cover - debugging aid
