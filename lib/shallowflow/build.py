@@ -71,7 +71,11 @@ def run_book(profile: str = "book", scheduler: str | None = None, workers: int |
             if errors:
                 errors[SCORECARD] = "not executed: chapters failed"
             else:
-                sc = run_tasks(client, [prepare(SCORECARD, profile)], progress=progress, desc="scorecard",
+                from .claims import claims_dir
+
+                card = prepare(SCORECARD, profile)
+                card.env = {"SHALLOWFLOW_CLAIMS_DIR": str(claims_dir(profile).parent)}  # the published records
+                sc = run_tasks(client, [card], progress=progress, desc="scorecard",
                                on_result=lambda i, r: publish(r, runs))
                 results += [r for r in sc.results if r]
                 errors.update({SCORECARD: m for m in sc.errors.values()})

@@ -164,6 +164,7 @@ class Task:
     code: str
     root: str
     label: str = ""  # e.g. "point 3" in a sweep, for messages
+    env: dict = field(default_factory=dict)  # environment variables of the kernel (e.g. where records are read)
 
     @property
     def key(self) -> str:
@@ -395,7 +396,9 @@ def execute_task(task: Task, force: bool = True, progress: bool = False, direct:
     t0, started = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
     try:
         out = tmp / task.notebook.name
-        with _environ(SHALLOWFLOW_CLAIMS_DIR=tmp / "claims", PYDEVD_DISABLE_FILE_VALIDATION=1):
+        # a chapter's records go to the temporary directory; the scorecard reads the published ones
+        claims = {} if task.chapter == SCORECARD else {"SHALLOWFLOW_CLAIMS_DIR": tmp / "claims"}
+        with _environ(PYDEVD_DISABLE_FILE_VALIDATION=1, **claims, **task.env):
             if direct:
                 _execute_direct(task, out)
             else:
