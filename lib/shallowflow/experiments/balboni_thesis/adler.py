@@ -283,7 +283,7 @@ def cell_table(comp: Comparison, dataset: str) -> list[dict]:
     for row, kinds in ROWS.items():
         for act in vision.ACTIVATIONS:
             acc = {"adler": [], "gn": [], "sgd": []}
-            valid = True
+            valid, valid_sg = True, True
             for kind in kinds:
                 for seed in sorted({r.seed for r in comp.runs}):
                     group = comp.select(dataset=dataset, model=kind, act=act, seed=seed)
@@ -293,11 +293,12 @@ def cell_table(comp: Comparison, dataset: str) -> list[dict]:
                     a = [r for r in group if r.method == "adler"][0]
                     g = [r for r in group if r.method == "gn"][0]
                     valid &= best is not None and a.finite and g.finite
+                    valid_sg &= best is not None and g.finite
                     acc["adler"].append(a.final_acc)
                     acc["gn"].append(g.final_acc)
                     acc["sgd"].append(best.test_acc[-1] if best else float("nan"))
             if acc["adler"]:
-                rows.append(dict(row=row, act=act, valid=valid, n=len(acc["adler"]),
+                rows.append(dict(row=row, act=act, valid=valid, valid_sg=valid_sg, n=len(acc["adler"]),
                                  **{f"{m}": float(np.mean(v)) for m, v in acc.items()},
                                  **{f"{m}_sd": float(np.std(v)) for m, v in acc.items()}))
     return rows
@@ -422,6 +423,7 @@ def cell_comparisons(cells: list[dict]) -> dict:
     a, g, s = (np.array([c[k] for c in cells]) for k in ("adler", "gn", "sgd"))
     sd = np.array([math.sqrt((c["adler_sd"] ** 2 + c["sgd_sd"] ** 2) / 2) for c in cells])
     return dict(cells=len(cells), valid=np.array([c["valid"] for c in cells]),
+                valid_sg=np.array([c["valid_sg"] for c in cells]),
                 adler_mean=float(a.mean()), gn_mean=float(g.mean()), sgd_mean=float(s.mean()),
                 adler_vs_sgd=float((a - s).mean()), adler_vs_gn=float((a - g).mean()),
                 on_par=int((a >= s - np.maximum(sd, 0.02)).sum()), above_sgd=int((a >= s).sum()),
@@ -480,7 +482,7 @@ def algorithm_checks(comp: Comparison, beta: float) -> dict:
     geometric mean of the recorded eta (recomputed), and v^T Q v >= 0 at every step."""
     per_step, first, geo, vq = [], [], [], []
     for r in comp.runs:
-        if r.method != "adler" or len(r.steps["eta"]) == 0:
+        if r.method != "adler" or len(r.steps["eta"]) == 0 or not r.finite:  # a diverged run's last step is unrecorded
             continue
         k = len(r.steps["eta"])
         per_step.append(max(abs(r.passes[p] - k) for p in ("forward", "backward", "jvp")))
