@@ -68,7 +68,7 @@ def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
 
 
 def relative_movement(ens: Cm.Ensemble, r: int) -> float:
-    """||theta^T - theta^0|| / ||theta^0|| of run r."""
+    """‖theta^T - theta^0‖ / ‖theta^0‖ of run r."""
     p0, pT = ens.p0.select(r), ens.traj.final.select(r)
     return float((pT.flat() - p0.flat()).norm() / p0.flat().norm())
 
@@ -82,7 +82,7 @@ def loglinear_r2(curve: np.ndarray, lo: float = 1e-20, hi: float = 1e-3) -> floa
 
 
 def chord_deviation(a: torch.Tensor, W: torch.Tensor, data, act: str, points: int = 401) -> float:
-    """sup over [x_1, x_2] of |h(x) - the chord through the two data points (x_k, y_k)|."""
+    """sup over [x_1, x_2] of abs(h(x) - the chord through the two data points (x_k, y_k))."""
     x = data.x1d.cpu()
     lo, hi = float(x.min()), float(x.max())
     g = torch.linspace(lo, hi, points, dtype=torch.float64)
@@ -94,8 +94,8 @@ def chord_deviation(a: torch.Tensor, W: torch.Tensor, data, act: str, points: in
 
 
 def direction_cosines(ens: Cm.Ensemble, data, r: int) -> dict:
-    """Fig. 3.9: final cosines of the grown neurons of S_{+,1} with x_2 (= D_+ direction) and of S_{-,1} with
-    x_1 (= -D_- direction): the smallest one of each group (grown: ||w|| >= 5% of the run's largest)."""
+    """Fig. 3.9: final cosines of the grown neurons of S_{+,1} with x_2 (= D_plus direction) and of S_{-,1} with
+    x_1 (= -D_minus direction): the smallest one of each group (grown: ‖w‖ >= 5% of the run's largest)."""
     p = ens.traj.final.select(r)
     sp, sm = theory.key_sets(ens.p0.select(r), data)
     nrm = p.W[0].norm(dim=-1)

@@ -42,7 +42,7 @@ RULES = (Rule(("balance_lrs",), lambda P: len(set(P.balance_lrs)) == len(P.balan
 def run_balancedness(P) -> dict:
     """Fig. 3.10 / B2: per activation, lambda and step size, GD for the same training time; returns per
     activation the ensemble, the per-snapshot errors (theory.balancedness_errors) and the drift
-    max_j |(a_j^2 - ||w_j||^2)(T) - (a_j^2 - ||w_j||^2)(0)| per run."""
+    max_j abs((a_j^2 - ‖w_j‖^2)(T) - (a_j^2 - ‖w_j‖^2)(0)) per run."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     seeds = Cm.assumption5_seeds(data, P.width, P.runs)
     lr_min = min(P.balance_lrs)
@@ -62,7 +62,7 @@ def run_balancedness(P) -> dict:
 
 def flow_drift(P, t_end: float) -> dict:
     """Lemma 5 / B2 under the exact gradient flow of the MSE (no step at all): per activation, the drift of
-    a_j^2 - ||w_j||^2 at t_end (max over neurons), lambda = the smallest balance scale, first seed."""
+    a_j^2 - ‖w_j‖^2 at t_end (max over neurons), lambda = the smallest balance scale, first seed."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     seeds = Cm.assumption5_seeds(data, P.width, 1)
     p0 = init.balanced(seeds, P.width, data.d, min(P.balance_scales), device="cpu")
@@ -76,9 +76,9 @@ def flow_drift(P, t_end: float) -> dict:
 
 
 def discrete_identity(act: str, steps: int = 200, lr: float = 0.05, m: int = 7, scale: float = 0.5, seed: int = 0) -> dict:
-    """B1 ([derived]): along GD on the MSE, the per-step change of a_j^2 - ||w_j||^2 against
-    -2 lr [a_j g_aj - <w_j, g_wj>] + lr^2 [g_aj^2 - ||g_wj||^2]; the largest absolute discrepancy, and
-    the largest first-order term |a_j g_aj - <w_j, g_wj>| (zero for ReLU)."""
+    """B1 ([derived]): along GD on the MSE, the per-step change of a_j^2 - ‖w_j‖^2 against
+    -2 lr [a_j g_aj - <w_j, g_wj>] + lr^2 [g_aj^2 - ‖g_wj‖^2]; the largest absolute discrepancy, and
+    the largest first-order term abs(a_j g_aj - <w_j, g_wj>) (zero for ReLU)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     net = Network(act)
     p = init.balanced([seed], m, data.d, scale, device="cpu")
@@ -96,7 +96,7 @@ def discrete_identity(act: str, steps: int = 200, lr: float = 0.05, m: int = 7, 
 
 def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: int = 0) -> dict:
     """Arora et al.'s delta-balancedness for a two-layer *linear* network h(x) = a^T W x on Dataset 1.1.0
-    (d = 2 padded to ``d`` with zeros): the drift of ||a a^T - W W^T||_F over a GD run of the given time,
+    (d = 2 padded to ``d`` with zeros): the drift of ‖a a^T - W W^T‖_F over a GD run of the given time,
     per step size.  Gradient flow conserves a a^T - W W^T exactly; GD drifts by O(lr) in total."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X = torch.zeros(data.n, d, dtype=DTYPE)
@@ -132,7 +132,7 @@ def run_c3(P) -> dict:
 
 # -- model complexity -----------------------------------------------------------------------------------
 def run_complexity(P) -> dict:
-    """Fig. 3.11: final ||theta|| per activation, lambda and seed (Dataset 1.1.0), plus ReLU on Datasets 1.1.1
+    """Fig. 3.11: final ‖theta‖ per activation, lambda and seed (Dataset 1.1.0), plus ReLU on Datasets 1.1.1
     and 1.1.4 (c = 1) at the rich scales (T0, Theorem 6).  Runs stop at L < 1e-24 (the loss no longer
     moves the parameters)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
@@ -159,8 +159,8 @@ def initial_norms(e: Cm.Ensemble) -> np.ndarray:
 
 def min_norm_interpolator(act: str, m: int, starts: int, seed: int = 0, scale: float = 0.5,
                           penalties=(1e2, 1e4, 1e6, 1e8), iters: int = 200) -> dict:
-    """C1: min ||theta||^2 subject to h(x_k) = y_k on Dataset 1.1.0 by a quadratic-penalty method
-    (L-BFGS on ||theta||^2 + mu sum_k r_k^2 for increasing mu), from ``starts`` random starts batched as one
+    """C1: min ‖theta‖^2 subject to h(x_k) = y_k on Dataset 1.1.0 by a quadratic-penalty method
+    (L-BFGS on ‖theta‖^2 + mu sum_k r_k^2 for increasing mu), from ``starts`` random starts batched as one
     objective; returns the norms and constraint residuals of every start and the best feasible norm."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X, y = data.X, data.y

@@ -61,7 +61,7 @@ def assumption5_seeds(data: Dataset, m: int, count: int, start: int = 0, limit: 
 
 
 def initial(kind: str, seeds, m: int, d: int, scales, device="cpu") -> Params:
-    """'balanced' (w = lambda g, a = s ||w||) or 'normal' (w = lambda g, a = lambda xi, the spec's default
+    """'balanced' (w = lambda g, a = s ‖w‖) or 'normal' (w = lambda g, a = lambda xi, the spec's default
     reading of the thesis's normal initialisation), one scale per run."""
     if kind == "balanced":
         return init.balanced(seeds, m, d, scales, device=device)
@@ -104,7 +104,7 @@ def outputs(traj: Trajectory, data: Dataset, act: str) -> torch.Tensor:
 
 
 def fit_epochs(traj: Trajectory, data: Dataset, act: str, rtol: float = 0.1) -> torch.Tensor:
-    """Per run and sample: the first snapshot epoch with |h(x_k) - y_k| < rtol |y_k| (-1: never), (R, n)."""
+    """Per run and sample: the first snapshot epoch with abs(h(x_k) - y_k) < rtol abs(y_k) (-1: never), (R, n)."""
     h = outputs(traj, data, act)
     y = data.y.cpu()
     ok = (h - y).abs() < rtol * y.abs()

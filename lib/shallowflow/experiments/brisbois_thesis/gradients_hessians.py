@@ -53,7 +53,7 @@ def _autograd_hessian(theta, X, y, act, m):
 
 
 def _near_kink(theta, X, m, tol=1e-8) -> torch.Tensor:
-    """Draws with some |<w_j, x_k>| < tol (ReLU's kink), where closed form and autograd may differ."""
+    """Draws with some abs(<w_j, x_k>) < tol (ReLU's kink), where closed form and autograd may differ."""
     _, W = T.unflatten(theta, m, X.shape[1])
     return ((W @ X.T).abs() < tol).flatten(1).any(1)
 

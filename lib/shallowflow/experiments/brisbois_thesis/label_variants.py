@@ -57,10 +57,10 @@ def run(P) -> dict:
 
 
 def directions(p, grown_rel: float = 0.05) -> torch.Tensor:
-    """Distinct directions among grown neurons (||w|| >= grown_rel x the largest), cos tolerance 1e-3."""
+    """Distinct directions among grown neurons (‖w‖ >= grown_rel x the largest), cos tolerance 1e-3."""
     return metrics.distinct_directions(p.W, grown_rel=grown_rel, grown_threshold=0.0, cos_tol=1e-3)
 
 
 def fit_epoch_table(e: Cm.Ensemble, data) -> np.ndarray:
-    """(R, n) first snapshot epochs with |h(x_k) - y_k| < 0.1 |y_k|."""
+    """(R, n) first snapshot epochs with abs(h(x_k) - y_k) < 0.1 abs(y_k)."""
     return Cm.fit_epochs(e.traj, data, e.act).numpy()

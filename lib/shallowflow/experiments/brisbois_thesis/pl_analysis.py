@@ -91,7 +91,7 @@ def jjt_min(theta: torch.Tensor, data, act: str, m: int) -> torch.Tensor:
 
 # -- Theorem 7 and PL1 along trajectories --------------------------------------------------------------
 def pl_ratios(theta: torch.Tensor, data, act: str, m: int) -> dict:
-    """mu = ||grad L||^2 / (2 L) and nu = lambda_min(J J^T) / n for the 1/(2n) loss, per theta: Theorem 7
+    """mu = ‖grad L‖^2 / (2 L) and nu = lambda_min(J J^T) / n for the 1/(2n) loss, per theta: Theorem 7
     (corrected) says mu >= nu; the printed chain (without the 1/n factors) says mu >= lambda_min(J J^T)."""
     X, y = data.X.cpu(), data.y.cpu()
     g = T.gradient(theta, X, y, act, m)
@@ -128,7 +128,7 @@ def final_rate(loss: np.ndarray, lo: float = 1e-20, hi: float = 1e-8) -> float:
 
 # -- Oymak and Soltanolkotabi (Theorem 3, Corollary 4) ---------------------------------------------------
 def oymak_run(act: str, scale: float, m: int, steps: int, lr: float, seed: int = 0) -> dict:
-    """GD on f = 1/2 ||h(theta) - y||^2 (Oymak-Soltanolkotabi's loss) with step lr, every iterate kept; the
+    """GD on f = 1/2 ‖h(theta) - y‖^2 (Oymak-Soltanolkotabi's loss) with step lr, every iterate kept; the
     singular values of J_h along the path and the quantities of (2.33)-(2.36)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X, y = data.X, data.y
@@ -155,7 +155,7 @@ def oymak_run(act: str, scale: float, m: int, steps: int, lr: float, seed: int =
 
 # -- quoted results checked on the network ------------------------------------------------------------
 def lipschitz_ratios(act: str, m: int, samples: int, seed: int = 0) -> np.ndarray:
-    """Prop. 4: |h(x) - h(x')| / ||x - x'|| divided by ||a||_2 ||W||_2 for random networks and input pairs."""
+    """Prop. 4: abs(h(x) - h(x')) / ‖x - x'‖ divided by ‖a‖_2 ‖W‖_2 for random networks and input pairs."""
     gen = torch.Generator().manual_seed(seed)
     a = torch.randn(samples, m, generator=gen, dtype=DTYPE)
     W = torch.randn(samples, m, 2, generator=gen, dtype=DTYPE)
@@ -195,8 +195,8 @@ def armijo_gd(act: str, m: int, iters: int, scale: float = 0.5, seed: int = 0, c
 
 
 def kappa(act: str, m: int, scales, seed: int = 0) -> np.ndarray:
-    """Chizat et al.'s kappa(theta^0) = ||h - y|| ||D^2 h|| / ||D h||^2 at the balanced initialisation, per
-    lambda: ||D h|| the spectral norm of the n x D Jacobian, ||D^2 h|| the largest spectral norm of the
+    """Chizat et al.'s kappa(theta^0) = ‖h - y‖ ‖D^2 h‖ / ‖D h‖^2 at the balanced initialisation, per
+    lambda: ‖D h‖ the spectral norm of the n x D Jacobian, ‖D^2 h‖ the largest spectral norm of the
     Hessians of h(x_k) in theta (torch.func)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X, y = data.X, data.y

@@ -61,7 +61,7 @@ def d2sigma(z: torch.Tensor, act: str) -> torch.Tensor:
 
 
 def activation_constants(lo: float = -20.0, hi: float = 20.0, points: int = 2_000_001) -> dict:
-    """max |sigma'| (Lipschitz constant L) and max |sigma''| (smoothness beta) on a fine grid, per activation."""
+    """max abs(sigma') (Lipschitz constant L) and max abs(sigma'') (smoothness beta) on a fine grid, per activation."""
     z = torch.linspace(lo, hi, points, dtype=DTYPE)
     out = {}
     for act in ("sigmoid", "tanh"):
@@ -205,7 +205,7 @@ PRINTED_D2_FD_HESSIAN = (  # the thesis's finite-difference approximation of the
 
 # -- predictions of the thesis's and the spec's [derived] closed forms ---------------------------------
 def key_vectors(data: Dataset):
-    """D_+ = 1/n sum_{y>0} y_k x_k, D_- = 1/n sum_{y<0} y_k x_k and v = 1/n sum_k y_k x_k = D_+ + D_-."""
+    """D_plus = 1/n sum_{y>0} y_k x_k, D_minus = 1/n sum_{y<0} y_k x_k and v = 1/n sum_k y_k x_k = D_plus + D_minus."""
     X, y = data.X.cpu(), data.y.cpu()
     n = data.n
     dp = ((y > 0).to(DTYPE) * y) @ X / n
@@ -214,13 +214,13 @@ def key_vectors(data: Dataset):
 
 
 def time_factor(loss: str) -> float:
-    """c of the spec's T1/T3: a balanced neuron grows like exp(c ||D|| t); 1 for the 1/(2n) loss, 2 for the MSE."""
+    """c of the spec's T1/T3: a balanced neuron grows like exp(c ‖D‖ t); 1 for the 1/(2n) loss, 2 for the MSE."""
     return 2.0 * loss_factor(loss)
 
 
 def phase_epochs(data: Dataset, scale, lr: float, loss: str = "mean"):
-    """T1 ([derived]): epochs to fit the larger-||D|| and the smaller-||D|| label group,
-    ln(1/lambda) / (c ||D|| lr), ordered (first, second) -- for 1.1.0 (positive, negative)."""
+    """T1 ([derived]): epochs to fit the larger-‖D‖ and the smaller-‖D‖ label group,
+    ln(1/lambda) / (c ‖D‖ lr), ordered (first, second) -- for 1.1.0 (positive, negative)."""
     dp, dm, _ = key_vectors(data)
     norms = sorted([float(dp.norm()), float(dm.norm())], reverse=True)
     ln = -np.log(np.asarray(scale, dtype=float))
@@ -230,7 +230,7 @@ def phase_epochs(data: Dataset, scale, lr: float, loss: str = "mean"):
 
 def plateau_slope(data: Dataset, act: str, loss: str = "mean") -> float:
     """T3 ([derived], linearisation at theta = 0): time units of the initial plateau per unit of ln(1/lambda),
-    1 / (c sigma'(0) ||v||) with v = 1/n sum_k y_k x_k (ReLU: the D_+ group, sigma'(0+) = 1)."""
+    1 / (c sigma'(0) ‖v‖) with v = 1/n sum_k y_k x_k (ReLU: the D_plus group, sigma'(0+) = 1)."""
     dp, _, v = key_vectors(data)
     if act == "relu":
         return 1.0 / (time_factor(loss) * float(dp.norm()))
@@ -239,14 +239,14 @@ def plateau_slope(data: Dataset, act: str, loss: str = "mean") -> float:
 
 
 def relu_min_norm(data: Dataset) -> float:
-    """sqrt(2 sum_k |y_k| / ||x_k||): the minimum-norm interpolator's norm for orthogonal data (T0)."""
+    """sqrt(2 sum_k abs(y_k) / ‖x_k‖): the minimum-norm interpolator's norm for orthogonal data (T0)."""
     X, y = data.X.cpu(), data.y.cpu()
     return math.sqrt(2 * float((y.abs() / X.norm(dim=1)).sum()))
 
 
 def final_rate(data: Dataset, lr: float, loss: str = "mean") -> float:
     """T2 ([derived]): asymptotic per-epoch decay rate of L for ReLU on orthogonal data,
-    lr * (4 c / n) min_k |y_k| ||x_k|| with c = 2 (MSE) or 1 (1/(2n))."""
+    lr * (4 c / n) min_k abs(y_k) ‖x_k‖ with c = 2 (MSE) or 1 (1/(2n))."""
     X, y = data.X.cpu(), data.y.cpu()
     return lr * (4 * time_factor(loss) / data.n) * float((y.abs() * X.norm(dim=1)).min())
 
@@ -258,7 +258,7 @@ def sigmoid_alpha_crit(m: int, loss: str = "mean") -> float:
 
 
 def tanh_zero_spectrum(data: Dataset, m: int, loss: str = "half") -> np.ndarray:
-    """[derived] eigenvalues of the Tanh loss Hessian at theta = 0: +-(2 lf) ||v|| (m each), 0 otherwise."""
+    """[derived] eigenvalues of the Tanh loss Hessian at theta = 0: +-(2 lf) ‖v‖ (m each), 0 otherwise."""
     _, _, v = key_vectors(data)
     e = 2 * loss_factor(loss) * float(v.norm())
     D = m * (data.d + 1)
@@ -268,7 +268,7 @@ def tanh_zero_spectrum(data: Dataset, m: int, loss: str = "half") -> np.ndarray:
 # -- measurements on trajectories -----------------------------------------------------------------
 def plateaus(curve: np.ndarray, end: int, blocks: int = 100, tol: float = 0.01) -> list[tuple[int, int]]:
     """Appendix C.1's plateau detector, as the spec proposes to read it: dt = max(1, end // blocks); block i
-    (epochs ((i-1) dt, i dt]) is slow if |log10 L(i dt) - log10 L((i-1) dt)| < tol; a plateau is a run of
+    (epochs ((i-1) dt, i dt]) is slow if abs(log10 L(i dt) - log10 L((i-1) dt)) < tol; a plateau is a run of
     >= 2 adjacent slow blocks.  ``curve`` is the loss at every epoch 0..end (at least).  Returns the
     plateaus as (first epoch, last epoch)."""
     dt = max(1, int(end) // blocks)
@@ -304,7 +304,7 @@ def orientation_angles(W: torch.Tensor) -> torch.Tensor:
 
 
 def axial_variance(W: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
-    """Circular variance 1 - |mean exp(2 i beta_j)| of the axes beta_j (0: one axis; 1: uniform)."""
+    """Circular variance 1 - abs(mean exp(2 i beta_j)) of the axes beta_j (0: one axis; 1: uniform)."""
     b = orientation_angles(W)
     w = torch.ones_like(b) if weights is None else weights.to(b.dtype)
     c = (w * torch.cos(2 * b)).sum(-1) / w.sum(-1)
@@ -313,8 +313,8 @@ def axial_variance(W: torch.Tensor, weights: torch.Tensor | None = None) -> torc
 
 
 def balancedness_errors(a: torch.Tensor, W: torch.Tensor, s: torch.Tensor) -> dict:
-    """Fig. 3.10's metrics per snapshot and run: l1-average and l-infinity of a_j - s_j ||w_j||, with the
-    references mean |a_j| and mean ||w_j||."""
+    """Fig. 3.10's metrics per snapshot and run: l1-average and l-infinity of a_j - s_j ‖w_j‖, with the
+    references mean abs(a_j) and mean ‖w_j‖."""
     dev = (a - s * W.norm(dim=-1)).abs()
     return dict(l1=dev.mean(-1), linf=dev.amax(-1), mean_a=a.abs().mean(-1), mean_w=W.norm(dim=-1).mean(-1))
 

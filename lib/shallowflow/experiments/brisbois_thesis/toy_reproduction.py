@@ -70,7 +70,7 @@ def run(P) -> ToyResult:
 
 def orientation_errors(p, scale: float, data) -> torch.Tensor:
     """Per run: the largest distance of a neuron's kink -w_2/w_1 from its group's target (-1/x of the
-    data point its sign fits: D_+ for s = +1, -D_- for s = -1), over neurons with ||w_j|| >= 10 lambda."""
+    data point its sign fits: D_plus for s = +1, -D_minus for s = -1), over neurons with ‖w_j‖ >= 10 lambda."""
     dp, dm, _ = T.key_vectors(data)
     tgt_plus, tgt_minus = float(-dp[1] / dp[0]), float(-dm[1] / dm[0])
     k = metrics.kinks(p)
