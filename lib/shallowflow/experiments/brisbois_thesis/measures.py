@@ -112,3 +112,13 @@ def label_fit_epochs(traj, data, network, tol: float = 0.1):
     def worst(e):  # the last label of the group to be fitted; -1 if any never is
         return torch.where((e < 0).any(1), torch.full_like(e[:, 0], -1), e.amax(1))
     return worst(ep[:, pos]), worst(ep[:, neg]), res
+
+
+def weighted_axial_concentration(W: torch.Tensor) -> torch.Tensor:
+    """|sum_j ||w_j||^2 exp(2 i beta_j)| / sum_j ||w_j||^2 per run: 1 when the weight mass lies on one line through 0,
+    about 1/sqrt(m) for random directions."""
+    beta = torch.atan2(W[..., 1], W[..., 0])
+    n2 = (W ** 2).sum(-1)
+    c = (n2 * torch.cos(2 * beta)).sum(-1)
+    s = (n2 * torch.sin(2 * beta)).sum(-1)
+    return torch.sqrt(c ** 2 + s ** 2) / n2.sum(-1)
