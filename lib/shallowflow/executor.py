@@ -232,11 +232,13 @@ def to_notebook(chapter: str, out: Path) -> Path:
     return out
 
 
-def _kernel_manager_class(ip: str, started: list):
+def _kernel_manager_class(ip: str, started: list, log: Path):
     """Kernels over IPC sockets at ``ip``-N: no TCP ports, and no 'running over TCP without encryption'
     warning.  Each kernel gets a path of its own (the default, ./kernel-ipc-N, is shared by kernels
-    started in one folder, and two of them would talk over the same sockets).  Managers are appended
-    to ``started``, so that an interrupted run can end its kernel at once."""
+    started in one folder, and two of them would talk over the same sockets).  The kernel process's
+    own stdout and stderr (start-up and shutdown messages, not cell outputs, which travel over the
+    sockets into the notebook) go to ``log``.  Managers are appended to ``started``, so that an
+    interrupted run can end its kernel at once."""
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
@@ -245,6 +247,12 @@ def _kernel_manager_class(ip: str, started: list):
             kw.setdefault("ip", ip)
             super().__init__(**kw)
             started.append(self)
+
+        async def start_kernel(self, **kw):
+            with open(log, "ab") as fh:  # the child keeps its own copy of the descriptor
+                kw.setdefault("stdout", fh)
+                kw.setdefault("stderr", fh)
+                return await super().start_kernel(**kw)
 
     return IPCKernelManager
 
@@ -306,7 +314,7 @@ def _execute_notebook(task: Task, out: Path, progress: bool) -> None:
     try:
         papermill.execute_notebook(str(src), str(out), parameters=task.inject, kernel_name="python3",
                                    progress_bar=progress, cwd=str((book_dir() / task.chapter).parent),
-                                   kernel_manager_class=_kernel_manager_class(ip, started))
+                                   kernel_manager_class=_kernel_manager_class(ip, started, out.with_name("kernel.log")))
     except PapermillExecutionError as e:
         raise TaskFailed(f"chapter {task.chapter} failed in cell {e.exec_count}: {e.ename}: "
                          f"{_first_line(e.evalue)}") from None
