@@ -1,5 +1,6 @@
 """Sphinx extension: pages generated from the verdict registry (``verdicts/``).
 
+``{errata}`` (the errata appendix): every check the registry expects to fail because of the source.
 ``{coverage}`` (the intro): per source, how many targets the registry lists, how many are checked,
 how many are illustrations, how many are not attempted, and the chapters that check them.
 """
@@ -7,6 +8,46 @@ from __future__ import annotations
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
+
+
+class ErrataDirective(SphinxDirective):
+    """``{errata}``: the errata table of every source, generated from the registry.
+
+    One row per check that the registry expects to fail because of the source (cause ``erratum`` or
+    ``convention``), with the evidence (``why``) and a link to the chapter that shows it, so the
+    page cannot drift from the verdicts.  Failures of the book's own computation (``method``), of the
+    specification (``spec``) and unexplained ones (``not-reproduced``) are not the source's errata and
+    are listed on the scorecard instead.
+    """
+
+    has_content = False
+
+    def run(self):
+        import html
+        import posixpath
+
+        from shallowflow import claims as C
+
+        reg = C.load_registry()
+        here = posixpath.dirname(self.env.docname)
+        rows = C.errata(reg)
+        out = []
+        for key in sorted(reg.get("sources", {})):
+            mine = [r for r in rows if r["source"] == key]
+            meta = reg["sources"][key] or {}
+            out.append(f"<h2 id='errata-{key}'>{key}: {html.escape(meta.get('title', ''))}</h2>"
+                       f"<p><code>{html.escape(meta.get('seed', ''))}</code></p>")
+            if not mine:
+                out.append("<p><i>No erratum or unstated convention registered for this source.</i></p>")
+                continue
+            body = "".join(
+                f"<tr><td><b>{html.escape(r['target'])}</b>/{html.escape(r['check'])}<br>"
+                f"<small>{html.escape(r['title'])}</small></td><td>{html.escape(r['cause'])}</td>"
+                f"<td>{html.escape(r['why'])}</td><td>{C._chapter_link(r['chapter'], here)}</td></tr>"
+                for r in mine)
+            out.append("<table class='sf-errata'><thead><tr><th>check</th><th>kind</th><th>the evidence</th>"
+                       f"<th>chapter</th></tr></thead><tbody>{body}</tbody></table>")
+        return [nodes.raw("", "\n".join(out), format="html")]
 
 
 class CoverageDirective(SphinxDirective):
@@ -48,5 +89,6 @@ class CoverageDirective(SphinxDirective):
 
 
 def setup(app):
+    app.add_directive("errata", ErrataDirective)
     app.add_directive("coverage", CoverageDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
