@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Quantitative early alignment: Theorem 1
 #
-# **Source:** `002_2857c8c2774dfa04.txt`, Section 3 (Definition 1, eq. (7), Lemmas 2-3, Theorem 1, Remark 1),
+# **Source:** `002_2857c8c2774dfa04.txt` {cite:p}`boursier2024early`, Section 3 (Definition 1, eq. (7), Lemmas 2-3, Theorem 1, Remark 1),
 # Section 4.1 (Lemmas 5-6), Appendix E (Theorem 3).
 # **Targets:** Def1, Lem2, Lem3, Thm1(i), Thm1(ii), Rem1, Lem5 and Lem6 (their dependence on $\lambda$),
 # S5-omni, Thm3 (general dimension), Ex1 (Example 1 of Appendix E.1).

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Assumption 3, Lemma 8 and Figure 1
 #
-# **Source:** `002_2857c8c2774dfa04.txt`, Section 4 (Assumption 3, Figure 1, Remark 3), Appendix A
+# **Source:** `002_2857c8c2774dfa04.txt` {cite:p}`boursier2024early`, Section 4 (Assumption 3, Figure 1, Remark 3), Appendix A
 # (Assumptions 4-6, Lemma 8), Appendix F (Theorem 4), Section 5 (unbalanced initialisation).
 # **Targets:** E1 (Figure 1), Lem8, Thm2 and Thm4 on Assumption-3 data, S5-unbal on Assumption-3 data.
 # **Computed by:** {py:func}`shallowflow.experiments.early_alignment.assumption3.run_lemma8`,

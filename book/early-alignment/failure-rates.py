@@ -14,7 +14,7 @@
 # %% [markdown]
 # # "For any m": failure rates over width and scale
 #
-# **Source:** `002_2857c8c2774dfa04.txt`, Theorem 2 and Section 5 ("Scale of initialisation", "Generality of
+# **Source:** `002_2857c8c2774dfa04.txt` {cite:p}`boursier2024early`, Theorem 2 and Section 5 ("Scale of initialisation", "Generality of
 # Theorem 2", leaky ReLU and footnote 7).
 # **Targets:** Thm2 (the protocol of the specification: width $\times$ scale), S5-unbal, S5-leaky, and the
 # dominated initialisation of Section 5.

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # A spurious stationary point: Theorem 2 and Figure 2
 #
-# **Source:** `002_2857c8c2774dfa04.txt`, Boursier and Flammarion, *Early alignment in two-layer networks
+# **Source:** `002_2857c8c2774dfa04.txt` {cite:p}`boursier2024early`, Boursier and Flammarion, *Early alignment in two-layer networks
 # training is a two-edged sword* (arXiv:2401.10791; JMLR 2025), Sections 4 and 6, Appendix B.1.
 # **Targets:** E2 (Figure 2), Thm2 on the Figure 2 data, the phase lemmas Lem4-Lem7 and Lem9-24 along the run,
 # Lem1 (balancedness), S5-limit (saddle or local minimum). The dependence on $\lambda$ of the phases is in

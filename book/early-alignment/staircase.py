@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Figure 3: the 40-point example with an unbalanced initialisation
 #
-# **Source:** `002_2857c8c2774dfa04.txt`, Appendix B.2 (the example of Stewart et al. 2022) and Section 5.
+# **Source:** `002_2857c8c2774dfa04.txt` {cite:p}`boursier2024early`, Appendix B.2 (the example of Stewart et al. 2022) and Section 5.
 # **Target:** E3 (Figure 3, E3.1-E3.5 of the specification).
 # **Computed by:** {py:func}`shallowflow.experiments.early_alignment.staircase.run_staircase`.
 #

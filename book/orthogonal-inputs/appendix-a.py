@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Appendix A: the non-orthogonal toy and the initial scale
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion (NeurIPS 2022).
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion (NeurIPS 2022).
 # Appendix A is referred to but **not in the source file**; its experiments are rebuilt from the
 # authors' code (github.com/eboursier/GFdynamics) as the specification describes it.
 # **Targets:** E3a (non-orthogonal 1-D toy) and E3b (role of the initialisation scale).

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Lemma 1: balancedness
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 2.
 # **Target:** L1 (Lemma 1). **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.balancedness.run_balance`.
 #

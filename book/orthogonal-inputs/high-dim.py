@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Appendix A: high-dimensional teacher data
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Section 3.2: "In Appendix A, we observe similar dynamics
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Section 3.2: "In Appendix A, we observe similar dynamics
 # for high dimensional data, where the loss converges towards 0, goes through an intermediate saddle
 # point and the final solution is close to a 2 neurons network." Appendix A is **not in the source
 # file**; the experiment is rebuilt from the authors' notebook `high_dimension.ipynb` as the

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Theorem 1: convergence and the minimum-norm implicit bias
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Sections 3-4.
 # **Targets:** T1 (Theorem 1), E8 (Eq. (8) on ORTHO-B), L5 (Lemma 5, local PL and the exponential rate).
 # **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.implicit_bias.run_implicit` and the functions

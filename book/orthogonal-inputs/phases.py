@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Saddle to saddle: Fact 1 and the phase lemmas
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 4.
 # **Targets:** F1 (Fact 1, saddle to saddle), L2 (Lemma 2, early alignment), P2 (the logistic ODE of
 # Phase 2), L3 (Lemma 3, second phase), L4 (Lemma 4, third phase), E0 (Figure 1, the timeline).

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # Remarks R1–R8: subgradient, scale, width, near-orthogonality, balance, leaky ReLU, turning
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion (NeurIPS 2022),
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion (NeurIPS 2022),
 # Sections 2–4 (the remarks around Theorem 1).
 # **Targets:** R1–R8 of the specification.
 # **Computed by:** {py:mod}`shallowflow.experiments.orthogonal_inputs.remarks`.

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # The orthogonal toy: Figures 2 and 3
 #
-# **Source:** `003_2cfc81695abc9c19.txt`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
+# **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 5.
 # **Targets:** E1 (Figures 2a-2d), E2 (Figure 3) and E4 (the animation).
 # **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.toy.run_toy` (the animation: {py:func}`shallowflow.plots.kink_animation`).
