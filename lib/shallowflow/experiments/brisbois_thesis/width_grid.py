@@ -1,0 +1,83 @@
+"""000, Section 3.1.2 and Appendix C.2: the width sweeps and the automatic-processing grids -- Fig. 3.3 (loss
+against m) and Figs C.9, C.10, C.12 (ReLU, Sigmoid, Tanh summaries over m x alpha x lambda).  Fig. C.27
+(Dataset 1.3.2 against m) is checked with the ten-point datasets.
+
+The whole grid (widths x step sizes x scales x activations) is trained by :func:`run_grid` in one pass:
+per activation, one :func:`shallowflow.train.gradient_descent_many` call per epoch budget, which batches
+every width, step size and scale (widths are grouped, not padded).  Every run stops at L < 0.01 (the
+thesis's "zero loss" of its automatic processing) or at its epoch budget; only per-run summaries are kept.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import data as datasets
+from ...models import Network, Params
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...train import gradient_descent_many
+from . import common as Cm
+from . import theory as T
+
+SCHEMA = {
+    "profile": PROFILE,
+    "widths": Ints("widths m of the grid", low=1, high=10_000),
+    "lrs": Floats("step sizes alpha of the grid (MSE)", low=0, low_open=True, high=1),
+    "scales": Floats("initial scales lambda of the grid", low=0, low_open=True, high=1000, min_len=3),
+    "budget": Int("epoch budget x alpha (time units) of a run; capped by max_epochs", low=1, high=100_000),
+    "max_epochs": Int("largest epoch budget of a run (the thesis's: 3e5)", low=100, high=10_000_000),
+    "fig33_scale": Float("lambda of Fig. 3.3", low=0, low_open=True, high=1),
+}
+RULES = (Rule(("fig33_scale", "scales"), lambda P: any(np.isclose(P.fig33_scale, s) for s in P.scales),
+              "fig33_scale must be one of scales"),)
+
+
+def epochs_for(P, lr: float) -> int:
+    return int(min(P.max_epochs, round(P.budget / lr)))
+
+
+def summarise(traj, meta: list[dict], threshold: float = 0.01) -> list[dict]:
+    """Per run: T (first epoch with L < threshold, -1 if never), the plateau table of Appendix C.1 on [0, T],
+    L0, max L, final L, valid (finite)."""
+    L = traj.loss.numpy()
+    rec = int(traj.loss_steps[1] - traj.loss_steps[0]) if traj.loss_steps.numel() > 1 else 1
+    Tt = Cm.first_epoch_below(traj, threshold)
+    ok = (torch.isfinite(traj.loss).all(1) & torch.isfinite(traj.final.W).flatten(1).all(1)).numpy()
+    out = []
+    for r, mt in enumerate(meta):
+        end = int(Tt[r]) if Tt[r] > 0 else traj.steps
+        full = np.repeat(L[r], rec)[: end + 1]  # the loss at every epoch (piecewise constant between records)
+        pl = T.plateau_summary(full, end) if ok[r] and end >= 2 else dict(count=-1, initial=0, intermediate=0, plateaus=[])
+        out.append(dict(mt, T=int(Tt[r]), L0=float(L[r, 0]), Lmax=float(np.nanmax(L[r])), Lend=float(L[r, -1]),
+                        valid=bool(ok[r]), count=pl["count"], initial=pl["initial"], intermediate=pl["intermediate"]))
+    return out
+
+
+def run_grid(P) -> list[dict]:
+    """Train the whole grid on Dataset 1.1.0 and return one summary dict per run (act, width, lr, scale, ...).
+    Seeds: per width the first one with Assumption 5 (the thesis forced it for ReLU; the same draw serves the
+    three activations)."""
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = {m: Cm.assumption5_seeds(data, m, 1)[0] for m in P.widths}
+    budgets = sorted({epochs_for(P, lr) for lr in P.lrs})
+    rows = []
+    for act in T.ACTIVATIONS:
+        for steps in budgets:
+            lrs = [lr for lr in P.lrs if epochs_for(P, lr) == steps]
+            params, lr_list, metas = [], [], []
+            for m in P.widths:
+                combos = Cm.combos(P.scales, [seeds[m]], lrs=lrs)
+                params.append(Cm.initial("balanced", [c["seed"] for c in combos], m, data.d, [c["scale"] for c in combos]))
+                lr_list.append([c["lr"] for c in combos])
+                metas.append([dict(c, act=act, width=m) for c in combos])
+            rec = max(1, steps // 30_000)
+            trajs = gradient_descent_many(params, data, Network(act), lr=lr_list, steps=steps, record_every=rec,
+                                          stop_below=0.01, on_nonfinite="stop", loss="mean")
+            for tr, meta in zip(trajs, metas):
+                rows.extend(summarise(tr, meta))
+    return rows
+
+
+def select(rows: list[dict], **where) -> list[dict]:
+    return [r for r in rows if all(np.isclose(r[k], v, rtol=1e-9, atol=0.0) if isinstance(v, float) else r[k] == v
+                                   for k, v in where.items())]
