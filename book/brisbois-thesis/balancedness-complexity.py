@@ -303,6 +303,9 @@ for act in ("sigmoid", "tanh"):
     claims.check(f"C1/{act}", f"{act}: solver's minimum norm / GD's smallest rich ||theta*|| (>= 0.99 supports the conjecture)",
                  c1[act]["best"] / gd_rich[act].min(), C.above(0.99), source_value="GD limit in argmin ||theta||",
                  note="the spec: >= 0.99 supports, 2% or more below refutes")
+    claims.check(f"{'Conj1' if act == 'sigmoid' else 'Conj2'}/min-norm", f"Conjecture {'1' if act == 'sigmoid' else '2'}'s limit "
+                 f"in argmin ||theta||: the C1 ratio for {act} (>= 0.99)", c1[act]["best"] / gd_rich[act].min(), C.above(0.99),
+                 source_value="lim theta in argmin ||theta||^2 (3.4)/(3.5)")
 
 # %% [markdown]
 # ### Verdicts
