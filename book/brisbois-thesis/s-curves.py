@@ -59,6 +59,7 @@ widths = [20, 60, 100, 600]  # Figs 3.19 and C.19, left
 scales = [1e-10, 1e-6, 1e-2]  # Figs 3.19 and C.19, right
 k1 = -5.0  # the slope the procedure fixes
 record_every = 10  # loss recorded every this many epochs
+fit_refine = 12  # steps of the bounded search refining the fit frame's angle (0 means the angle grid only)
 
 # %% tags=["remove-cell"]
 import math

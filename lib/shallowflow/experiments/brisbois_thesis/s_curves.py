@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.optimize import curve_fit
+from scipy.optimize import curve_fit, minimize_scalar
 
 from ... import data as D
 from ... import init, train
@@ -41,6 +41,8 @@ SCHEMA = {
     "scales": Floats("lambda of Figs 3.19/C.19 (right), at width_c", low=0, low_open=True, min_len=2),
     "k1": Float("the slope the procedure fixes (thesis: -5)", low=-1e3, high=1e3),
     "record_every": Int("loss recorded every this many epochs", low=1),
+    "fit_refine": Int("steps of the bounded search that refines the fit's frame angle (0: the grid only)", low=0,
+                      high=100),
 }
 RULES = (
     Rule(("merge_step", "steps"), lambda P: P.merge_step < P.steps, "the merged epoch must come before the end"),
@@ -189,10 +191,11 @@ class ScurveFit:
     lsq: Fit  # all four parameters by least squares in that frame
 
 
-def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9, fine: int = 6) -> ScurveFit:
+def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9, fine: int = 6,
+               refine: int = 12) -> ScurveFit:
     """The thesis's procedure and its least-squares alternative.  The frame: turned by phi from the first
     principal axis, phi on a grid of ``coarse`` values in [-40, 40] degrees refined by ``fine`` values
-    around the best, keeping the largest least-squares R^2 (the thesis chose its axis by construction and
+    around the best and a bounded scalar search of at most ``refine`` steps around that, keeping the largest least-squares R^2 (the thesis chose its axis by construction and
     by eye; the literal construction is kept as ``pairs``)."""
     fr = scurve_frame(points, "pairs")
     best = None
@@ -209,6 +212,16 @@ def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9,
         consider(phi)
     for phi in best[0] + np.linspace(-step / 2, step / 2, fine):
         consider(phi)
+    fine_step = step / max(fine - 1, 1)
+
+    def loss(phi):
+        consider(phi)
+        f2 = scurve_frame(points, "angle", float(phi))
+        return 1.0 - lsq_fit(f2, procedure_fit(f2, form, k1)).r2
+
+    if refine > 0:
+        minimize_scalar(loss, bounds=(best[0] - fine_step, best[0] + fine_step), method="bounded",
+                        options={"xatol": 1e-4, "maxiter": refine})
     _, f2, lf = best
     return ScurveFit(fr, procedure_fit(fr, form, k1), f2, procedure_fit(f2, form, k1), lf)
 
@@ -284,7 +297,7 @@ def fits_of(g: Group, P, steps=None) -> list[ScurveFit]:
     """The S-curve fits of every run of a group (thesis: theta^merge_step merged with the final neurons)."""
     steps = steps or [P.merge_step, P.steps]
     form = g.activation if g.activation in FORMS else "sigmoid"
-    return [fit_scurve(points_of(g, r, steps), form, P.k1) for r in range(len(g.seeds))]
+    return [fit_scurve(points_of(g, r, steps), form, P.k1, refine=P.fit_refine) for r in range(len(g.seeds))]
 
 
 def valid(g: Group) -> torch.Tensor:
