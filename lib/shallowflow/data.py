@@ -381,11 +381,11 @@ def brisbois_multid_nonorthogonal(seed: int = 0, n: int = 5, d: int = 5, teacher
                                   teacher_width: int = 10, teacher_std: float = 0.1,
                                   min_last: float = 0.1, device=None) -> Dataset:
     """000, Section 3.4, non-orthogonal: the thesis does not print these data.  The book's construction
-    (a choice, seeded): X_ki ~ U(-1, 1) with rows re-drawn while |X_kd| < ``min_last``, each row divided by
+    (a choice, seeded): X_ki ~ U(-1, 1) with rows re-drawn while abs(X_kd) < ``min_last``, each row divided by
     its last entry (so x_kd = 1); labels from a teacher h(x) = sum_j a_j sigma(<w_j, x>) of width
     ``teacher_width`` with N(0, teacher_std^2) weights (the thesis: "fixed variance (typically 0.1)"; the
     default reads 0.1 as the standard deviation, which gives labels of the size of the printed orthogonal
-    dataset's, |y| ~ 0.05; sqrt(0.1) gives labels about 3 times larger)."""
+    dataset's, abs(y) ~ 0.05; sqrt(0.1) gives labels about 3 times larger)."""
     if teacher not in ("relu", "sigmoid", "tanh"):
         raise ValueError(f"teacher must be relu, sigmoid or tanh, got {teacher!r}")
     gen = torch.Generator().manual_seed(int(seed))

@@ -27,7 +27,7 @@ def epochs_to(loss: torch.Tensor, steps: torch.Tensor, threshold: float) -> torc
 def thesis_plateaus(loss: torch.Tensor, steps: torch.Tensor, T=None, blocks: int = 100,
                     tol: float = 0.01) -> dict:
     """The plateau detector of App. C, eq. (C.1), as the spec reads it: blocks of Dt = max(1, T // blocks)
-    epochs; a block is slow when |log10 L(t) - log10 L(t - Dt)| < tol; a plateau is >= 2 adjacent slow
+    epochs; a block is slow when abs(log10 L(t) - log10 L(t - Dt)) < tol; a plateau is >= 2 adjacent slow
     blocks.  T is per run (default: the last recorded epoch); blocks after T are ignored.
 
     Returns ``count`` (plateaus per run), ``initial`` (length in epochs of the plateau starting at epoch 0,
@@ -61,7 +61,7 @@ def thesis_plateaus(loss: torch.Tensor, steps: torch.Tensor, T=None, blocks: int
 
 
 def grown(W: torch.Tensor, rel: float = 0.05) -> torch.Tensor:
-    """Neurons with ||w_j|| above ``rel`` times the run's largest norm, shape (R, m)."""
+    """Neurons with norm(w_j) above ``rel`` times the run's largest norm, shape (R, m)."""
     n = W.norm(dim=-1)
     return n > rel * n.amax(-1, keepdim=True)
 
@@ -96,8 +96,8 @@ def piecewise_linear(xk: torch.Tensor, yk: torch.Tensor, x: torch.Tensor) -> tor
 
 def label_fit_epochs(traj, data, network, tol: float = 0.1):
     """Per run, the first snapshot epoch from which on every positive (resp. negative) label is fitted within
-    ``tol`` relative error, |h(x_k) - y_k| < tol |y_k|, at every later snapshot; -1 if never.
-    Returns (positive epochs (R,), negative epochs (R,), residuals |h - y| at the snapshots (S, R, n))."""
+    ``tol`` relative error, abs(h(x_k) - y_k) < tol abs(y_k), at every later snapshot; -1 if never.
+    Returns (positive epochs (R,), negative epochs (R,), residuals abs(h - y) at the snapshots (S, R, n))."""
     steps = traj.snap_steps
     X = data.X.cpu()
     H = torch.stack([network.forward(traj.at(k), X) for k in steps])  # (S, R, n)
@@ -115,7 +115,7 @@ def label_fit_epochs(traj, data, network, tol: float = 0.1):
 
 
 def weighted_axial_concentration(W: torch.Tensor) -> torch.Tensor:
-    """|sum_j ||w_j||^2 exp(2 i beta_j)| / sum_j ||w_j||^2 per run: 1 when the weight mass lies on one line through 0,
+    """abs(sum_j norm(w_j)^2 exp(2 i beta_j)) / sum_j norm(w_j)^2 per run: 1 when the weight mass lies on one line through 0,
     about 1/sqrt(m) for random directions."""
     beta = torch.atan2(W[..., 1], W[..., 0])
     n2 = (W ** 2).sum(-1)

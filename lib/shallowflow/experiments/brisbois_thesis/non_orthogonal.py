@@ -101,7 +101,7 @@ def summary(e: Ensemble, data, goal: float) -> dict:
 
 def breakpoint_deviation(e: Ensemble, data, rel: float = 0.05) -> torch.Tensor:
     """Per run: the largest distance of a grown neuron's breakpoint -w_2/w_1 (inside [-2.5, 2.5]) from the nearest
-    data abscissa; grown = ||w_j|| > rel * max."""
+    data abscissa; grown = norm(w_j) > rel * max."""
     W = e.traj.final.W
     k = metrics.kinks(e.traj.final)
     g = measures.grown(W, rel) & (k.abs() <= 2.5)

@@ -150,8 +150,8 @@ def _fit(frame: Frame, form: str, params) -> Fit:
 
 def procedure_fit(frame: Frame, form: str = "sigmoid", k1: float = -5.0, near: float = 0.1,
                   far: float = 0.8) -> Fit:
-    """Fig. 3.21 (c)-(d): the tangent slope k at the origin (least squares through 0 over |u| <= near *
-    max|u|, at least 4 points), the asymptote K (mean |v| over |u| >= far * max|u|), then K_2 = K = -K_1
+    """Fig. 3.21 (c)-(d): the tangent slope k at the origin (least squares through 0 over abs(u) <= near *
+    max abs(u), at least 4 points), the asymptote K (mean abs(v) over abs(u) >= far * max abs(u)), then K_2 = K = -K_1
     and k_2 = k_1 + 4k/K (from f'(0) = (K_1 k_1 + K_2 k_2)/4 = k)."""
     if form not in FORMS:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
@@ -227,7 +227,7 @@ def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9,
 
 
 def curve_residual(points, frame: Frame, fit: Fit) -> float:
-    """RMS distance (in v, relative to the largest |v|) of other points from a fitted curve, in that fit's frame."""
+    """RMS distance (in v, relative to the largest abs(v)) of other points from a fitted curve, in that fit's frame."""
     U = np.asarray(points, dtype=float) @ frame.rotation.T
     U = np.concatenate([U, -U])
     return float(np.sqrt(np.mean((U[:, 1] - fit(U[:, 0])) ** 2)) / max(float(np.abs(U[:, 1]).max()), 1e-300))

@@ -135,7 +135,7 @@ def cluster_turn(tr: train.Trajectory, r: int, t_align: int, rel: float = 0.05, 
 
 
 def balance_error(tr: train.Trajectory) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per run, over the stored epochs: max of the l1-average |a_j - s_j ||w_j|| | over mean |a_j|, and whether every
+    """Per run, over the stored epochs: max of the l1-average abs(a_j - s_j norm(w_j)) over mean abs(a_j), and whether every
     a_j kept the sign of a_j^0 (s_j) and stayed nonzero."""
     errs, signs_ok = [], []
     s0 = torch.sign(tr.at(0).a)
