@@ -340,12 +340,12 @@ def _execute_direct(task: Task, out: Path) -> None:
     """The same cells in this process, without a kernel (the 'direct' path of sweeps)."""
     import io
 
-    import nbformat
+    from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     src = to_notebook(task.chapter, out.with_name("source.ipynb"))
-    nb = parameterize_notebook(nbformat.read(src, 4), task.inject, report_mode=False)
+    nb = parameterize_notebook(load_notebook_node(str(src)), task.inject, report_mode=False)
     src.unlink()
     ns: dict = {"__name__": "__main__"}
     cwd = os.getcwd()
