@@ -359,6 +359,11 @@ def explain(c) -> str:
     cause, why = _get(c, "cause"), _get(c, "why")
     if cause:
         return f"{cause}: {why}" if why else cause
+    expected = _get(c, "expected", None)
+    if expected == UNDECIDED:
+        return "the registry leaves this check undecided at this scale (too small to decide)"
+    if expected is None:
+        return "not compared with the registry (a paper or custom run): no cause registered for this outcome"
     return "no registered cause (unexpected failure)"
 
 
