@@ -86,6 +86,16 @@ for tag, sl in (("stated, paper range " + str(res["paper_ns"]), res["slopes_pape
     print(f"[{tag}] slopes: " + ", ".join(f"{m} {v[0]:.3f} [{v[1][0]:.2f}, {v[1][1]:.2f}]" for m, v in sl.items()))
 
 # %% [markdown]
+# **Stopping level.** The same runs measured at a fixed loss level instead of the horizon: $\langle\mu\rangle$ at
+# the first step with $L/L_0\le$ level (runs that reach it), fitted against $n$.
+
+# %%
+for level in (1e-2, 1e-4, 1e-6):
+    for tag, rows in (("all n", res["stated"]), (f"n = {res['paper_ns']}", [r for r in res["stated"] if r["n"] in res["paper_ns"]])):
+        sl_, ci_, got, tot = LP.level_slope(rows, level, P.lr, boot=P.boot)
+        print(f"level {level:.0e}, {tag}: slope of <mu> {sl_:.3f} [{ci_[0]:.2f}, {ci_[1]:.2f}] ({got} of {tot} runs reach it)")
+
+# %% [markdown]
 # ## Figure 6
 #
 # Means over runs of each estimator against $n$ (log-log), with the authors' published values of the

@@ -20,7 +20,7 @@ from . import theory as T
 SCHEMA = {
     "profile": PROFILE,
     "ns": Ints("Theorem 1: dataset sizes n", low=2, high=400),
-    "d": Float("Theorem 1: input dimension (any: Gram space)", low=2),
+    "d": Float("Theorem 1: input dimension (any: Gram space)", low=2, high=1e12),
     "seeds": Int("Theorem 1: initialisations (and data sets) per n", low=1, high=2000),
     "eps": Float("failure probability epsilon of Lemma 5's width rule", low=1e-4, high=0.5),
     "lr": Float("GD step (time per step, p-accelerated flow)", low=1e-4, high=2, low_open=True),

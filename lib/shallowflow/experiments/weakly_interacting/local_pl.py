@@ -19,7 +19,7 @@ from . import theory as T
 SCHEMA = {
     "profile": PROFILE,
     "ns": Ints("dataset sizes n (orthogonal data, d = max(d, n))", low=20, high=20000, min_len=2),
-    "d": Int("ambient dimension (enters only through ||w_j(0)||)", low=2),
+    "d": Int("ambient dimension (enters only through the norms of w_j(0))", low=2, high=10**6),
     "seeds": Int("runs per n (initialisations conditioned on the event I)", low=2, high=1000),
     "eps": Float("epsilon of the width rule", low=1e-4, high=0.5),
     "lr": Float("GD step", low=1e-3, high=2, low_open=True),
@@ -137,6 +137,25 @@ def slopes(rows, boot, seed=0):
         good = np.isfinite(v) & (v > 0)
         out[m] = T.loglog_slope(x[good], v[good], boot=boot, seed=seed) + (int((~good).sum()),)
     return out
+
+
+def level_slope(rows, level, lr, boot=0):
+    """Stopping-level dependence: <mu> = log(L0/L(t_level)) / t_level at the first step with L/L0 <= level, for
+    every run that reaches it, and its log-log slope against n.  Returns (slope, interval, reached, total)."""
+    xs, vs, total = [], [], 0
+    for r in rows:
+        L = r["loss"]
+        hit = L / L[:, :1] <= level
+        total += L.shape[0]
+        for i in range(L.shape[0]):
+            k = int(torch.nonzero(hit[i])[0]) if bool(hit[i].any()) else -1
+            if k > 0:
+                xs.append(r["n"])
+                vs.append(float(torch.log(L[i, 0] / L[i, k])) / (k * lr))
+    if len(set(xs)) < 2:
+        return math.nan, (math.nan, math.nan), len(xs), total
+    sl, ci = T.loglog_slope(np.array(xs, float), np.array(vs), boot=boot)
+    return sl, ci, len(xs), total
 
 
 def run_local_pl(P):
