@@ -57,7 +57,7 @@ def test_grid_best_and_cells():
 def test_comparison_schema_rules():
     base = dict(profile="custom", datasets="digits10", models="cnn", activations="relu", seeds=[0], grid=[0.1],
                 epochs=1, batch=64, n_train_100=500, n_test_100=100, separation_100=0.5, width=4, vit_dim=8,
-                vit_depth=1, beta=0.99, eps=1e-10)
+                vit_depth=1, beta=0.99, eps=1e-10, threads=1)
     validate(base, A.SCHEMA, A.RULES)
     for bad in (dict(models="cnn,mlp"), dict(datasets="imagenet"), dict(vit_dim=10), dict(activations="")):
         with pytest.raises(ParameterError):

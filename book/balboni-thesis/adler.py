@@ -78,6 +78,7 @@ vit_dim = 16  # ViT embedding dimension
 vit_depth = 2  # ViT blocks
 beta = 0.99  # ADLER and GN discount factor (thesis)
 eps = 1e-10  # ADLER Hessian regularisation (thesis)
+threads = 1  # torch threads (1 or 2); 0 uses the faster of the two as measured, at the price of last-digit differences
 
 # %%
 import torch
@@ -88,6 +89,7 @@ from shallowflow.deep.optim import Adler
 
 digits = data.digits(device="cpu")
 X, y = (digits.X / 16).reshape(-1, 1, 8, 8).float(), digits.y
+torch.manual_seed(0)
 model = vision.SmallCNN(in_channels=1, classes=10, widths=(8, 16), act="tanh")  # any nn.Module
 opt = Adler(model)  # beta = 0.99, eps = 1e-10
 for xb, yb in zip(X[:1408].split(64), y[:1408].split(64)):  # one epoch of minibatches
@@ -118,13 +120,16 @@ claims = C.Claims(source="004", chapter="book/balboni-thesis/adler", profile=P.p
 # ## The comparison
 #
 # Every (dataset, model, activation, seed) group trains the ten grid rates, ADLER and GN. Before training the
-# experiment times a few steps with one and with two torch threads and uses the faster (restored afterwards).
+# experiment times a few steps with one and with two torch threads and prints both. It trains with `threads`
+# threads (restored afterwards); `threads = 0` takes the faster one, but the thread count changes the last digits
+# of the convolutions' sums, so the book fixes it to keep its numbers the same on every machine.
 
 # %%
 comp = A.run_comparison(P)
 cost = A.cost(comp)
 print(config.describe())
-print(f"threads: 1 -> {comp.threads[1] * 1e3:.1f} ms/step, 2 -> {comp.threads[2] * 1e3:.1f} ms/step; used {comp.threads['best']}")
+print(f"threads: 1 -> {comp.threads[1] * 1e3:.1f} ms/step, 2 -> {comp.threads[2] * 1e3:.1f} ms/step; "
+      f"faster {comp.threads['best']}, used {comp.threads['used']}")
 for name, split in comp.splits.items():
     print(f"{name}: {split.description}")
 print(f"{cost['runs']} runs in {comp.seconds:.1f} s")
@@ -235,9 +240,10 @@ claims.check("C4/passes", "passes of ADLER / passes of one SGD run (median over 
              C.within(1.0, 2.5), source_value="about 2x one SGD run")
 claims.check("C4/grid-saving", f"passes of the {cost['grid_size']}-rate grid / passes of ADLER (whole comparison)",
              cost["total_passes"]["sgd"] / cost["total_passes"]["adler"], C.above(4.0), source_value="about 5x [derived]")
-claims.check("P3/wall-clock", "wall-clock of ADLER / one SGD run (median over groups)", float(np.median(wall)),
-             C.below(2.5, strict=False), source_value="(spec) <= 2.5",
-             note="wall time on a shared machine; the pass count (C4) is the load-independent measure")
+if P.profile != "smoke":  # a timing: the smoke tier's re-execution (nbval) compares printed numbers
+    claims.check("P3/wall-clock", "wall-clock of ADLER / one SGD run (median over groups)", float(np.median(wall)),
+                 C.below(2.5, strict=False), source_value="(spec) <= 2.5",
+                 note="wall time on a shared machine; the pass count (C4) is the load-independent measure")
 
 for name in ten:
     t = tables[name]

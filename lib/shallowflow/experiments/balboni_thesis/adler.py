@@ -48,6 +48,7 @@ SCHEMA = {
     "vit_depth": Int("ViT blocks", low=1, high=24),
     "beta": Float("ADLER/GN discount factor", low=0, high=1, low_open=True),
     "eps": Float("ADLER Hessian regularisation epsilon", low=0, high=1),
+    "threads": Int("torch threads for the training: 1 or 2, or 0 to use the faster of the two as measured", low=0, high=2),
 }
 
 
@@ -244,7 +245,8 @@ def run_comparison(P) -> Comparison:
     previous = torch.get_num_threads()
     splits = {name: load_split(name, P) for name in _items(P.datasets)}
     threads = choose_threads(next(iter(splits.values())), P)
-    torch.set_num_threads(threads["best"])
+    threads["used"] = threads["best"] if P.threads == 0 else P.threads
+    torch.set_num_threads(threads["used"])
     runs = []
     try:
         for name, split in splits.items():

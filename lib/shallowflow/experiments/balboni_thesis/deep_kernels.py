@@ -292,9 +292,8 @@ def representer(seed: int, n: int = 12, d: int = 3, lam: float = 0.1) -> float:
 
     Phi = phi(X)
     K = (1 + X @ X.T) ** 2
-    k = Phi.shape[1]  # the primal ridge problem by QR least squares on [Phi; sqrt(lam) I] w = [y; 0]
-    aug = torch.cat([Phi, math.sqrt(lam) * torch.eye(k, dtype=torch.float64)])
-    w_primal = torch.linalg.lstsq(aug, torch.cat([y, torch.zeros(k, dtype=torch.float64)])[:, None]).solution[:, 0]
+    k = Phi.shape[1]  # the primal ridge problem, normal equations (a 10 x 10 solve)
+    w_primal = torch.linalg.solve(Phi.T @ Phi + lam * torch.eye(k, dtype=torch.float64), Phi.T @ y)
     w_rep = Phi.T @ torch.linalg.solve(K + lam * torch.eye(n, dtype=torch.float64), y)
     return float((w_primal - w_rep).norm() / w_rep.norm()) + float((Phi @ Phi.T - K).abs().max())
 
