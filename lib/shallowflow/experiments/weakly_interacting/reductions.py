@@ -11,6 +11,7 @@ and L = 1/(2n) sum_i r_i^2, r = y - h; i.e. a_j += lr/n <relu(V_j), r>, w_j += l
 - :func:`dense_gd`: the library's ensemble engine :func:`shallowflow.train.gradient_descent` with
   output scaling 1/p and step p * lr (the engine measured fastest for n ~ 10^3, d ~ 10^2, see
   ``benchmarks/weakly_interacting.md``).
+
 Every engine computes the exact local-PL curvature mu = p norm(grad L)^2 / L (eq. 24) where asked."""
 from __future__ import annotations
 
