@@ -16,7 +16,7 @@
 #
 # **Source:** `000_5bec2764affd87f0.txt`, Brisbois, master's thesis {cite:p}`brisbois2024thesis`, Section 3.3 and
 # Appendix C.3. **Targets:** Figs 3.30, 3.31, 3.32, C.20-C.29.
-# **Computed by:** {py:func}`shallowflow.experiments.brisbois_thesis.ten_point.run_ten_point`.
+# **Computed by:** {py:func}`shallowflow.experiments.brisbois_thesis.ten_point_data.run_ten_point`.
 #
 # Both datasets use the same ten abscissas in $[-2,2]$ ("randomly generated"; printed in the thesis); Dataset
 # 1.3.1 labels each point by the sign of $\bar x$, Dataset 1.3.2 has "random" labels (five $-1$, then five
@@ -66,7 +66,7 @@ from IPython.display import HTML, Markdown, display
 from shallowflow import claims as C
 from shallowflow import metrics, plots
 from shallowflow.experiments.brisbois_thesis import measures
-from shallowflow.experiments.brisbois_thesis import ten_point as T
+from shallowflow.experiments.brisbois_thesis import ten_point_data as T
 from shallowflow.params import validate
 
 P = validate(globals(), T.SCHEMA, T.RULES)
