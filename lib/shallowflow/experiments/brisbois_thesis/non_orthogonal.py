@@ -26,9 +26,9 @@ SCHEMA = {
     "goal": Float("converged: final L below this (the thesis's accuracy goal for n = 5)", low=0, low_open=True, high=0.1),
     "scales": Floats("lambda grid of the complexity sweep and of Figs C.30-C.35", low=0, low_open=True, min_len=3),
     "grid_seeds": Ints("seeds of the lambda grid", low=0),
-    "fig28_scales": Floats("lambda of Fig 3.28's seed study (ReLU)", low=0, low_open=True),
+    "fig28_scales": Floats("lambda of Fig 3.28's seed study (ReLU)", low=0, low_open=True, high=100),
     "fig28_seeds": Ints("seeds of Fig 3.28's study", low=0),
-    "fig29_scale": Float("lambda of Fig 3.29 (Tanh)", low=0, low_open=True),
+    "fig29_scale": Float("lambda of Fig 3.29 (Tanh)", low=0, low_open=True, high=100),
     "record_every": Int("loss recorded every this many epochs", low=1),
 }
 RULES = (

@@ -28,13 +28,13 @@ SCHEMA = {
     "scales": Floats("lambda grid of Fig 3.30 / C.20 (rich)", low=0, low_open=True, min_len=2),
     "seeds": Ints("seeds of the grid", low=0),
     "wide_width": Int("m of Figs C.21-C.26", low=2, high=10000),
-    "wide_scale": Float("lambda of Figs C.21-C.26", low=0, low_open=True),
+    "wide_scale": Float("lambda of Figs C.21-C.26", low=0, low_open=True, high=100),
     "wide_steps": Int("epochs at most for C.21-C.26", low=1000, high=10**8),
     "widths": Ints("m of Fig C.27", low=1, high=10000),
-    "width_scale": Float("lambda of Fig C.27", low=0, low_open=True),
+    "width_scale": Float("lambda of Fig C.27", low=0, low_open=True, high=100),
     "width_steps": Int("epochs at most for C.27 (a run stops once L < 0.01: only T is needed)", low=1000, high=10**8),
-    "balance_scale": Float("lambda of Figs C.28/C.29 (on the grid)", low=0, low_open=True),
-    "fig32_scale": Float("lambda of Figs 3.31/3.32 (on the grid)", low=0, low_open=True),
+    "balance_scale": Float("lambda of Figs C.28/C.29 (on the grid)", low=0, low_open=True, high=100),
+    "fig32_scale": Float("lambda of Figs 3.31/3.32 (on the grid)", low=0, low_open=True, high=100),
 }
 RULES = (
     Rule(("balance_scale", "scales"), lambda P: P.balance_scale in P.scales, "C.28's lambda must be on the grid"),
