@@ -132,3 +132,17 @@ def test_committed_registry_gives_every_expected_failure_a_cause():
     assert not missing, f"failing checks without cause/why in verdicts/: {missing}"
     bad = [key for key, entry in reg["targets"].items() if entry.get("illustration") and entry.get("checks")]
     assert not bad, f"targets both illustration and checked: {bad}"
+
+
+def test_not_run_at_a_scale_is_explicit(registry):
+    """A check registered `not-run` at smoke scale must not run there, and is not missed when absent."""
+    path = registry / "verdicts" / "999.yml"
+    path.write_text(path.read_text().replace("d: {book: pass, smoke: pass}", "d: {book: pass, smoke: not-run}") + "\n")
+    c = C.Claims("999", "book/ch", "smoke")
+    c.check("T/a", "x small", 0.0, C.below(1.0))
+    c.check("T/b", "y small", 2.0, C.below(1.0))
+    c.check("U/c", "z small", 2.0, C.below(1.0))
+    c.check("M/e", "v small", 2.0, C.below(1.0))
+    assert not any("M/d" in p for p in c.mismatches())  # not computed at smoke scale: not missing
+    c.check("M/d", "w small", 0.0, C.below(1.0))
+    assert any("M/d ran at smoke scale" in p for p in c.mismatches())

@@ -39,6 +39,7 @@ import numpy as np
 import yaml
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+NOT_RUN = "not-run"  # registry only: the check is not computed at this scale (e.g. book-only timings)
 COMPARED_PROFILES = ("book", "smoke")
 # why a check is expected to fail: the source is wrong / an unstated choice of the source / an effect of the
 # book's own computation (finite step, finite scale, discretisation, reduced scale) / cause unknown / the
@@ -256,6 +257,9 @@ class Claims:
                 problems.append(f"{self.source}:{c.id}: verdict {c.verdict}, registry expects {c.expected} "
                                 f"(measured {c.measured}, criterion {c.criterion})")
         for c in self.checks:
+            if c.expected == NOT_RUN:
+                problems.append(f"{self.source}:{c.id} ran at {self.profile} scale, but verdicts/{self.source}.yml "
+                                f"registers it as not-run there (measured {c.verdict})")
             if c.expected == FAIL:
                 if c.cause not in CAUSES or not c.why.strip():
                     problems.append(f"{self.source}:{c.id} fails without a registered cause: give it `cause:` "
@@ -267,7 +271,8 @@ class Claims:
             target = key.split(":", 1)[1]
             for name, verdicts in (entry.get("checks") or {}).items():
                 chapter = verdicts.get("chapter", entry.get("chapter"))
-                if chapter == self.chapter and self.profile in verdicts and f"{target}/{name}" not in ran:
+                if (chapter == self.chapter and verdicts.get(self.profile, NOT_RUN) != NOT_RUN
+                        and f"{target}/{name}" not in ran):
                     problems.append(f"{key}/{name} is registered for this chapter but was not checked")
         return problems
 
