@@ -9,7 +9,7 @@ import torch
 from shallowflow import data as D
 from shallowflow.experiments.brisbois_thesis import measures, multidimensional, non_orthogonal, quasi_orthogonal
 from shallowflow.experiments.brisbois_thesis import s_curves as S
-from shallowflow.experiments.brisbois_thesis import ten_point
+from shallowflow.experiments.brisbois_thesis import ten_point_data
 from shallowflow.params import ParameterError, validate
 
 
@@ -125,7 +125,7 @@ def test_measures_small():
     xk, yk = torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([1.0, -1.0, 3.0])
     assert measures.piecewise_linear(xk, yk, torch.tensor([-0.5, 1.0, 5.0])).tolist() == [0.0, 1.0, 3.0]
     assert measures.circular_std(torch.zeros(5)) == pytest.approx(0.0, abs=1e-6)
-    slope, r2 = ten_point.lnlam_fit([1e-6, 1e-4, 1e-2], [3 * math.log(1e6) + 1, 3 * math.log(1e4) + 1, 3 * math.log(1e2) + 1])
+    slope, r2 = ten_point_data.lnlam_fit([1e-6, 1e-4, 1e-2], [3 * math.log(1e6) + 1, 3 * math.log(1e4) + 1, 3 * math.log(1e2) + 1])
     assert slope == pytest.approx(3.0) and r2 == pytest.approx(1.0)
     g = torch.randn(100, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).abs()
     rays = torch.cat([g[:50, :1] * torch.tensor([[1.0, 2, 0, 0, 1]]), -g[50:, :1] * torch.tensor([[0.0, 1, 1, 0, 1]])])

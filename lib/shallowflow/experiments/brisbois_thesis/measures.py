@@ -11,12 +11,13 @@ import numpy as np
 import torch
 
 from ... import metrics
+from . import theory
 from ...models import Params
 
 
 def finite_runs(loss: torch.Tensor, p: Params) -> torch.Tensor:
     """A run is valid when its whole loss history and final parameters are finite, shape (R,)."""
-    return (torch.isfinite(loss).all(1) & torch.isfinite(p.a).all(1) & torch.isfinite(p.W).flatten(1).all(1))
+    return metrics.finite_runs(loss, p)
 
 
 def epochs_to(loss: torch.Tensor, steps: torch.Tensor, threshold: float) -> torch.Tensor:
@@ -41,19 +42,7 @@ def thesis_plateaus(loss: torch.Tensor, steps: torch.Tensor, T=None, blocks: int
         dt = max(1, Tl[r] // blocks)
         grid = np.arange(0, Tl[r] + 1, dt)
         idx = np.clip(np.searchsorted(st, grid), 0, len(st) - 1)
-        Lg = loss[r, idx].clamp_min(1e-300).log10().numpy()
-        slow = np.abs(np.diff(Lg)) < tol
-        runs_, i = [], 0
-        while i < len(slow):
-            if slow[i]:
-                j = i
-                while j + 1 < len(slow) and slow[j + 1]:
-                    j += 1
-                if j - i + 1 >= 2:
-                    runs_.append((int(grid[i]), int(grid[j + 1])))
-                i = j + 1
-            else:
-                i += 1
+        runs_ = theory.slow_stretches(loss[r, idx].clamp_min(1e-300).log10().numpy(), grid, tol)
         counts.append(len(runs_))
         initial.append(runs_[0][1] - runs_[0][0] if runs_ and runs_[0][0] == 0 else 0)
         spans.append(runs_)

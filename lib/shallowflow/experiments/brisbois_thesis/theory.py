@@ -274,6 +274,12 @@ def plateaus(curve: np.ndarray, end: int, blocks: int = 100, tol: float = 0.01) 
     dt = max(1, int(end) // blocks)
     idx = np.arange(0, int(end) + 1, dt)
     lg = np.log10(np.maximum(np.asarray(curve, dtype=float)[idx], 1e-300))
+    return slow_stretches(lg, idx, tol)
+
+
+def slow_stretches(lg: np.ndarray, grid: np.ndarray, tol: float = 0.01) -> list[tuple[int, int]]:
+    """The plateaus of eq. (C.1) from log10 L sampled on the block grid: runs of >= 2 adjacent blocks whose
+    change is below ``tol``, as (first epoch, last epoch)."""
     slow = np.abs(np.diff(lg)) < tol
     out, i = [], 0
     while i < len(slow):
@@ -282,7 +288,7 @@ def plateaus(curve: np.ndarray, end: int, blocks: int = 100, tol: float = 0.01) 
             while j + 1 < len(slow) and slow[j + 1]:
                 j += 1
             if j - i + 1 >= 2:
-                out.append((int(idx[i]), int(idx[j + 1])))
+                out.append((int(grid[i]), int(grid[j + 1])))
             i = j + 1
         else:
             i += 1
