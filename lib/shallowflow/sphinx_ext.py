@@ -99,7 +99,7 @@ class BuildReport(SphinxDirective):
         m = rep["machine"]
         rows = "".join(f"<tr><td>{esc(c['chapter'])}</td><td style='text-align:right'>{c['wall_s']:.1f}</td>"
                        f"<td style='text-align:right'>{c['checks']}</td><td>{esc(str(c['host']))}:{c['pid']}</td></tr>"
-                       for c in sorted(rep["chapters"], key=lambda c: c["chapter"] == "scorecard"))
+                       for c in sorted(rep["chapters"], key=lambda c: (c["chapter"] == "scorecard", c["chapter"])))
         total = sum(c["wall_s"] for c in rep["chapters"])
         versions = ", ".join(f"{esc(k)} {esc(v)}" for k, v in rep["versions"].items())
         out = (f"<p>Edition <b>{esc(rep['profile'])}</b>, executed {esc(rep['date'])} (code version "
