@@ -146,3 +146,13 @@ def test_not_run_at_a_scale_is_explicit(registry):
     assert not any("M/d" in p for p in c.mismatches())  # not computed at smoke scale: not missing
     c.check("M/d", "w small", 0.0, C.below(1.0))
     assert any("M/d ran at smoke scale" in p for p in c.mismatches())
+
+
+def test_scorecard_target_not_run_at_this_scale(registry):
+    path = registry / "verdicts" / "999.yml"
+    path.write_text(path.read_text() + "  S:\n    chapter: book/ch\n    checks:\n      t: {book: pass, smoke: not-run}\n")
+    _run("smoke").save()
+    rows = {r["target"]: r["verdict"] for r in C.scorecard("smoke")}
+    assert rows["S"] == "not run at this scale" and rows["F"] == "illustration"
+    rows = {r["target"]: r["verdict"] for r in C.scorecard("book")}
+    assert rows["S"] == "not run"  # registered at book scale, no record: the scorecard page refuses it

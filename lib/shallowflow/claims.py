@@ -54,7 +54,7 @@ CAUSES = {
 SOURCE_CAUSES = ("erratum", "convention")  # failures that are the source's, not the book's
 # target verdicts, in the order the scorecard counts them
 TARGET_VERDICTS = ("reproduced", "reproduced, source erratum shown", "partly", "not reproduced", "illustration",
-                   "not attempted", "not run")
+                   "not run at this scale", "not attempted", "not run")
 
 
 def repo_root() -> Path:
@@ -399,6 +399,7 @@ def target_verdict(checks: list, entry: dict | None = None) -> str:
 VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37",
                    "reproduced, source erratum shown": "#1f6feb", "partly": "#9a6700",
                    "not reproduced": "#cf222e", "illustration": "#6e7781", "not attempted": "#6e7781",
+                   "not run at this scale": "#6e7781",
                    "not run": "#cf222e"}
 
 
@@ -430,8 +431,11 @@ def scorecard(profile: str = "book") -> list[dict]:
     for key, entry in reg.get("targets", {}).items():
         source, target = key.split(":", 1)
         checks = recorded.get(key, [])
-        registered = entry.get("checks") or {}
-        if registered and not checks:
+        scale = profile if profile in COMPARED_PROFILES else "book"  # paper and custom runs: the book's checks
+        registered = {n: v for n, v in (entry.get("checks") or {}).items() if (v or {}).get(scale) != NOT_RUN}
+        if entry.get("checks") and not registered and not checks:
+            verdict = "not run at this scale"  # every check is registered `not-run` at this profile
+        elif registered and not checks:
             verdict = "not run"
         else:
             verdict = target_verdict(checks, entry)
