@@ -211,7 +211,10 @@ def run_training(P) -> dict:
     """Every (activation, loss, n) grid of the chapter, keyed by (act, loss, n), with the thread count used."""
     t0 = time.perf_counter()
     out = {}
-    with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs)) as threads:
+    # one thread: the per-epoch work is many small operations (eigvalsh, SVDs of width-sized matrices, HVPs)
+    # that lose to OpenMP overhead; a second thread measured faster on the one big product but doubled the CPU
+    # time of the whole run (528 s against 150 s) on the shared 2-core machine
+    with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs), candidates=(1,)) as threads:
         for act in ACTS:
             for loss in LOSSES:
                 for n in P.examples:
