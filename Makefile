@@ -24,8 +24,9 @@ setup: $(VENV)/.ready
 
 test: test-package test-smoke
 
+# the package tests run on JOBS workers (pytest-xdist); the chapters run in test-smoke, through the executor
 test-package: setup
-	$(BIN)/python -m pytest tests --ignore=tests/site -q -m "not notebooks and not scorecard"
+	$(BIN)/python -m pytest tests --ignore=tests/site -q -n $(JOBS)
 
 # smoke tier: every chapter executed by the executor with params/smoke (verdicts compared with the
 # registry; one Dask worker process per core, or WORKERS of them), then the scorecard, then every
