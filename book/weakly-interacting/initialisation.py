@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Initialisation: the event $\mathcal I$, Assumption 1 and the kink (Lemma 5, Prop. 3, App. C.2)
+# # Initialisation: the well-initialisation event, Assumption 1 and the kink (Lemma 5, Prop. 3, App. C.2)
 #
 # **Source:** `001_429d00d8b34a8574.txt` {cite:p}`dana2025weakly`, Section 3 (Lemma 5 and the remark after
 # it), Appendix A (proof of Lemma 5), Appendix C.1 (Proposition 3), Appendix C.2.

@@ -84,7 +84,9 @@ def test_chapters_show_figures_and_verdicts(pages):
             continue
         page = pages[f"book/{chapter}"]
         text = " ".join(page.text)
-        assert page.images, f"{chapter} shows no figure"
+        source = (ROOT / "book" / f"{chapter}.py").read_text()
+        if re.search(r"\bplt\.(show|subplots|figure)\b|\bplots\.", source):  # a chapter that draws figures
+            assert page.images, f"{chapter} draws figures but its page shows none"
         assert re.search(r"\b(PASS|FAIL)\b", text) and "sf-claims" in (HTML / f"book/{chapter}.html").read_text()
 
 

@@ -52,6 +52,8 @@ class ToyResult:
 
 
 def run(P) -> ToyResult:
+    """Figs 2.7-2.9 and T1: the 1.1.0 toy trained by GD (MSE) over Assumption-5 seeds, fitted saddle exits,
+    the final interpolators at the Fig 2.9 scales, and the Dataset 1.1.4 timing runs over the T1 scales."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     seeds = Cm.assumption5_seeds(data, P.width, P.runs)
     scale = P.init_scale / math.sqrt(P.width)

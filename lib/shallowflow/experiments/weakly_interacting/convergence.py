@@ -193,6 +193,7 @@ def required_dimension(n, draws, seed=0, level=0.95, lo=None, hi=None, iters=14)
 
 
 def run_lemma3(P):
+    """Lemma 3: the dimension each n needs (bisection over d), and the log-log slope of d* against n."""
     ds = [required_dimension(n, P.l3_draws, seed=31 + n) for n in P.l3_ns]
     slope = float(np.polyfit(np.log(P.l3_ns), np.log(ds), 1)[0])
     return dict(ns=list(P.l3_ns), d_star=ds, slope=slope)
@@ -218,6 +219,7 @@ def mu0_orthogonal(n, p, draws, seed, d=2000, chunk=50):
 
 
 def run_lemma4(P):
+    """Lemma 4: mean, p-scaled variance and a normality test of n mu(0) over draws, on orthogonal data."""
     rows = []
     for n in P.l4_ns:
         for p in P.l4_ps:

@@ -159,6 +159,8 @@ def level_slope(rows, level, lr, boot=0):
 
 
 def run_local_pl(P):
+    """Experiment 2 / Fig 6: the local-PL curvature against n under the stated and the authors' final
+    protocol, with bootstrapped log-log slopes (all n, the paper's n range)."""
     stated = [run_n(n, P, "stated") for n in P.ns]
     final = [run_n(n, P, "final") for n in P.final_ns]
     paper = [r for r in stated if 1000 <= r["n"] <= 2000]

@@ -61,6 +61,8 @@ def transition_times(n, eps, D, p=2, u0=1.0, rho0=1.0):
 
 
 def run_theorem2(P):
+    """Theorem 2 / Fig 2: transition times and windows of the rescaled loss under group initialisation (the
+    corrected closed forms), the plateau values between transitions, and a three-group case."""
     rows = []
     for n in P.fig_ns:
         r = dict(n=n)

@@ -100,6 +100,8 @@ def collect(rows):
 
 
 def run_fig3(P):
+    """Experiment 1 / Fig 3: convergence against n at d = fig3_d with the stated width rule and with 4x the
+    width, and the bootstrapped threshold fit of the stated protocol."""
     d = P.fig3_d
     stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000) for n in P.fig3_ns]
     wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000) for n in P.wide_ns]
