@@ -73,7 +73,7 @@ def test_page_renders_offline(browser, doc):
         return
     page.goto(path.as_uri(), wait_until="load")
     if 'class="math' in path.read_text(encoding="utf-8"):
-        page.wait_for_selector("mjx-container", timeout=30_000)
+        page.wait_for_selector("mjx-container", state="attached", timeout=30_000)  # some sit in folded cells
         page.wait_for_timeout(300)
         if page.locator("mjx-merror").count():
             problems.append("MathJax reported an error: " + page.locator("mjx-merror").first.inner_text())
