@@ -68,15 +68,25 @@ def _executed_source(app, docname: str, source: list) -> None:
         logger.warning(f"{docname}: no executed notebook {path}; execute the chapters first "
                        f"(`shallowflow run --all --profile {edition()}`, or `make book`)", location=docname)
         return
-    if edition() != "book":
-        import nbformat
+    import nbformat
 
-        nb = nbformat.reads(path.read_text(), as_version=4)
+    nb = nbformat.reads(path.read_text(), as_version=4)
+    _hide_injected_parameters(nb, shown=edition() != "book")
+    if edition() != "book":
         heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
         nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(_banner(edition())))
-        source[0] = nbformat.writes(nb)
-    else:
-        source[0] = path.read_text()
+    source[0] = nbformat.writes(nb)
+
+
+def _hide_injected_parameters(nb, shown: bool) -> None:
+    """Papermill's injected-parameters cell repeats the parameters cell in the book edition: hide it there
+    (and wherever the parameters cell itself is hidden, as on the scorecard); another edition shows it,
+    since it holds the values that edition ran with."""
+    tags = lambda c: c.get("metadata", {}).get("tags", [])
+    hidden = any("parameters" in tags(c) and "remove-cell" in tags(c) for c in nb.cells)
+    for c in nb.cells:
+        if "injected-parameters" in tags(c) and (hidden or not shown):
+            c.setdefault("metadata", {}).setdefault("tags", []).append("remove-cell")
 
 
 def _edition_title(app, config) -> None:

@@ -138,3 +138,31 @@ def test_pages_render_in_a_browser_offline(doc, tmp_path):
     if "anim-buttons" in (HTML / f"{doc}.html").read_text():  # an animation player (E4)
         for icon in ("play", "pause", "forward-step", "backward-step"):
             assert f'data-icon="{icon}"' in dom, f"the player's {icon} button has no icon on {doc} (offline)"
+
+
+def test_scorecard_json_in_the_site_validates_and_matches_the_page(pages):
+    """The built site carries scorecard.json: it validates against SCORECARD_SCHEMA and lists every target
+    of the registry with the verdict the scorecard page shows."""
+    import json
+
+    import jsonschema
+
+    from shallowflow.claims import SCORECARD_SCHEMA
+
+    doc = json.loads((HTML / "scorecard.json").read_text())
+    jsonschema.validate(doc, SCORECARD_SCHEMA)
+    assert doc["profile"] == "book"
+    reg = load_registry()
+    assert {f"{t['source']}:{t['target']}" for t in doc["targets"]} == set(reg["targets"])
+    html = (HTML / "book" / "scorecard.html").read_text()
+    for t in doc["targets"]:
+        row = html[html.index(f"id='{t['source']}-{t['target']}'"):]
+        assert f"data-verdict='{t['verdict']}'" in html and t["verdict"] in row[:2000], (t["source"], t["target"])
+    assert all(sum(s["counts"].values()) == sum(t["source"] == k for t in doc["targets"])
+               for k, s in doc["sources"].items())
+
+
+def test_pages_do_not_repeat_the_injected_parameters(pages):
+    """Papermill's injected cell repeats the parameters cell: the book edition hides it."""
+    for doc in pages:
+        assert "injected-parameters" not in (HTML / f"{doc}.html").read_text(), doc
