@@ -105,11 +105,7 @@ gt = G.gradient_table(P)
 THESIS_D1 = {("relu", 1e-7): 1.91194e-7, ("relu", 1e-2): 6.95204e-5, ("relu", 5.0): 7.60822e-5,
              ("sigmoid", 1e-7): 4.22131e-8, ("sigmoid", 1e-2): 5.08386e-8, ("sigmoid", 5.0): 8.85910e-7,
              ("tanh", 1e-7): 3.02942e-12, ("tanh", 1e-2): 2.43728e-9, ("tanh", 5.0): 2.21812e-6}  # Table D.1 as printed
-print(f"{'activation':10s} {'lambda':>7s} {'FD float64':>11s} {'FD float32':>11s} {'thesis':>11s} {'autograd rel.':>13s} kinks")
-for (act, lam), v in gt.items():
-    th = THESIS_D1.get((act, lam))
-    print(f"{act:10s} {lam:7.0e} {v['fd64']:11.3e} {v['fd32']:11.3e} {th if th is None else format(th, '11.3e'):>11} "
-          f"{v['autograd']:13.2e} {v['kinks']:5d}")
+print(G.error_table(gt, THESIS_D1, "autograd rel.", 13))
 
 # %% [markdown]
 # ## Table D.2, checks H1 and H2: the Hessian
@@ -123,11 +119,7 @@ ht = G.hessian_table(P)
 THESIS_D2 = {("relu", 1e-7): 0.882706, ("relu", 1e-2): 2.008855, ("relu", 5.0): 0.331454,
              ("sigmoid", 1e-7): 2.616767e-4, ("sigmoid", 1e-2): 4.529790e-4, ("sigmoid", 5.0): 3.316418e-3,
              ("tanh", 1e-7): 1.201516e-7, ("tanh", 1e-2): 2.384548e-5, ("tanh", 5.0): 6.629788e-3}  # Table D.2 as printed
-print(f"{'activation':10s} {'lambda':>7s} {'FD float64':>11s} {'FD float32':>11s} {'thesis':>11s} {'autograd':>10s} kinks")
-for (act, lam), v in ht.items():
-    th = THESIS_D2.get((act, lam))
-    print(f"{act:10s} {lam:7.0e} {v['fd64']:11.3e} {v['fd32']:11.3e} {th if th is None else format(th, '11.3e'):>11} "
-          f"{v['autograd']:10.2e} {v['kinks']:5d}")
+print(G.error_table(ht, THESIS_D2, "autograd", 10))
 
 # %% [markdown]
 # Appendix D.2 prints the Hessian of the Sigmoid network with $m=2$ at $\theta=[\log 4,\log 1,\log 9,\log\frac13,1,-1]^\top$

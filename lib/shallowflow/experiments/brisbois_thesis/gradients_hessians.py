@@ -107,6 +107,18 @@ def hessian_table(P, data_list=None) -> dict:
     return out
 
 
+def error_table(table: dict, thesis: dict, autograd_label: str, width: int) -> str:
+    """Tables D.1/D.2 as text: per (activation, lambda) the FD errors in float64 and float32, the thesis's
+    printed value, the closed form against autograd and the draws near a kink."""
+    lines = [f"{'activation':10s} {'lambda':>7s} {'FD float64':>11s} {'FD float32':>11s} {'thesis':>11s} "
+             f"{autograd_label:>{width}s} kinks"]
+    for (act, lam), v in table.items():
+        th = thesis.get((act, lam))
+        lines.append(f"{act:10s} {lam:7.0e} {v['fd64']:11.3e} {v['fd32']:11.3e} "
+                     f"{th if th is None else format(th, '11.3e'):>11} {v['autograd']:{width}.2e} {v['kinks']:5d}")
+    return "\n".join(lines)
+
+
 def d2_example() -> dict:
     """Check H2: the closed-form and autograd Hessians at Appendix D.2's point against the printed matrix,
     and the finite-difference errors (float64, float32, and the thesis's printed approximation)."""
