@@ -10,7 +10,8 @@ a step is dispatch overhead, and extra threads only add synchronisation.  The li
 runs torch on one intra-op thread unless ``SHALLOWFLOW_THREADS`` says otherwise.
 
 Environment variables are read with a check: a bad value (``SHALLOWFLOW_THREADS=abc`` or ``0``,
-``SHALLOWFLOW_DEVICE=cuda`` without a visible GPU, an unknown ``SHALLOWFLOW_KERNEL``) raises
+``SHALLOWFLOW_DEVICE=cuda`` without a visible GPU, an unknown ``SHALLOWFLOW_KERNEL`` or
+``SHALLOWFLOW_PROGRESS``) raises
 :class:`ConfigError`, whose message is one line naming the variable.  Importing the package never
 raises it (``shallowflow list`` works): :func:`configure` records the problem and :func:`check`,
 :func:`default_device` and :func:`describe` raise it.
@@ -84,11 +85,26 @@ def kernel_from_env() -> str:
         raise _bad("SHALLOWFLOW_KERNEL", raw, "expected auto, kernel or torch (0/off/none)") from None
 
 
+PROGRESS_CHOICES = {"": None, "auto": None, "1": True, "on": True, "true": True, "yes": True,
+                    "0": False, "off": False, "false": False, "no": False}
+
+
+def progress_from_env() -> bool | None:
+    """SHALLOWFLOW_PROGRESS: None when unset or 'auto' (:mod:`shallowflow.progress` decides), True for
+    1/on/true/yes, False for 0/off/false/no, else :class:`ConfigError`."""
+    raw = os.environ.get("SHALLOWFLOW_PROGRESS", "").strip()
+    try:
+        return PROGRESS_CHOICES[raw.lower()]
+    except KeyError:
+        raise _bad("SHALLOWFLOW_PROGRESS", raw, "expected auto, 1/on/true/yes or 0/off/false/no") from None
+
+
 def check() -> None:
     """Raise :class:`ConfigError` if any SHALLOWFLOW_* variable is invalid (the CLI calls this first)."""
     threads_from_env()
     device_from_env()
     kernel_from_env()
+    progress_from_env()
 
 
 def default_device() -> torch.device:

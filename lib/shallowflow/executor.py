@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 import socket
-import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -406,7 +405,8 @@ def execute_task(task: Task, force: bool = True, progress: bool = False, direct:
         out = tmp / task.notebook.name
         # a chapter's records go to the temporary directory; the scorecard reads the published ones
         claims = {} if task.chapter == SCORECARD else {"SHALLOWFLOW_CLAIMS_DIR": tmp / "claims"}
-        with _environ(PYDEVD_DISABLE_FILE_VALIDATION=1, **claims, **task.env):
+        # no progress bars inside a task: its outputs become the built pages (the CLI draws the task bar)
+        with _environ(PYDEVD_DISABLE_FILE_VALIDATION=1, SHALLOWFLOW_PROGRESS=0, **claims, **task.env):
             if direct:
                 _execute_direct(task, out)
             else:
@@ -530,12 +530,15 @@ def cluster(scheduler: str | None = None, workers: int | None = None):
 
 
 def show_progress(flag: bool | None = None) -> bool:
-    """Progress bars in a terminal, never in CI logs (CI=true) or when asked not to."""
+    """The CLI's task bar: where :func:`shallowflow.progress.enabled` shows bars (a terminal, never in CI
+    logs), or when asked (``flag=True``); never with ``flag=False`` (``--quiet``)."""
     if flag is False:
         return False
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        return False
-    return bool(flag) if flag is not None else sys.stderr.isatty()
+    from . import progress
+
+    if flag:
+        return not progress._in_ci()
+    return progress.enabled()
 
 
 @dataclass

@@ -43,7 +43,7 @@ from typing import Sequence
 
 import torch
 
-from . import kernel
+from . import kernel, progress
 from .config import DTYPE, require_float64
 from .models import Network, Params, loss_factor
 from .train import as_data, divergence_cause
@@ -235,8 +235,9 @@ def gradient_flow(
         h = torch.full((R,), float(h0), dtype=DTYPE, device=device)
     sb = -math.inf if stop_below is None else float(stop_below)
     run = _flow_kernel if f.use_kernel else _flow_torch
-    rt, rL, count, t, stopped_at, n_acc, n_rej = run(
-        f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps)
+    with progress.bar(100.0, f"gradient flow ({R} runs, % of flow time)", unit="%") as bar:
+        rt, rL, count, t, stopped_at, n_acc, n_rej = run(
+            f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps, bar)
     seconds = time.perf_counter() - t0
     Kmax = int(count.max())
     out_t, out_L = rt[:, :Kmax], rL[:, :Kmax]
@@ -251,7 +252,15 @@ def gradient_flow(
     )
 
 
-def _flow_torch(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps):
+def _shown(bar, t, T, done) -> None:
+    """Move the bar to the mean share of its end time each run has integrated (100 when all are done)."""
+    if bar is progress.SILENT:
+        return
+    share = torch.where(done | (T <= 0), torch.ones_like(t), (t / T.clamp_min(1e-300)).clamp(0, 1))
+    bar.update(100.0 * float(share.mean()) - bar.n)
+
+
+def _flow_torch(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps, bar):
     """The integrator as batched torch operations (any device): one attempt per run per iteration."""
     R, m, q = th.shape
     device = th.device
@@ -297,6 +306,8 @@ def _flow_torch(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, 
     iters = 0
     while not bool(done.all()):
         iters += 1
+        if iters % 64 == 0:
+            _shown(bar, t, T, done)
         if iters > max_steps:
             raise FlowError(f"more than max_steps = {max_steps} steps; t = {t.tolist()[:4]}...")
         active = ~done
@@ -366,7 +377,7 @@ def _flow_torch(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, 
     return (torch.gather(rt, 1, order), torch.gather(rL, 1, order), count, t, stopped_at, n_acc, n_rej)
 
 
-def _flow_kernel(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps):
+def _flow_kernel(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb, max_steps, bar):
     """The same integrator in the C kernel: every run loops on its own, records grown by doubling."""
     R, m, q = th.shape
     n = f.X.shape[-2]
@@ -390,6 +401,7 @@ def _flow_kernel(f, th, K0, L_init, h, T, snaps, snap_a, snap_W, rtol, atol, sb,
         kernel.flow_chunk(th, f.X, f.xs, f.y, f.ys, f.kind, float(f.net.leak), f.c, f.lf, t, h, T, snaps_t,
                           next_snap, snap_a, snap_W, rec_t, rec_L, count, Lcur, status, stopped_at, n_acc,
                           n_rej, rtol, atol, sb, maxit)
+        _shown(bar, t, T, status != 0)
         if bool((status == 3).any()):
             r = int(torch.nonzero(status == 3)[0])
             raise FlowError(f"step size underflow in run {r} at t = {float(t[r]):.6g}")

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import torch
 
 from . import data as datasets
-from . import kernel
+from . import kernel, progress
 from .config import DTYPE
 from .models import Network, Params, loss_factor
 from .train import gradient_descent
@@ -115,57 +115,59 @@ def segmented_descent(ens, steps: int, every: int, segment: int, summarise: Call
     t0 = time.perf_counter()
     k0 = 0
     nseg = 0
-    while k0 < steps or (k0 == 0 and steps == 0):
-        k1 = min(steps, k0 + segment)
-        grid = list(range(k0 + every if k0 > 0 else 0, k1 + 1, every))
-        wanted = cap[(cap >= k0) & (cap <= k1)].unique().tolist()
-        snaps = sorted(set(k - k0 for k in grid) | {int(k) - k0 for k in wanted})
-        traj = gradient_descent(p, ens.data, NET, steps=k1 - k0, lr=ens.lrs, loss="half", snapshots=snaps,
-                                record_every=every, stop_below=stop_below,
-                                explode_factor=math.inf)
-        rec_steps = traj.loss_steps + k0
-        keep = rec_steps % every == 0
-        if k0 > 0:
-            keep &= rec_steps > k0
-        losses.append(traj.loss[:, keep])
-        loss_steps.append(rec_steps[keep])
-        newly = (traj.stopped_at < (k1 - k0)) & (stopped == steps)
-        stopped = torch.where(newly, traj.stopped_at + k0, stopped)
-        if summarise is not None and grid:
-            pos = [traj.snap_steps.index(k - k0) for k in grid]
-            a_s, W_s = traj.snap_a[pos], traj.snap_W[pos]
-            # runs frozen before this segment keep their last summary (their state does not change)
-            act = torch.nonzero(active).flatten()
-            part = summarise(a_s[:, act], W_s[:, act], act) if act.numel() else {}
-            out = {}
-            for name in (part or last):
-                full = last[name].expand(len(grid), R).clone() if name in last else \
-                    torch.full((len(grid), R), float("nan"), dtype=DTYPE)
-                if act.numel():
-                    full[:, act] = part[name]
-                out[name] = full
-                last[name] = full[-1].clone()
-                sums.setdefault(name, []).append(full)
-            sum_steps.extend(grid)
-            for name, (q, thr) in watch.items():
-                v = out[q]  # (S, R)
-                hit = (v >= thr[None, :]) & (crossings[name] < 0)[None, :]
-                first = hit.to(torch.int8).argmax(0)
-                for r in torch.nonzero(hit.any(0)).flatten().tolist():
-                    s = int(first[r])
-                    crossings[name][r] = grid[s]
-                    crossing_states[name][r] = Params(a_s[s, r][None].clone(), W_s[s, r][None].clone())
-        where = {k: i for i, k in enumerate(traj.snap_steps)}
-        for r, k in torch.nonzero((cap >= k0) & (cap <= k1)).tolist():
-            it = int(cap[r, k])
-            i = where[it - k0]
-            captured[(r, it)] = Params(traj.snap_a[i, r][None].clone(), traj.snap_W[i, r][None].clone())
-        p = traj.final
-        active = stopped == steps
-        nseg += 1
-        if steps == 0:
-            break
-        k0 = k1
+    with progress.bar(steps, f"gradient descent in segments ({R} runs)", unit="it") as bar:
+        while k0 < steps or (k0 == 0 and steps == 0):
+            k1 = min(steps, k0 + segment)
+            grid = list(range(k0 + every if k0 > 0 else 0, k1 + 1, every))
+            wanted = cap[(cap >= k0) & (cap <= k1)].unique().tolist()
+            snaps = sorted(set(k - k0 for k in grid) | {int(k) - k0 for k in wanted})
+            traj = gradient_descent(p, ens.data, NET, steps=k1 - k0, lr=ens.lrs, loss="half", snapshots=snaps,
+                                    record_every=every, stop_below=stop_below,
+                                    explode_factor=math.inf)
+            rec_steps = traj.loss_steps + k0
+            keep = rec_steps % every == 0
+            if k0 > 0:
+                keep &= rec_steps > k0
+            losses.append(traj.loss[:, keep])
+            loss_steps.append(rec_steps[keep])
+            newly = (traj.stopped_at < (k1 - k0)) & (stopped == steps)
+            stopped = torch.where(newly, traj.stopped_at + k0, stopped)
+            if summarise is not None and grid:
+                pos = [traj.snap_steps.index(k - k0) for k in grid]
+                a_s, W_s = traj.snap_a[pos], traj.snap_W[pos]
+                # runs frozen before this segment keep their last summary (their state does not change)
+                act = torch.nonzero(active).flatten()
+                part = summarise(a_s[:, act], W_s[:, act], act) if act.numel() else {}
+                out = {}
+                for name in (part or last):
+                    full = last[name].expand(len(grid), R).clone() if name in last else \
+                        torch.full((len(grid), R), float("nan"), dtype=DTYPE)
+                    if act.numel():
+                        full[:, act] = part[name]
+                    out[name] = full
+                    last[name] = full[-1].clone()
+                    sums.setdefault(name, []).append(full)
+                sum_steps.extend(grid)
+                for name, (q, thr) in watch.items():
+                    v = out[q]  # (S, R)
+                    hit = (v >= thr[None, :]) & (crossings[name] < 0)[None, :]
+                    first = hit.to(torch.int8).argmax(0)
+                    for r in torch.nonzero(hit.any(0)).flatten().tolist():
+                        s = int(first[r])
+                        crossings[name][r] = grid[s]
+                        crossing_states[name][r] = Params(a_s[s, r][None].clone(), W_s[s, r][None].clone())
+            where = {k: i for i, k in enumerate(traj.snap_steps)}
+            for r, k in torch.nonzero((cap >= k0) & (cap <= k1)).tolist():
+                it = int(cap[r, k])
+                i = where[it - k0]
+                captured[(r, it)] = Params(traj.snap_a[i, r][None].clone(), traj.snap_W[i, r][None].clone())
+            p = traj.final
+            active = stopped == steps
+            nseg += 1
+            bar.update(k1 - k0)
+            if steps == 0:
+                break
+            k0 = k1
     summaries = {k: torch.cat(v, 0).T.contiguous() for k, v in sums.items()}
     return Segmented(ens, steps, every, torch.cat(loss_steps), torch.cat(losses, 1), torch.tensor(sum_steps),
                      summaries, p, stopped, captured, crossings, crossing_states, time.perf_counter() - t0, nseg)
@@ -236,19 +238,21 @@ def train_monitored(p0: Params, data, network: Network = Network(), *, steps: in
 
     observe(p, 0)
     k0 = 0
-    while k0 < steps:
-        k1 = min(steps, k0 + every)
-        local = [k - k0 for k in want if k0 < k < k1]
-        tr = gradient_descent(p, data, network, steps=k1 - k0, lr=lr_t, loss=loss, snapshots=local,
-                              record_every=record_every, stop_below=stop_below, on_nonfinite=on_nonfinite)
-        for k in local:
-            snaps[k0 + k] = tr.at(k).clone()
-        losses.append(tr.loss[:, :-1] if k1 < steps else tr.loss)
-        hit = (tr.stopped_at < (k1 - k0)) & (stopped == steps)
-        stopped = torch.where(hit, tr.stopped_at + k0, stopped)
-        p = tr.final
-        k0 = k1
-        observe(p, k0)
+    with progress.bar(steps, f"monitored gradient descent ({R} runs)", unit="it") as bar:
+        while k0 < steps:
+            k1 = min(steps, k0 + every)
+            local = [k - k0 for k in want if k0 < k < k1]
+            tr = gradient_descent(p, data, network, steps=k1 - k0, lr=lr_t, loss=loss, snapshots=local,
+                                  record_every=record_every, stop_below=stop_below, on_nonfinite=on_nonfinite)
+            for k in local:
+                snaps[k0 + k] = tr.at(k).clone()
+            losses.append(tr.loss[:, :-1] if k1 < steps else tr.loss)
+            hit = (tr.stopped_at < (k1 - k0)) & (stopped == steps)
+            stopped = torch.where(hit, tr.stopped_at + k0, stopped)
+            p = tr.final
+            bar.update(k1 - k0)
+            k0 = k1
+            observe(p, k0)
     if not losses:  # steps == 0
         losses.append(Network.loss(network, p, *_xy(data), loss)[:, None])
     L = torch.cat(losses, 1)

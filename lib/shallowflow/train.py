@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-from . import kernel
+from . import kernel, progress
 from .config import DTYPE, require_float64
 from .data import Dataset
 from .models import Network, Params, flow_time_per_step, loss_factor
@@ -281,9 +281,10 @@ def gradient_descent(
     masked = on_nonfinite == "stop"
     t0 = time.perf_counter()
     run = _run_kernel if eng == "kernel" else _run_torch
-    hist, snap_a, snap_W, stopped_at, status = run(
-        p, X, y, network, lr_t, loss, steps, record_every, snap_list, K, stop_below, masked,
-        explode_factor, check_every)
+    with progress.bar(steps + 1, f"gradient descent ({R} runs)", unit="it") as bar:
+        hist, snap_a, snap_W, stopped_at, status = run(
+            p, X, y, network, lr_t, loss, steps, record_every, snap_list, K, stop_below, masked,
+            explode_factor, check_every, bar)
     seconds = time.perf_counter() - t0
 
     bad = status == 2
@@ -310,7 +311,7 @@ def gradient_descent(
 
 # --------------------------------------------------------------------------------------------
 # the kernel engine
-def _run_kernel(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, masked, explode, _check):
+def _run_kernel(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, masked, explode, _check, bar):
     lib = kernel._load()
     R, m, d = p.W.shape
     X, y, xs, ys = kernel.run_strides(X, y, R)
@@ -338,6 +339,7 @@ def _run_kernel(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, 
         kernel.gd_chunk(lib, R, m, n, d, p.a, p.W, X, xs, y, ys, lr_t, kind, float(net.leak), c, lf,
                         k0, k1, steps, rec, hist, snaps, snap_a, snap_W, status, stopped_at, L0, Llast,
                         sb, float(explode), masked, nthreads)
+        bar.update(k1 - k0)
         k0 = k1
         if not masked and bool((status == 2).any()):
             break
@@ -346,7 +348,8 @@ def _run_kernel(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, 
 
 # --------------------------------------------------------------------------------------------
 # the torch engine
-def _run_torch(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, masked, explode, check_every):
+def _run_torch(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, masked, explode, check_every,
+               bar):
     device = p.a.device
     R, m, d = p.W.shape
     n = X.shape[-2]
@@ -384,6 +387,7 @@ def _run_torch(p, X, y, net, lr_t, loss, steps, rec, snap_list, K, stop_below, m
             coef.mul_(keep.view(R, 1, 1))
             alive.add_(coef.view(R) != 0)
         if k % check_every == 0 or k == steps:
+            bar.update(k + 1 - bar.n)
             if not stopping:
                 if _first_bad_torch(hist, rec, k, check_every, L, lim, status, stopped_at):
                     break

@@ -166,3 +166,15 @@ def test_pages_do_not_repeat_the_injected_parameters(pages):
     """Papermill's injected cell repeats the parameters cell: the book edition hides it."""
     for doc in pages:
         assert "injected-parameters" not in (HTML / f"{doc}.html").read_text(), doc
+
+
+PROGRESS_BAR = re.compile(r"\d+%\|[^|\n]{0,40}\|\s*\d+(\.\d+)?/\d+")  # tqdm's " 45%|####5     | 450/1000"
+
+
+def test_pages_show_no_progress_bars(pages):
+    """Progress bars are for people watching a run, never part of a built page (the executor sets
+    SHALLOWFLOW_PROGRESS=0 for every chapter, and headless kernels draw none)."""
+    for doc in pages:
+        html = (HTML / f"{doc}.html").read_text(encoding="utf-8")
+        m = PROGRESS_BAR.search(html)
+        assert m is None, (doc, html[max(0, m.start() - 80):m.end() + 40])

@@ -15,12 +15,14 @@ of the squared errors over examples AND classes, ``"mse_mean"``) and cross-entro
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import torch
 
+from .. import progress as _progress
 from ..train import DivergenceError
 
 LOSSES = ("mse", "mse_mean", "ce")
@@ -114,19 +116,18 @@ def _check_finite(what: torch.Tensor, step: int, label: str):
 
 def train(params: Iterable[torch.Tensor], objective: Callable[[int], torch.Tensor], optimizer: torch.optim.Optimizer,
           steps: int, callback: Callable[[int, torch.Tensor], dict | None] | None = None, every: int = 1,
-          progress: bool = False) -> History:
+          progress: bool | None = None) -> History:
     """Run ``steps`` optimizer steps (see the module doc); losses are recorded at steps 0..steps, the
     callback at every ``every``-th step and the last.  A callback returns a dict of measurements (or
-    None); they are collected in ``History.records``."""
+    None); they are collected in ``History.records``.  progress: None shows a bar where
+    :mod:`shallowflow.progress` shows bars (a terminal, an interactive notebook), False never."""
     if steps < 0 or every < 1:
         raise ValueError(f"steps must be >= 0 and every >= 1, got {steps}, {every}")
     params = list(params)
     losses, records = [], {}
     t0 = time.perf_counter()
-    it = range(steps + 1)
-    if progress:
-        from tqdm.auto import tqdm
-        it = tqdm(it, leave=False)
+    shown = _progress.bar(steps + 1, "training", unit="step") if progress is not False \
+        else contextlib.nullcontext(_progress.SILENT)
 
     def closure():
         optimizer.zero_grad()
@@ -134,19 +135,21 @@ def train(params: Iterable[torch.Tensor], objective: Callable[[int], torch.Tenso
         L.sum().backward()
         return L.sum()
 
-    for step in it:
-        optimizer.zero_grad()
-        L = objective(step)
-        _check_finite(L, step, "the loss")
-        L.sum().backward()
-        losses.append(L.detach().reshape(-1).clone())
-        if callback is not None and (step % every == 0 or step == steps):
-            out = callback(step, L.detach())
-            for k, v in (out or {}).items():
-                records.setdefault(k, []).append((step, v))
-        if step == steps:
-            break
-        optimizer.step(closure)
-        for p in params:
-            _check_finite(p, step + 1, "a parameter")
+    with shown as bar:
+        for step in range(steps + 1):
+            optimizer.zero_grad()
+            L = objective(step)
+            _check_finite(L, step, "the loss")
+            L.sum().backward()
+            losses.append(L.detach().reshape(-1).clone())
+            if callback is not None and (step % every == 0 or step == steps):
+                out = callback(step, L.detach())
+                for k, v in (out or {}).items():
+                    records.setdefault(k, []).append((step, v))
+            bar.update(1)
+            if step == steps:
+                break
+            optimizer.step(closure)
+            for p in params:
+                _check_finite(p, step + 1, "a parameter")
     return History(torch.stack(losses), records, time.perf_counter() - t0)

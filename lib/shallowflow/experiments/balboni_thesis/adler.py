@@ -11,6 +11,7 @@ digits (10 classes) and a 100-class Gaussian mixture of 8x8 "images" (spec secti
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ... import config
+from ... import config, progress
 from ...deep import data as ddata
 from ...deep import optim as dopt
 from ...deep import vision
@@ -249,20 +250,18 @@ def run_comparison(P) -> Comparison:
     torch.set_num_threads(threads["used"])
     runs = []
     try:
-        for name, split in splits.items():
-            for kind in _items(P.models):
-                for act in _items(P.activations):
-                    for seed in P.seeds:
-                        init = vision.build(kind, act, split.classes, split.image, split.channels, P.width,
-                                            P.vit_dim, P.vit_depth, seed=seed)
-                        for method, lr in method_list(P.grid):
-                            model = copy.deepcopy(init)
-                            if method == "adler":
-                                opt = dopt.Adler(model, P.beta, P.eps, quadratic_form="cross_entropy")
-                            else:
-                                opt = dopt.make(method, model, lr=lr, beta=P.beta, eps=P.eps)
-                            runs.append(fit(model, opt, split, P.epochs, P.batch, seed,
-                                            Run(name, kind, act, seed, method, lr)))
+        cells = list(itertools.product(splits.items(), _items(P.models), _items(P.activations), P.seeds))
+        for (name, split), kind, act, seed in progress.each(cells, "comparisons (data, model, activation, seed)",
+                                                            unit="cell"):
+            init = vision.build(kind, act, split.classes, split.image, split.channels, P.width,
+                                P.vit_dim, P.vit_depth, seed=seed)
+            for method, lr in method_list(P.grid):
+                model = copy.deepcopy(init)
+                if method == "adler":
+                    opt = dopt.Adler(model, P.beta, P.eps, quadratic_form="cross_entropy")
+                else:
+                    opt = dopt.make(method, model, lr=lr, beta=P.beta, eps=P.eps)
+                runs.append(fit(model, opt, split, P.epochs, P.batch, seed, Run(name, kind, act, seed, method, lr)))
     finally:
         torch.set_num_threads(previous)
     return Comparison(runs, splits, threads, time.perf_counter() - t_all)

@@ -18,6 +18,7 @@ start from the same network.  At every epoch (= step, full batch) the callback r
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
+from ... import progress
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
 
 SCHEMA = {
@@ -215,10 +217,9 @@ def run_training(P) -> dict:
     # that lose to OpenMP overhead; a second thread measured faster on the one big product but doubled the CPU
     # time of the whole run (528 s against 150 s) on the shared 2-core machine
     with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs), candidates=(1,)) as threads:
-        for act in ACTS:
-            for loss in LOSSES:
-                for n in P.examples:
-                    out[(act, loss, n)] = run_grid(P, act, loss, n)
+        grids = list(itertools.product(ACTS, LOSSES, P.examples))
+        for act, loss, n in progress.each(grids, "training grids (activation, loss, n)", unit="grid"):
+            out[(act, loss, n)] = run_grid(P, act, loss, n)
     out["threads"], out["seconds"] = threads, time.perf_counter() - t0
     return out
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from shallowflow import data as datasets
-from shallowflow import metrics
+from shallowflow import metrics, progress
 from shallowflow.config import DTYPE
 from shallowflow.params import PROFILE, Float, Int, Ints, Rule, Str
 
@@ -161,8 +161,8 @@ def level_slope(rows, level, lr, boot=0):
 def run_local_pl(P):
     """Experiment 2 / Fig 6: the local-PL curvature against n under the stated and the authors' final
     protocol, with bootstrapped log-log slopes (all n, the paper's n range)."""
-    stated = [run_n(n, P, "stated") for n in P.ns]
-    final = [run_n(n, P, "final") for n in P.final_ns]
+    stated = [run_n(n, P, "stated") for n in progress.each(P.ns, "Fig 6, stated protocol", unit="n")]
+    final = [run_n(n, P, "final") for n in progress.each(P.final_ns, "Fig 6, final protocol", unit="n")]
     paper = [r for r in stated if 1000 <= r["n"] <= 2000]
     if len(paper) < 2:  # reduced scales: the two largest n stand in for the paper's range
         paper = sorted(stated, key=lambda r: r["n"])[-2:]

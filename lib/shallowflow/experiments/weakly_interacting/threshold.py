@@ -11,6 +11,7 @@ import torch
 from scipy import optimize
 
 from shallowflow import data as datasets
+from shallowflow import progress
 from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule
 
 from . import reductions as RD
@@ -103,8 +104,10 @@ def run_fig3(P):
     """Experiment 1 / Fig 3: convergence against n at d = fig3_d with the stated width rule and with 4x the
     width, and the bootstrapped threshold fit of the stated protocol."""
     d = P.fig3_d
-    stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000) for n in P.fig3_ns]
-    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000) for n in P.wide_ns]
+    stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000)
+              for n in progress.each(P.fig3_ns, "Fig 3, stated width", unit="n")]
+    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000)
+            for n in progress.each(P.wide_ns, "Fig 3, 4x width", unit="n")]
     ns, conv = collect(stated)
     fit = fit_threshold(ns, conv, boot=P.boot, seed=3)
     return dict(stated=stated, wide=wide, fit=fit)
@@ -133,7 +136,7 @@ def run_fig45(P):
         for d in P.fig4_ds:
             ns = sorted({max(2, int(round(m * d))) for m in mults})
             rows = []
-            for n in ns:
+            for n in progress.each(ns, f"Fig 4, d = {d}, lr = {lr:g}", unit="n"):
                 ep = T.epochs_rule(n, P.fig4_p, 1.0)  # the stated horizon, in flow time
                 rows.append(runs_at(n, d, P.fig4_p, P.fig45_reps, lr=lr, epochs=int(math.ceil(ep / lr)), base=30_000))
             x, c = collect(rows)
@@ -141,7 +144,8 @@ def run_fig45(P):
                                fit_plateau=fit_threshold(x, c, plateau=True)))
     f5 = []
     for p in P.fig5_ps:
-        rows = [runs_at(n, P.fig5_d, p, P.fig45_reps, base=40_000) for n in P.fig5_ns]
+        rows = [runs_at(n, P.fig5_d, p, P.fig45_reps, base=40_000)
+                for n in progress.each(P.fig5_ns, f"Fig 5, p = {p}", unit="n")]
         x, c = collect(rows)
         f5.append(dict(p=p, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=p),
                        fit_plateau=fit_threshold(x, c, plateau=True)))
