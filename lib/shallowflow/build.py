@@ -53,11 +53,39 @@ def build_report(results: list[dict], wall_s: float, profile: str, workers: int,
                           for r in results])
 
 
+TIMINGS = "params/timings.json"  # measured execution times per edition, used only to order the tasks
+
+
+def expected_seconds(profile: str) -> dict[str, float]:
+    """Each chapter's expected execution time in an edition: from the edition's last build report
+    (``artifacts/runs/<profile>/build-report.json``) when there is one, else from the times measured on
+    the 2-core CI machine and committed in ``params/timings.json``; chapters in neither are absent."""
+    root = repo_root()
+    for path in (root / "artifacts" / "runs" / profile / "build-report.json", root / TIMINGS):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            doc = json.loads(path.read_text())
+            rows = doc["chapters"] if "chapters" in doc else doc[profile]
+            times = {r["chapter"]: float(r["wall_s"]) for r in rows} if isinstance(rows, list) else \
+                {c: float(t) for c, t in rows.items()}
+            if times:
+                return times
+    return {}
+
+
+def longest_first(names: list[str], expected: dict[str, float]) -> list[str]:
+    """The chapters in the order to start them: longest expected time first (a chapter of unknown time
+    first of all, since it may be long), ties in the given order.  With two workers, starting the two
+    four-minute chapters last would leave one worker idle for minutes at the end of the build."""
+    return sorted(names, key=lambda c: -expected.get(c, float("inf")))
+
+
 def run_book(profile: str = "book", scheduler: str | None = None, workers: int | None = None,
              progress: bool = False, only: Iterable[str] | None = None) -> tuple[dict, dict]:
-    """Execute every chapter (then the scorecard) as tasks; publish notebooks and records; write the
-    build report to ``artifacts/runs/<profile>/build-report.json``.  Returns (report, errors)."""
+    """Execute every chapter (then the scorecard) as tasks, longest first (:func:`longest_first`); publish
+    notebooks and records; write the build report to ``artifacts/runs/<profile>/build-report.json``.
+    Returns (report, errors)."""
     names = [c for c in (list(only) if only else chapters()) if c != SCORECARD]
+    names = longest_first(names, expected_seconds(profile))
     tasks = [prepare(c, profile) for c in names]  # every chapter validated before any starts
     runs = repo_root() / "artifacts" / "runs" / profile
     t0 = time.perf_counter()

@@ -569,9 +569,10 @@ def run_tasks(client, tasks: list[Task], force: bool = True, progress: bool = Fa
             todo.append(i)
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, unit="task",
                disable=not progress, dynamic_ncols=True)
-    futures = {client.submit(execute_task, tasks[i], force, False, direct, True,
+    # the tasks start in the order given (a higher priority starts first), whatever Dask would choose
+    futures = {client.submit(execute_task, tasks[i], force, False, direct, True, priority=len(todo) - rank,
                              key=f"{tasks[i].chapter}-{tasks[i].profile}-{tasks[i].key}", pure=False): i
-               for i in todo}
+               for rank, i in enumerate(todo)}
     try:
         for fut in as_completed(list(futures)):
             i = futures[fut]
