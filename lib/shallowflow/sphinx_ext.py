@@ -107,7 +107,9 @@ class BuildReport(SphinxDirective):
         rep = json.loads(path.read_text())
         esc = html.escape
         m = rep["machine"]
+        start = _started_offsets(rep["chapters"])
         rows = "".join(f"<tr><td>{esc(c['chapter'])}</td><td style='text-align:right'>{c['wall_s']:.1f}</td>"
+                       f"<td style='text-align:right'>{start.get(c['chapter'], '')}</td>"
                        f"<td style='text-align:right'>{c['checks']}</td><td>{esc(str(c['host']))}:{c['pid']}</td></tr>"
                        for c in sorted(rep["chapters"], key=lambda c: (c["chapter"] == "scorecard", c["chapter"])))
         total = sum(c["wall_s"] for c in rep["chapters"])
@@ -116,12 +118,29 @@ class BuildReport(SphinxDirective):
                f"<code>{esc(rep['code'])}</code>) on {rep['workers']} worker process(es) of a "
                f"{esc(str(rep['cluster']))}: {rep['wall_s']:.1f} s of wall time for {total:.1f} s of page "
                f"execution ({total / max(rep['wall_s'], 1e-9):.2f} pages at once on average).</p>"
-               f"<table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>checks</th>"
-               f"<th>worker</th></tr></thead><tbody>{rows}</tbody></table>"
+               f"<table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>started (s)</th>"
+               f"<th>checks</th><th>worker</th></tr></thead><tbody>{rows}</tbody></table>"
                f"<p>Machine: {esc(m['cpu'])}, {m['cores']} cores, {esc(m['system'])}, Python {esc(m['python'])}; "
                f"engine {esc(m['engine'])} on {esc(m['device'])}; load average at the end "
                f"{', '.join(map(str, m.get('load', [])))}.</p><p>Versions: {versions}.</p>")
         return [nodes.raw("", out, format="html")]
+
+
+def _started_offsets(rows: list[dict]) -> dict[str, str]:
+    """Each page's start, in whole seconds after the first page started (the build starts the longest
+    chapters first; this column shows it)."""
+    import datetime as dt
+
+    when = {}
+    for c in rows:
+        try:
+            when[c["chapter"]] = dt.datetime.strptime(c["started"], "%Y-%m-%dT%H:%M:%S%z")
+        except (KeyError, TypeError, ValueError):
+            continue
+    if not when:
+        return {}
+    first = min(when.values())
+    return {k: f"{(v - first).total_seconds():.0f}" for k, v in when.items()}
 
 
 def _scorecard_last(app, env, docnames: list[str]) -> None:
