@@ -97,13 +97,17 @@ def main(argv=None) -> int:
         chapters = chosen
     print(f"# Book time budget (profile {args.profile}, {'shallowflow run' if has_cli() else 'papermill'})\n")
     print("| chapter | seconds | status |\n|---|---:|---|")
-    total, failed = 0.0, 0
+    total, failed, parts = 0.0, 0, {}
     with tempfile.TemporaryDirectory(prefix="book-budget-") as tmp:
         for c in chapters:
             s, ok, msg = run_chapter(c, args.profile, Path(tmp))
             total += s
             failed += not ok
+            part = c.split("/")[0] if "/" in c else "(pages)"
+            parts[part] = parts.get(part, 0.0) + s
             print(f"| {c} | {s:.1f} | {'ok' if ok else 'FAILED: ' + msg} |", flush=True)
+    for part, s in parts.items():  # each part's issue states its own budget in serial seconds
+        print(f"| *part {part}* | *{s:.1f}* | |")
     print(f"| **total** | **{total:.1f}** | {len(chapters) - failed}/{len(chapters)} ok |")
     if args.budget is not None and total > args.budget:
         print(f"\nover budget: {total:.1f} s > {args.budget:.0f} s")

@@ -48,9 +48,6 @@ class _Silent:
     def update(self, n: float = 1) -> None:
         pass
 
-    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
-        pass
-
 
 SILENT = _Silent()
 
