@@ -134,9 +134,7 @@ for act in S.ACTS:
 # frame with the procedure's curve ($k_1=-5$, dashed) and the least-squares curve (solid).
 
 # %%
-fits = {key: S.fits_of(S.find(run, key[0], key[1]), P) for key in
-        [("main", a) for a in S.ACTS] + [("appC", a) for a in S.ACTS]
-        + [(f"m={m}", a) for m in P.widths for a in S.ACTS] + [(f"lambda={l:g}", a) for l in P.scales for a in S.ACTS]}
+fits = S.fits_by_group(run, P)
 for act in S.ACTS:
     for r, f in enumerate(fits[("main", act)]):
         print(f"{act:8s} seed {P.seeds[r]}: R^2 literal axis {f.pairs.r2:.3f}, procedure (k1 = {P.k1:g}) "

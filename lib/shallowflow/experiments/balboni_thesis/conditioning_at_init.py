@@ -9,6 +9,7 @@ recursion (:func:`shallowflow.deep.dual.infinite_width_grams`) from the same inp
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ... import progress
 from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import dual, measure, models
@@ -75,18 +77,18 @@ def run_conditioning(P) -> InitResult:
     shape = (len(P.seeds), len(P.widths), len(P.examples), P.depth)
     stats = {}
     with models.fastest_threads(max(P.widths), nmax, dtype=dtype) as threads:
-        for act in models.ACTIVATIONS:
-            for renorm in (True, False):
-                out = {k: np.zeros(shape) for k in keys}
-                for wi, w in enumerate(P.widths):
-                    feats = models.stream_features(X, w, P.depth, act, True, renorm, P.seeds, dtype, device)
-                    for m, h in enumerate(feats):
-                        G = measure.gram(h) / w  # (R, nmax, nmax), float64
-                        for ni, n in enumerate(P.examples):
-                            st = measure.gram_stats(G[:, :n, :n])
-                            for k in keys:
-                                out[k][:, wi, ni, m] = st[k].cpu().numpy()
-                stats[(act, renorm)] = out
+        cases = list(itertools.product(models.ACTIVATIONS, (True, False)))
+        for act, renorm in progress.each(cases, "Gram statistics (activation, renormalisation)", unit="case"):
+            out = {k: np.zeros(shape) for k in keys}
+            for wi, w in enumerate(P.widths):
+                feats = models.stream_features(X, w, P.depth, act, True, renorm, P.seeds, dtype, device)
+                for m, h in enumerate(feats):
+                    G = measure.gram(h) / w  # (R, nmax, nmax), float64
+                    for ni, n in enumerate(P.examples):
+                        st = measure.gram_stats(G[:, :n, :n])
+                        for k in keys:
+                            out[k][:, wi, ni, m] = st[k].cpu().numpy()
+            stats[(act, renorm)] = out
         # the infinite-width line (ReLU: closed form), from each seed's inputs
         S0 = X.to(DTYPE) @ X.to(DTYPE).transpose(-1, -2) / d
         infinite = {}

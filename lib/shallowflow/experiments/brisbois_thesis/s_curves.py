@@ -19,7 +19,7 @@ import torch
 from scipy.optimize import curve_fit, minimize_scalar
 
 from ... import data as D
-from ... import init, train
+from ... import init, progress, train
 from ...models import Network
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
 from . import measures
@@ -298,6 +298,15 @@ def fits_of(g: Group, P, steps=None) -> list[ScurveFit]:
     steps = steps or [P.merge_step, P.steps]
     form = g.activation if g.activation in FORMS else "sigmoid"
     return [fit_scurve(points_of(g, r, steps), form, P.k1, refine=P.fit_refine) for r in range(len(g.seeds))]
+
+
+def fits_by_group(run, P) -> dict:
+    """The S-curve fits of every group of the chapter, keyed by (group label, activation): the main runs,
+    Appendix C's, each width and each scale (one progress bar over the groups)."""
+    keys = ([("main", a) for a in ACTS] + [("appC", a) for a in ACTS]
+            + [(f"m={m}", a) for m in P.widths for a in ACTS] + [(f"lambda={l:g}", a) for l in P.scales for a in ACTS])
+    return {key: fits_of(find(run, *key), P) for key in progress.each(keys, "S-curve fits (group, activation)",
+                                                                     unit="group")}
 
 
 def valid(g: Group) -> torch.Tensor:
