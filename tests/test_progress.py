@@ -107,6 +107,17 @@ def test_each_counts_its_items_and_shows_time_left(shown):
     assert "grid" in err and "7/7 [00:00<00:00" in err  # elapsed<left
 
 
+def test_a_grid_bar_shows_at_once_and_a_computation_bar_only_when_long(shown):
+    shown.readouterr()
+    progress.DELAY = 100.0  # restored by the fixture's monkeypatch
+    for _ in progress.each(range(3), "grid of long points"):
+        assert "grid of long points" in shown.readouterr().err  # drawn before the first point ends
+        break
+    with progress.bar(10, "short computation") as b:
+        b.update(10)
+    assert "short computation" not in shown.readouterr().err
+
+
 def test_a_loop_left_by_an_exception_does_not_silence_later_bars(shown):
     with pytest.raises(RuntimeError):
         for i in progress.each(range(5), "failing"):

@@ -7,10 +7,11 @@ notebooks executed headless (papermill, nbval, the book build: their outputs bec
 the executor also sets ``SHALLOWFLOW_PROGRESS=0`` for every task).  ``SHALLOWFLOW_PROGRESS=1`` or ``0``
 forces bars on or off (:func:`shallowflow.config.progress_from_env`).
 
-A bar appears only once its work has lasted :data:`DELAY` seconds, so the many short calls of a chapter
-print nothing, and it is removed when the work ends.  One bar at a time: inside an open bar, the bars of
-nested calls are silent, so a chapter function that loops over a grid (:func:`each`) shows one bar for the
-grid with the time left for the whole cell, while the training calls it makes stay quiet.
+The bar of one computation (:func:`bar`: a training run, a flow) appears only once it has lasted
+:data:`DELAY` seconds, so the many short calls of a chapter print nothing; the bar of a grid loop
+(:func:`each`) appears at once, since its first point may take minutes while the calls inside it stay
+silent.  Bars are removed when the work ends.  One bar at a time: inside an open bar, the bars of nested
+calls are silent, so a chapter's grid loop shows one bar with the time left for the whole cell.
 
 Usage, in an engine loop and around a grid::
 
@@ -125,17 +126,18 @@ def _hook_cells() -> None:
 
 
 @contextmanager
-def bar(total: float | None, desc: str, unit: str = "it") -> Iterator[object]:
+def bar(total: float | None, desc: str, unit: str = "it", delay: float | None = None) -> Iterator[object]:
     """A progress bar over ``total`` units (None: unknown, no time left shown), or a silent stand-in when
-    bars are off here or another bar is open.  Use its ``update(n)``; the bar closes on exit."""
+    bars are off here or another bar is open.  It appears after ``delay`` seconds (default :data:`DELAY`).
+    Use its ``update(n)``; the bar closes on exit."""
     global _open
     if _open is not None or not enabled():
         yield SILENT
         return
     _hook_cells()
     tqdm = _tqdm_class()
-    b = _open = tqdm(total=total, desc=desc, unit=unit, delay=DELAY, mininterval=MININTERVAL, leave=False,
-                     dynamic_ncols=True, file=sys.stderr)
+    b = _open = tqdm(total=total, desc=desc, unit=unit, delay=DELAY if delay is None else delay,
+                     mininterval=MININTERVAL, leave=False, dynamic_ncols=True, file=sys.stderr)
     try:
         yield b
     finally:
@@ -144,14 +146,15 @@ def bar(total: float | None, desc: str, unit: str = "it") -> Iterator[object]:
         b.close()
 
 
-def each(items: Iterable[T], desc: str, unit: str = "point") -> Iterator[T]:
+def each(items: Iterable[T], desc: str, unit: str = "point", delay: float = 0.0) -> Iterator[T]:
     """The items, one by one, under one bar (its total is ``len(items)`` when it has one): the bar of a
-    chapter's grid loop, with the time left for the whole loop."""
+    chapter's grid loop, shown at once (or after ``delay`` seconds: pass :data:`DELAY` for the steps of
+    one computation), with the time left for the whole loop."""
     try:
         total = len(items)  # type: ignore[arg-type]
     except TypeError:
         total = None
-    with bar(total, desc, unit) as b:
+    with bar(total, desc, unit, delay=delay) as b:
         for item in items:
             yield item
             b.update(1)

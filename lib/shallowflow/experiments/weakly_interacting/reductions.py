@@ -73,7 +73,7 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
     alive = torch.ones(R_, dtype=torch.bool)
     stopped = torch.full((R_,), steps, dtype=torch.int64)
     L0 = None
-    for k in progress.each(range(steps + 1), f"GD on orthogonal data ({R_} runs)", unit="it"):
+    for k in progress.each(range(steps + 1), f"GD on orthogonal data ({R_} runs)", "it", progress.DELAY):
         h = (a[:, :, None] * torch.clamp_min(Z, 0)).sum(1) / p
         r = y - h
         L = (r ** 2).sum(-1) / (2 * n)
@@ -193,7 +193,7 @@ def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None):
     sign0 = torch.sign(a)
     event = ((V0 > 0) & (a[:, :, None] * y[:, None, :] > 0)).any(1).all(1)
     L0 = None
-    for k in progress.each(range(K), f"GD in Gram space ({R_} runs)", unit="it"):
+    for k in progress.each(range(K), f"GD in Gram space ({R_} runs)", "it", progress.DELAY):
         act = (V > 0).to(DTYPE)
         rel = torch.clamp_min(V, 0)
         h = (a[:, :, None] * rel).sum(1) / p
