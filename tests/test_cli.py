@@ -74,24 +74,43 @@ def previous(tmp_path_factory):
     return dict(base=base, env=env, files=files, digest=_digest(files))
 
 
+def _wait_for(condition, what: str, timeout: float = 240.0) -> None:
+    """Poll ``condition`` until it holds (an event, never a fixed sleep); fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _gone(process: psutil.Process) -> bool:
+    try:
+        return not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:  # reaped between the two calls, or a zombie psutil refuses to describe
+        return True
+
+
 def _interrupt(previous, how):
-    """Start a run, wait until its kernel executes the chapter, then interrupt it."""
-    p = subprocess.Popen([str(BIN), *RUN, "--out", str(previous["base"] / "runs")], env=previous["env"],
+    """Start a run, wait until its kernel is inside the chapter (a marker the chapter writes while it holds,
+    see ``claims._fault_hold``), then interrupt it: the run cannot finish before the fault, on any load."""
+    hold = previous["base"] / f"hold-{how}"
+    env = {**previous["env"], "SHALLOWFLOW_FAULT_HOLD": str(hold)}
+    p = subprocess.Popen([str(BIN), *RUN, "--out", str(previous["base"] / "runs")], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    proc, kernel = psutil.Process(p.pid), None
-    deadline = time.time() + 120
-    while kernel is None and time.time() < deadline and p.poll() is None:
-        kernel = next((c for c in proc.children(recursive=True) if "ipykernel" in " ".join(c.cmdline())), None)
-        time.sleep(0.1)
-    assert kernel is not None, "the run never started a kernel"
-    time.sleep(1.5)  # the kernel is executing the chapter's first cells
-    if how == "kernel":
-        kernel.kill()
-    else:
-        p.send_signal(how)
-    out, err = p.communicate(timeout=120)
-    time.sleep(0.5)
-    assert not kernel.is_running() or kernel.status() == psutil.STATUS_ZOMBIE, "the kernel outlived the run"
+    try:
+        _wait_for(lambda: hold.exists() or p.poll() is not None, "the chapter to reach its hold point")
+        assert p.poll() is None, f"the run ended before the fault: {p.stderr.read()[-2000:]}"
+        kernel = psutil.Process(int(hold.read_text()))
+        if how == "kernel":
+            kernel.kill()
+        else:
+            p.send_signal(how)
+        out, err = p.communicate(timeout=240)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        hold.unlink(missing_ok=True)  # releases a kernel that somehow survived
+    _wait_for(lambda: _gone(kernel), "the kernel to end", timeout=60)
     assert not list((previous["base"] / "tasks").rglob(".*.partial-*")), "a temporary directory was left"
     assert _digest(previous["files"]) == previous["digest"], "the previous result was touched"
     return p.returncode, err.strip()

@@ -185,6 +185,9 @@ class Claims:
     profile: str = "book"
     checks: list[Check] = field(default_factory=list)
 
+    def __post_init__(self):
+        _fault_hold()
+
     def check(self, id: str, claim: str, measured: Any, criterion: Criterion, source_value: str = "",
               note: str = "", valid: Any = None) -> Check:
         """Evaluate one pass criterion and record it (the verdict is computed here, never given).
@@ -316,6 +319,26 @@ class Claims:
         if problems:
             raise VerdictMismatch(f"verdicts differ from verdicts/{self.source}.yml:\n  - " + "\n  - ".join(problems))
         return self
+
+
+def _fault_hold() -> None:
+    """Fault injection for the tests: with ``SHALLOWFLOW_FAULT_HOLD=<path>`` a chapter, once it has started
+    (its book-keeper exists), creates ``<path>`` and waits there until that file is removed.
+
+    A test that interrupts a run (Ctrl-C, SIGTERM, a killed kernel) waits for the file instead of sleeping:
+    the run is then provably inside the chapter and cannot finish before the fault arrives.
+    """
+    hold = os.environ.get("SHALLOWFLOW_FAULT_HOLD")
+    if not hold:
+        return
+    import time
+
+    marker = Path(hold)
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(str(os.getpid()))
+    tmp.replace(marker)  # the marker appears whole, with the kernel's pid in it
+    while marker.exists():
+        time.sleep(0.05)
 
 
 def load_registry(directory: Path | None = None) -> dict:
