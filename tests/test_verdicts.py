@@ -10,31 +10,66 @@ from shallowflow import claims as C
 from shallowflow import metrics
 
 
+REGISTRY = """source: {seed: x.txt, title: A test source}
+targets:
+  T:
+    title: a target
+    chapter: book/ch
+    checks:
+      a: {book: pass, smoke: pass}
+      b: {book: fail, smoke: fail, cause: erratum, evidence: [T/shown], why: 'the source prints y where x is meant: {measured} against {T/shown}'}
+      shown: {book: pass, smoke: pass}
+  U:
+    chapter: book/ch
+    checks:
+      c: {book: fail, smoke: undecided}
+  F:
+    illustration: 'a copied diagram'
+  M:
+    chapter: book/ch
+    checks:
+      d: {book: pass, smoke: pass}
+      e: {book: fail, smoke: fail, cause: method, evidence: [M/d], why: 'finite step: at a smaller step {M/d}'}
+  S:
+    chapter: book/ch
+    checks:
+      g: {book: fail, smoke: fail, cause: scale, decide: params/paper/ch.yml, why: 'needs the thesis width `m = 1000`'}
+  L:
+    chapter: book/ch
+    checks:
+      h: {book: fail, smoke: fail, cause: erratum, refutes: true, evidence: [L/counterexample], why: 'a counterexample'}
+      counterexample: {book: pass, smoke: pass}
+"""
+
+
 @pytest.fixture
 def registry(tmp_path, monkeypatch):
     (tmp_path / "verdicts").mkdir()
-    (tmp_path / "verdicts" / "999.yml").write_text(
-        "source: {seed: x.txt, title: A test source}\ntargets:\n"
-        "  T:\n    title: a target\n    chapter: book/ch\n    checks:\n"
-        "      a: {book: pass, smoke: pass}\n"
-        "      b: {book: fail, smoke: fail, cause: erratum, why: 'the source prints y where x is meant'}\n"
-        "  U:\n    chapter: book/ch\n    checks:\n"
-        "      c: {book: fail, smoke: undecided}\n"
-        "  F:\n    illustration: 'a copied diagram'\n"
-        "  M:\n    chapter: book/ch\n    checks:\n"
-        "      d: {book: pass, smoke: pass}\n"
-        "      e: {book: fail, smoke: fail, cause: method, why: 'finite step'}\n")
+    (tmp_path / "verdicts" / "999.yml").write_text(REGISTRY)
+    (tmp_path / "params" / "paper").mkdir(parents=True)
+    (tmp_path / "params" / "paper" / "ch.yml").write_text("width: 1000\n")
     monkeypatch.setenv("SHALLOWFLOW_ROOT", str(tmp_path))
     return tmp_path
 
 
-def _run(profile="book", e_value=1.0):
+def _edit(registry, old, new):
+    path = registry / "verdicts" / "999.yml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def _run(profile="book", e_value=1.0, shown=0.0):
     c = C.Claims("999", "book/ch", profile)
     c.check("T/a", "x small", 0.0, C.below(1.0))
     c.check("T/b", "y small", 2.0, C.below(1.0))
+    c.check("T/shown", "the source's y is x", shown, C.below(1.0))
     c.check("U/c", "z small", 2.0, C.below(1.0))
     c.check("M/d", "w small", 0.0, C.below(1.0))
     c.check("M/e", "v small", e_value, C.below(1.0))
+    c.check("S/g", "u small", 2.0, C.below(1.0))
+    c.check("L/h", "the lemma", 2.0, C.below(1.0))
+    c.check("L/counterexample", "a case where the lemma fails", 1.0, C.is_true())
     return c
 
 
@@ -46,30 +81,101 @@ def test_failing_check_without_cause_fails_the_chapter(registry):
         _run().finish()
 
 
-def test_expected_failure_at_smoke_needs_a_cause_too(registry):
-    path = registry / "verdicts" / "999.yml"
-    path.write_text(path.read_text().replace("c: {book: fail, smoke: undecided}", "c: {book: pass, smoke: fail}") + "\n")
+def test_expected_failure_at_any_compared_scale_needs_a_cause(registry):
+    _edit(registry, "c: {book: fail, smoke: undecided}", "c: {book: pass, smoke: fail}")
     assert any("U/c fails without a registered cause" in p for p in _run("smoke").mismatches())
-    assert not any("U/c" in p and "cause" in p for p in _run("book").mismatches())
+    assert any("U/c fails without a registered cause" in p for p in _run("book").mismatches())
 
 
-def test_cause_is_shown_beside_the_failing_check(registry):
+def test_why_is_generated_from_the_measurement_and_shown_beside_the_check(registry):
     c = _run()
     row = {r["check"]: r for r in c.rows()}
-    assert row["T/b"]["why"] == "erratum: the source prints y where x is meant"
+    assert row["T/b"]["why"] == ("erratum: the source prints y where x is meant: 2 against 0 "
+                                 "[evidence holds: T/shown]")
+    assert row["M/e"]["why"] == "method: finite step: at a smaller step 0 [evidence holds: M/d]"
     assert row["T/a"]["why"] == ""
     assert "why: erratum: the source prints y" in c.report()
     assert "<th>why</th>" in c._repr_html_() and "the source prints y" in c._repr_html_()
 
 
-def test_target_verdicts_with_causes(registry):
+def test_target_verdicts_follow_the_proved_causes(registry):
     c = _run()
     assert c.target_verdict("T") == "reproduced, source erratum shown"
-    assert c.target_verdict("M") == "partly"
+    assert c.target_verdict("M") == "reproduced, book deviation shown"
     assert c.target_verdict("U") == "not reproduced"
+    assert c.target_verdict("S") == "undecided at this scale"
+    assert c.target_verdict("L") == "source claim false (erratum shown)"
     assert C.target_verdict([], {"illustration": "copied"}) == "illustration"
     assert C.target_verdict([]) == "not attempted"
     assert C.target_verdict(["pass", "pass"]) == "reproduced"
+    assert C.target_verdict(["pass", "fail"]) == "partly"
+
+
+def test_a_cause_whose_evidence_fails_excuses_nothing_and_fails_the_book_build(registry):
+    c = _run(shown=5.0)  # the erratum's demonstration does not hold
+    with pytest.raises(C.VerdictMismatch, match="T/b: its registered cause erratum is not proved: its evidence "
+                                                "T/shown does not hold"):
+        c.finish()
+    assert c.target_verdict("T") == "partly"  # T/shown itself failed, unexplained
+    s = _run("smoke", shown=5.0)  # at smoke scale the same failure leaves the erratum unproved: no excuse
+    assert not any("not proved" in p for p in s.mismatches())
+    assert s.checks_of("T")[1].evidence_status == "unverified"
+
+
+def test_a_method_cause_without_evidence_makes_its_target_undecided(registry):
+    _edit(registry, "cause: method, evidence: [M/d], why: 'finite step: at a smaller step {M/d}'",
+          "cause: method, why: 'finite step'")
+    c = _run()
+    assert c.target_verdict("M") == "undecided at this scale"
+    problems = C.validate_registry(C.load_registry())
+    assert any("999:M/e: cause method names no evidence" in p for p in problems)
+
+
+def test_a_broken_evidence_link_fails_the_chapter(registry):
+    _edit(registry, "evidence: [T/shown]", "evidence: [T/nowhere]")
+    with pytest.raises(C.VerdictMismatch, match="evidence T/nowhere is not a registered check of 999"):
+        _run().finish()
+    _edit(registry, "evidence: [T/nowhere]", "evidence: [U/c]")  # a check registered to fail proves nothing
+    with pytest.raises(C.VerdictMismatch, match="evidence U/c is registered 'fail' at book scale"):
+        _run().finish()
+
+
+def test_evidence_in_another_chapter_is_settled_by_the_scorecard(registry):
+    _edit(registry, "  L:\n    chapter: book/ch\n", "  L:\n    chapter: book/ch\n")
+    _edit(registry, "counterexample: {book: pass, smoke: pass}",
+          "counterexample: {book: pass, smoke: pass, chapter: book/other}")
+    c = C.Claims("999", "book/ch", "book")
+    for cid, v in [("T/a", 0.0), ("T/b", 2.0), ("T/shown", 0.0), ("U/c", 2.0), ("M/d", 0.0), ("M/e", 1.0),
+                   ("S/g", 2.0), ("L/h", 2.0)]:
+        c.check(cid, "x", v, C.below(1.0))
+    c.save()
+    assert {x.id: x.evidence_status for x in c.checks}["L/h"] == "pending"
+    other = C.Claims("999", "book/other", "book")
+    other.check("L/counterexample", "a case where the lemma fails", 0.0, C.is_true())  # does not hold
+    other.save()
+    rows = C.scorecard("book")
+    lh = next(x for r in rows for x in r["checks"] if x["id"] == "L/h")
+    assert lh["evidence_status"] == "unverified" and "L/counterexample does not hold" in lh["evidence_reason"]
+    assert any("L/h: its registered cause erratum is not proved" in p for p in C.scorecard_problems(rows, "book"))
+    assert {r["target"]: r for r in rows}["L"]["chapters"] == ["book/ch", "book/other"]
+
+
+def test_registry_law_refuses_typed_numbers_and_incomplete_causes(registry):
+    assert not [p for p in C.validate_registry(C.load_registry()) if "U/c" not in p]
+    _edit(registry, "why: 'finite step: at a smaller step {M/d}'", "why: 'at lr = 1e-4 it passes (0.93)'")
+    problems = C.validate_registry(C.load_registry())
+    assert any("M/e: its why types numbers ['1e-4', '(0.93)']" in p for p in problems)
+    assert C.typed_numbers("the thesis's `m = 1000` at {measured}, {T/a.criterion}") == []
+    _edit(registry, "decide: params/paper/ch.yml", "decide: params/paper/none.yml")
+    _edit(registry, "evidence: [L/counterexample]", "evidence: [L/counterexample], refutes: true")
+    problems = C.validate_registry(C.load_registry())
+    assert any("S/g: cause scale needs `decide:`" in p for p in problems)
+    _edit(registry, "c: {book: fail, smoke: undecided}", "c: {book: fail, smoke: undecided, cause: not-reproduced, why: w}")
+    problems = C.validate_registry(C.load_registry(), schema_of=lambda ch: {"width": None})
+    assert any("U/c: not-reproduced needs `tried:`" in p for p in problems)
+    _edit(registry, "cause: not-reproduced, why: w}", "cause: not-reproduced, why: w, tried: [book, {widht: 3}]}")
+    problems = C.validate_registry(C.load_registry(), schema_of=lambda ch: {"width": None})
+    assert any("U/c: tried names ['widht']" in p for p in problems)
 
 
 def test_invalid_runs_never_count_as_evidence(registry):
@@ -104,8 +210,12 @@ def test_scorecard_json_validates_and_counts(registry):
     rows = C.scorecard("book")
     doc = C.scorecard_json(rows, C.load_registry(), "book")
     jsonschema.validate(doc, C.SCORECARD_SCHEMA)
-    assert doc["sources"]["999"]["counts"] == {"reproduced, source erratum shown": 1, "partly": 1,
-                                               "not reproduced": 1, "illustration": 1}
+    assert doc["sources"]["999"]["counts"] == {"reproduced, source erratum shown": 1,
+                                               "reproduced, book deviation shown": 1,
+                                               "source claim false (erratum shown)": 1,
+                                               "undecided at this scale": 1, "not reproduced": 1, "illustration": 1}
+    checks = {c["id"]: c for t in doc["targets"] for c in t["checks"]}
+    assert checks["T/b"]["evidence"] == ["T/shown"] and checks["T/b"]["evidence_status"] == "verified"
     path = C.write_scorecard_json(rows, C.load_registry(), "book")
     assert json.loads(path.read_text())["profile"] == "book"
     bad = dict(doc, targets=[dict(doc["targets"][0], verdict="sort of")])
@@ -116,43 +226,54 @@ def test_scorecard_json_validates_and_counts(registry):
 def test_scorecard_html_has_summary_and_filters(registry):
     _run().save()
     html = C.scorecard_html(C.scorecard("book"), C.load_registry())
-    assert "sf-summary" in html and "sf-filter-source" in html and "data-verdict='partly'" in html
+    assert "sf-summary" in html and "sf-filter-source" in html and "data-verdict='not reproduced'" in html
 
 
 def test_errata_come_from_source_causes_only(registry):
     rows = C.errata()
-    assert [(r["target"], r["check"], r["cause"]) for r in rows] == [("T", "b", "erratum")]
+    assert [(r["target"], r["check"], r["cause"]) for r in rows] == [("T", "b", "erratum"), ("L", "h", "erratum")]
+    assert rows[0]["why"] == "the source prints y where x is meant: {measured} against (T/shown not measured in this run)"
+    _run().save()
+    rows = C.errata(profile="book")
+    assert rows[0]["why"] == "the source prints y where x is meant: 2 against 0" and rows[0]["evidence_status"] == "verified"
 
 
-def test_committed_registry_gives_every_expected_failure_a_cause():
+def test_committed_registry_obeys_its_law():
+    """Every expected failure has a cause proved by registered evidence (or is undecided at a stated scale, or
+    lists what was tried), and no why types a measured number."""
+    from shallowflow import executor as X
+
+    def schema_of(docname):
+        try:
+            return X.schema(docname.split("/", 1)[1])[0]
+        except Exception:
+            return None
+
     reg = C.load_registry()
-    missing = [f"{key}/{name}" for key, entry in reg["targets"].items()
-               for name, c in (entry.get("checks") or {}).items()
-               if "fail" in (c.get("book"), c.get("smoke")) and (c.get("cause") not in C.CAUSES or not c.get("why"))]
-    assert not missing, f"failing checks without cause/why in verdicts/: {missing}"
+    problems = C.validate_registry(reg, schema_of=schema_of)
+    assert not problems, f"{len(problems)} registry problems:\n" + "\n".join(problems[:60])
     bad = [key for key, entry in reg["targets"].items() if entry.get("illustration") and entry.get("checks")]
     assert not bad, f"targets both illustration and checked: {bad}"
 
 
 def test_not_run_at_a_scale_is_explicit(registry):
     """A check registered `not-run` at smoke scale must not run there, and is not missed when absent."""
-    path = registry / "verdicts" / "999.yml"
-    path.write_text(path.read_text().replace("d: {book: pass, smoke: pass}", "d: {book: pass, smoke: not-run}") + "\n")
+    _edit(registry, "d: {book: pass, smoke: pass}", "d: {book: pass, smoke: not-run}")
     c = C.Claims("999", "book/ch", "smoke")
-    c.check("T/a", "x small", 0.0, C.below(1.0))
-    c.check("T/b", "y small", 2.0, C.below(1.0))
-    c.check("U/c", "z small", 2.0, C.below(1.0))
-    c.check("M/e", "v small", 2.0, C.below(1.0))
+    for cid, v in [("T/a", 0.0), ("T/b", 2.0), ("T/shown", 0.0), ("U/c", 2.0), ("M/e", 2.0), ("S/g", 2.0),
+                   ("L/h", 2.0), ("L/counterexample", 0.0)]:
+        c.check(cid, "x", v, C.below(1.0))
     assert not any("M/d" in p for p in c.mismatches())  # not computed at smoke scale: not missing
+    assert c.checks_of("M")[0].evidence_status == "unverified"  # so M/e's method cause is unproved there
     c.check("M/d", "w small", 0.0, C.below(1.0))
     assert any("M/d ran at smoke scale" in p for p in c.mismatches())
 
 
 def test_scorecard_target_not_run_at_this_scale(registry):
     path = registry / "verdicts" / "999.yml"
-    path.write_text(path.read_text() + "  S:\n    chapter: book/ch\n    checks:\n      t: {book: pass, smoke: not-run}\n")
+    path.write_text(path.read_text() + "  R:\n    chapter: book/ch\n    checks:\n      t: {book: pass, smoke: not-run}\n")
     _run("smoke").save()
     rows = {r["target"]: r["verdict"] for r in C.scorecard("smoke")}
-    assert rows["S"] == "not run at this scale" and rows["F"] == "illustration"
+    assert rows["R"] == "not run at this scale" and rows["F"] == "illustration"
     rows = {r["target"]: r["verdict"] for r in C.scorecard("book")}
-    assert rows["S"] == "not run"  # registered at book scale, no record: the scorecard page refuses it
+    assert rows["R"] == "not run"  # registered at book scale, no record: the scorecard page refuses it

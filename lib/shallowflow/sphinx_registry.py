@@ -26,11 +26,13 @@ class ErrataDirective(SphinxDirective):
         import html
         import posixpath
 
-        from shallowflow import claims as C
+        import os
+
+        from shallowflow import verdicts as C
 
         reg = C.load_registry()
         here = posixpath.dirname(self.env.docname)
-        rows = C.errata(reg)
+        rows = C.errata(reg, os.environ.get("SHALLOWFLOW_EDITION", "").strip() or "book")
         out = []
         for key in sorted(reg.get("sources", {})):
             mine = [r for r in rows if r["source"] == key]
@@ -43,7 +45,9 @@ class ErrataDirective(SphinxDirective):
             body = "".join(
                 f"<tr><td><b>{html.escape(r['target'])}</b>/{html.escape(r['check'])}<br>"
                 f"<small>{html.escape(r['title'])}</small></td><td>{html.escape(r['cause'])}</td>"
-                f"<td>{html.escape(r['why'])}</td><td>{C._chapter_link(r['chapter'], here)}</td></tr>"
+                f"<td>{html.escape(r['why'])}<br><small>evidence: {html.escape(', '.join(r['evidence']))}"
+                f"{' (holds in this build)' if r['evidence_status'] == 'verified' else ''}</small></td>"
+                f"<td>{C._chapter_link(r['chapter'], here)}</td></tr>"
                 for r in mine)
             out.append("<table class='sf-errata'><thead><tr><th>check</th><th>kind</th><th>the evidence</th>"
                        f"<th>chapter</th></tr></thead><tbody>{body}</tbody></table>")
@@ -63,7 +67,7 @@ class CoverageDirective(SphinxDirective):
         import html
         import posixpath
 
-        from shallowflow import claims as C
+        from shallowflow import verdicts as C
 
         reg = C.load_registry()
         here = posixpath.dirname(self.env.docname)

@@ -1,0 +1,275 @@
+"""A chapter's checks: the source's value, the measured value, a criterion, a computed verdict, and
+the registered cause of a failure with its evidence settled against the other checks of the chapter.
+
+A chapter creates one :class:`Claims` book-keeper, records a :class:`Check` for each pass criterion,
+shows the table, and calls :meth:`Claims.finish`, which
+
+1. writes the checks to ``artifacts/claims/<profile>/<source>__<chapter>.json`` (the scorecard reads
+   these files), and
+2. compares every verdict with the committed registry ``verdicts/<source>.yml``: a verdict that differs,
+   a check the registry does not know, a registered check that did not run, a registry that breaks its
+   law (:func:`~shallowflow.verdicts.registry.validate_registry`: a broken evidence link, say), or, at book
+   scale, a registered cause whose evidence does not hold raises :class:`VerdictMismatch`, which fails the
+   notebook and therefore the tests and the book build.
+
+Evidence from trained runs is passed with ``valid=`` (one flag per run, see
+:func:`shallowflow.metrics.finite_runs`): a run whose loss or parameters are not finite never counts as
+evidence; the check fails and names the invalid runs.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .causes import EVIDENCE_CAUSES, PENDING, UNVERIFIED, VERIFIED, evidence_status, explain, render_why
+from .causes import target_verdict as _target_verdict
+from .criteria import Criterion, _values, fmt
+from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
+                       load_registry, validate_registry)
+
+
+def _short(items: list, limit: int = 8) -> str:
+    head = ", ".join(str(i) for i in items[:limit])
+    return head + (f", ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+@dataclass
+class Check:
+    id: str  # "<target>/<name>", e.g. "E1/final-loss"
+    claim: str  # what the source claims, in words
+    source_value: str  # the source's value (text, as the source gives it)
+    measured: str  # the measured value, formatted
+    values: list  # the measured values (one per run, or one)
+    criterion: str
+    verdict: str  # "pass" or "fail"
+    expected: str | None = None  # the registry's verdict for this profile (None: not compared)
+    note: str = ""
+    cause: str = ""  # the registered cause of a failure (see causes.CAUSES)
+    why: str = ""  # the registered why, filled from this run's records
+    invalid: list = field(default_factory=list)  # runs excluded as evidence (non-finite loss or parameters)
+    evidence: list = field(default_factory=list)  # the checks that prove the cause
+    evidence_status: str = ""  # verified / pending (another chapter) / unverified ("" when not failing)
+    evidence_reason: str = ""
+    refutes: bool = False  # an erratum whose evidence shows the claim itself false
+
+    @property
+    def target(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/", 1)[1]
+
+
+def _fault_hold() -> None:
+    """Fault injection for the tests: with ``SHALLOWFLOW_FAULT_HOLD=<path>`` a chapter, once it has started
+    (its book-keeper exists), creates ``<path>`` and waits there until that file is removed.
+
+    A test that interrupts a run (Ctrl-C, SIGTERM, a killed kernel) waits for the file instead of sleeping:
+    the run is then provably inside the chapter and cannot finish before the fault arrives.
+    """
+    hold = os.environ.get("SHALLOWFLOW_FAULT_HOLD")
+    if not hold:
+        return
+    import time
+
+    marker = Path(hold)
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(str(os.getpid()))
+    tmp.replace(marker)  # the marker appears whole, with the kernel's pid in it
+    while marker.exists():
+        time.sleep(0.05)
+
+
+@dataclass
+class Claims:
+    """Collects the checks of one chapter and settles them against the registry."""
+
+    source: str  # e.g. "003"
+    chapter: str  # the chapter's docname, e.g. "book/orthogonal-inputs/toy"
+    profile: str = "book"
+    checks: list[Check] = field(default_factory=list)
+
+    def __post_init__(self):
+        _fault_hold()
+
+    def check(self, id: str, claim: str, measured: Any, criterion: Criterion, source_value: str = "",
+              note: str = "", valid: Any = None) -> Check:
+        """Evaluate one pass criterion and record it (the verdict is computed here, never given).
+
+        ``valid`` flags, run by run, the runs whose loss and parameters stayed finite
+        (:func:`shallowflow.metrics.finite_runs`).  When any run is invalid the check fails whatever
+        the measured values say, and the record names the invalid runs: a diverged run is never
+        evidence for a claim (nor against it).
+        """
+        if "/" not in id:
+            raise ValueError(f"check id must look like 'TARGET/name', got {id!r}")
+        if any(c.id == id for c in self.checks):
+            raise ValueError(f"check {id!r} recorded twice")
+        invalid = [] if valid is None else [int(i) for i in np.flatnonzero(~(_values(valid) != 0))]
+        values = [float(x) for x in _values(measured)]
+        shown = fmt(measured)
+        ok = criterion(measured)
+        if invalid:
+            ok = False
+            n = _values(valid).size
+            shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
+                    f"measured {shown}"
+        c = Check(id=id, claim=claim, source_value=source_value, measured=shown, values=values,
+                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid)
+        c.expected = self._expected(c)
+        self.checks.append(c)
+        return c
+
+    def passed(self, id: str) -> bool:
+        """Whether the check ``id`` ran and passed (for sentences generated from the verdicts)."""
+        return self._find(id, strict=True).verdict == PASS
+
+    def target_verdict(self, target: str) -> str:
+        """The verdict of one target from the checks that ran here (see :func:`causes.target_verdict`)."""
+        self.settle()
+        return _target_verdict(self.checks_of(target), self._registry_targets().get(f"{self.source}:{target}", {}))
+
+    def checks_of(self, target: str) -> list[Check]:
+        return [c for c in self.checks if c.target == target]
+
+    def _find(self, id: str, strict: bool = False) -> Check | None:
+        for c in self.checks:
+            if c.id == id:
+                return c
+        if strict:
+            raise KeyError(f"check {id!r} has not run in this chapter")
+        return None
+
+    # -- registry ---------------------------------------------------------------------------
+    def _registry_targets(self) -> dict:
+        return load_registry().get("targets", {})
+
+    def _registered(self, c: Check) -> dict:
+        entry = self._registry_targets().get(f"{self.source}:{c.target}", {})
+        return (entry.get("checks") or {}).get(c.name) or {}
+
+    def _expected(self, c: Check) -> str | None:
+        if self.profile not in COMPARED_PROFILES:
+            return None
+        return self._registered(c).get(self.profile, "missing")
+
+    def settle(self) -> "Claims":
+        """Attach each failing check's registered cause, its why filled from this run's checks, and
+        whether its evidence holds here (idempotent: every table and the record call it)."""
+        registry = load_registry()
+
+        def elsewhere(ev: str) -> bool:
+            other = chapter_of(registry, self.source, ev)
+            return other is not None and other != self.chapter
+
+        for c in self.checks:
+            reg = self._registered(c)
+            c.cause, c.evidence, c.refutes = "", [], False
+            c.why, c.evidence_status, c.evidence_reason = "", "", ""
+            if c.verdict != FAIL:
+                continue
+            c.cause = str(reg.get("cause", ""))
+            c.evidence = [str(e) for e in (reg.get("evidence") or [])]
+            c.refutes = bool(reg.get("refutes", False))
+            c.why = render_why(str(reg.get("why", "")), c, self._find)
+            if c.cause in EVIDENCE_CAUSES:
+                c.evidence_status, c.evidence_reason = evidence_status(c.evidence, self._find, elsewhere)
+        return self
+
+    def mismatches(self) -> list[str]:
+        """Every way in which this run disagrees with the registry (empty when it agrees)."""
+        if self.profile not in COMPARED_PROFILES:
+            return []
+        self.settle()
+        problems = [p for p in validate_registry(load_registry(), sources=(self.source,))
+                    if self._concerns_this_chapter(p)]
+        for c in self.checks:
+            if c.expected == "missing":
+                problems.append(f"{self.source}:{c.id} is not in verdicts/{self.source}.yml (measured {c.verdict}); add it there")
+            elif c.expected not in (UNDECIDED, c.verdict):
+                problems.append(f"{self.source}:{c.id}: verdict {c.verdict}, registry expects {c.expected} "
+                                f"(measured {c.measured}, criterion {c.criterion})")
+        for c in self.checks:
+            if c.expected == NOT_RUN:
+                problems.append(f"{self.source}:{c.id} ran at {self.profile} scale, but verdicts/{self.source}.yml "
+                                f"registers it as not-run there (measured {c.verdict})")
+            if c.expected == FAIL and c.verdict == FAIL and c.cause in EVIDENCE_CAUSES and c.evidence \
+                    and c.evidence_status == UNVERIFIED and self.profile == "book":
+                problems.append(f"{self.source}:{c.id}: its registered cause {c.cause} is not proved: {c.evidence_reason}")
+        ran = {c.id for c in self.checks}
+        for key, entry in self._registry_targets().items():
+            if not key.startswith(self.source + ":"):
+                continue
+            target = key.split(":", 1)[1]
+            for name, verdicts in (entry.get("checks") or {}).items():
+                chapter = (verdicts or {}).get("chapter", entry.get("chapter"))
+                if (chapter == self.chapter and (verdicts or {}).get(self.profile, NOT_RUN) != NOT_RUN
+                        and f"{target}/{name}" not in ran):
+                    problems.append(f"{key}/{name} is registered for this chapter but was not checked")
+        return problems
+
+    def _concerns_this_chapter(self, problem: str) -> bool:
+        """Registry-law problems of this chapter's checks, and broken evidence links anywhere in its source:
+        typed numbers and missing evidence lists are the registry test's business, not a chapter's."""
+        head = problem.split(" ", 1)[0].rstrip(":")
+        ids = {f"{self.source}:{c.id}" for c in self.checks}
+        structural = ("is not a registered check" in problem or "is registered" in problem
+                      or "fails without a registered cause" in problem)
+        return head in ids and structural
+
+    # -- output -----------------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        self.settle()
+        out = []
+        for c in self.checks:
+            compared = {None: "not compared (profile " + self.profile + ")", UNDECIDED: "undecided at this scale",
+                        "missing": "NOT IN REGISTRY"}.get(c.expected, "as registered" if c.expected == c.verdict
+                                                          else f"REGISTRY SAYS {c.expected}")
+            out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
+                            criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c)))
+        return out
+
+    def report(self) -> str:
+        """A plain-text verdict table (deterministic: nbval compares it on re-execution)."""
+        lines = [f"{self.source} / {self.chapter} [{self.profile}]"]
+        for r in self.rows():
+            lines.append(f"  {r['verdict'].upper():4s}  {r['check']:<28s} measured {r['measured']}  "
+                         f"(criterion {r['criterion']}; {r['registry']})")
+            if r["why"]:
+                lines.append(f"        why: {r['why']}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .scorecard import verdict_table_html
+
+        return verdict_table_html(self.rows())
+
+    def save(self) -> Path:
+        self.settle()
+        path = claims_dir(self.profile) / f"{self.source}__{self.chapter.replace('/', '__')}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps(dict(source=self.source, chapter=self.chapter, profile=self.profile,
+                                           checks=[asdict(c) for c in self.checks]), indent=1))
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return path
+
+    def finish(self) -> "Claims":
+        """Save the record, then fail loudly if it disagrees with the registry."""
+        self.save()
+        problems = self.mismatches()
+        if problems:
+            raise VerdictMismatch(f"verdicts differ from verdicts/{self.source}.yml:\n  - " + "\n  - ".join(problems))
+        return self
+
+
+__all__ = ["Check", "Claims", "PENDING", "VERIFIED", "UNVERIFIED"]

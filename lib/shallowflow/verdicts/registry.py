@@ -1,0 +1,201 @@
+"""The committed verdict registry (``verdicts/<source>.yml``) and the claim records a build writes.
+
+:func:`validate_registry` is the registry's own law, checked by the tests on the committed files and by
+every chapter on its source's file when it finishes: every expected failure has a cause from
+:data:`~shallowflow.verdicts.causes.CAUSES`; a cause that excuses a failure (``erratum``, ``convention``,
+``method``, ``spec``) names the checks that prove it (``evidence:``), registered to pass wherever the
+failure is registered; ``scale`` names the profile that would decide (``decide:``); ``not-reproduced``
+lists what was tried (``tried:``); and a ``why`` is a template whose every number comes from a
+placeholder filled from the claim records (:func:`~shallowflow.verdicts.causes.render_why`), except the
+source's own constants and references, quoted in backticks.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+NOT_RUN = "not-run"  # registry only: the check is not computed at this scale (e.g. book-only timings)
+COMPARED_PROFILES = ("book", "smoke")
+
+
+class VerdictMismatch(AssertionError):
+    """A run's verdicts differ from the committed registry, or a registered cause's evidence does not hold."""
+
+
+def repo_root() -> Path:
+    """The book's root: SHALLOWFLOW_ROOT, else the checkout this package is installed from."""
+    env = os.environ.get("SHALLOWFLOW_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parents[3]
+
+
+def registry_dir() -> Path:
+    return repo_root() / "verdicts"
+
+
+def claims_dir(profile: str) -> Path:
+    env = os.environ.get("SHALLOWFLOW_CLAIMS_DIR")
+    return (Path(env) if env else repo_root() / "artifacts" / "claims") / profile
+
+
+def load_registry(directory: Path | None = None) -> dict:
+    """The registry as {"sources": {key: meta}, "targets": {"<source>:<target>": entry}}.
+
+    One file per source, ``verdicts/<source>.yml`` with keys ``source`` and ``targets``.  Parsed files
+    are cached by path, modification time and size (a chapter consults the registry once per check),
+    and every call returns a fresh copy, so an edit to a file is seen at the next call.
+    """
+    paths = sorted((directory or registry_dir()).glob("*.yml"))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    return copy.deepcopy(_parse_registry(stamp))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_registry(stamp: tuple) -> dict:
+    sources, targets = {}, {}
+    for path, _, _ in stamp:
+        path = Path(path)
+        doc = yaml.safe_load(path.read_text()) or {}
+        key = path.stem
+        sources[key] = doc.get("source") or {}
+        for target, entry in (doc.get("targets") or {}).items():
+            targets[f"{key}:{target}"] = entry or {}
+    return {"sources": sources, "targets": targets}
+
+
+def load_records(profile: str = "book") -> list[dict]:
+    d = claims_dir(profile)
+    return [json.loads(p.read_text()) for p in sorted(d.glob("*.json"))] if d.exists() else []
+
+
+def registered(registry: dict, source: str, check_id: str) -> dict | None:
+    """The registry entry of check ``<target>/<name>`` of ``source`` (None when it is not registered)."""
+    if "/" not in check_id:
+        return None
+    target, name = check_id.split("/", 1)
+    entry = registry.get("targets", {}).get(f"{source}:{target}")
+    if entry is None or name not in (entry.get("checks") or {}):
+        return None
+    return (entry.get("checks") or {}).get(name) or {}
+
+
+def chapter_of(registry: dict, source: str, check_id: str) -> str | None:
+    """The chapter (docname) that computes a registered check (a check may override its target's)."""
+    target = check_id.split("/", 1)[0]
+    entry = registry.get("targets", {}).get(f"{source}:{target}") or {}
+    reg = registered(registry, source, check_id)
+    return (reg or {}).get("chapter", entry.get("chapter"))
+
+
+# ----------------------------------------------------------------------------------------------
+# the registry's law
+# ----------------------------------------------------------------------------------------------
+PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+QUOTED = re.compile(r"`[^`]*`")
+ATTRIBUTES = ("measured", "criterion", "verdict", "source_value")
+
+
+def placeholder_ids(template: str) -> list[str]:
+    """The other checks a why template reads (``{T/name}`` or ``{T/name.measured}``)."""
+    out = []
+    for key in PLACEHOLDER.findall(template):
+        if "/" in key:
+            ref, _, attr = key.rpartition(".")
+            out.append(ref if attr in ATTRIBUTES else key)
+    return out
+
+
+def typed_numbers(template: str) -> list[str]:
+    """Digits a why states outside placeholders and backtick quotes (the source's constants)."""
+    bare = QUOTED.sub("", PLACEHOLDER.sub("", template))
+    return re.findall(r"[^\s]*\d[^\s]*", bare)
+
+
+def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
+                      schema_of: Callable[[str], dict | None] | None = None, root: Path | None = None) -> list[str]:
+    """Every way the registry breaks its own law (empty when it holds); see the module docstring.
+
+    ``schema_of(chapter_docname)`` returns the chapter's parameter schema (to check ``tried:``); without
+    it the names are not checked.  ``sources`` limits the check to those sources' files.
+    """
+    from .causes import CAUSES, EVIDENCE_CAUSES
+
+    root = root or repo_root()
+    problems = []
+    for key, entry in registry.get("targets", {}).items():
+        source, target = key.split(":", 1)
+        if sources is not None and source not in sources:
+            continue
+        for name, reg in (entry.get("checks") or {}).items():
+            reg = reg or {}
+            cid = f"{source}:{target}/{name}"
+            failing = [p for p in COMPARED_PROFILES if reg.get(p) == FAIL]
+            cause = reg.get("cause", "")
+            if not failing:
+                continue
+            if cause not in CAUSES:
+                problems.append(f"{cid} fails without a registered cause: give it `cause:` ({', '.join(CAUSES)})")
+                continue
+            if not str(reg.get("why", "")).strip():
+                problems.append(f"{cid}: cause {cause} without a `why:`")
+            typed = typed_numbers(str(reg.get("why", "")))
+            if typed:
+                problems.append(f"{cid}: its why types numbers {typed[:4]}: fill them from the records "
+                                f"({{measured}}, {{T/name.measured}}) or quote a constant of the source in backticks")
+            here = chapter_of(registry, source, f"{target}/{name}")
+            for ref in placeholder_ids(str(reg.get("why", ""))):
+                if registered(registry, source, ref) is None:
+                    problems.append(f"{cid}: its why reads {ref}, which is not a registered check of {source}")
+                elif chapter_of(registry, source, ref) != here:
+                    problems.append(f"{cid}: its why reads {ref}, which another chapter computes")
+            evidence = reg.get("evidence") or []
+            if cause in EVIDENCE_CAUSES:
+                if not isinstance(evidence, list) or not evidence:
+                    problems.append(f"{cid}: cause {cause} names no evidence (`evidence: [T/check, ...]`)")
+                    evidence = []
+                for ev in evidence:
+                    ev_reg = registered(registry, source, str(ev))
+                    if ev_reg is None:
+                        problems.append(f"{cid}: evidence {ev} is not a registered check of {source}")
+                        continue
+                    if str(ev) == f"{target}/{name}":
+                        problems.append(f"{cid}: a check cannot be its own evidence")
+                    for p in failing:
+                        ok = (PASS,) if p == "book" else (PASS, UNDECIDED, NOT_RUN)
+                        if ev_reg.get(p) not in ok:
+                            problems.append(f"{cid}: evidence {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
+                                            f"where the failure it excuses is registered")
+            elif evidence:
+                problems.append(f"{cid}: cause {cause} takes no evidence")
+            if reg.get("refutes") and cause != "erratum":
+                problems.append(f"{cid}: `refutes:` goes with cause erratum only")
+            if cause == "scale":
+                decide = reg.get("decide")
+                if not decide or not str(decide).startswith("params/paper/") or not (root / str(decide)).is_file():
+                    problems.append(f"{cid}: cause scale needs `decide:` naming the paper profile that would decide "
+                                    f"it (an existing params/paper/<part>/<chapter>.yml), got {decide!r}")
+            if cause == "not-reproduced":
+                tried = reg.get("tried")
+                if not isinstance(tried, list) or not tried:
+                    problems.append(f"{cid}: not-reproduced needs `tried:`, the parameter sets the chapter ran "
+                                    "(profile names or mappings of parameters)")
+                else:
+                    schema = schema_of(here) if (schema_of and here) else None
+                    for t in tried:
+                        if isinstance(t, str):
+                            if t not in ("book", "smoke", "paper"):
+                                problems.append(f"{cid}: tried {t!r} is not a profile")
+                        elif isinstance(t, dict):
+                            unknown = [k for k in t if schema is not None and k not in schema]
+                            if unknown:
+                                problems.append(f"{cid}: tried names {unknown}, not parameters of {here}")
+                        else:
+                            problems.append(f"{cid}: tried holds {t!r}, neither a profile nor a parameter mapping")
+    return problems

@@ -1,0 +1,319 @@
+"""The scorecard: every registered target with the verdict its checks reached in one build, as a page, as
+JSON (:data:`SCORECARD_SCHEMA`) and as the errata appendix.
+
+Evidence that another chapter computes is settled here, once every chapter's record exists: at book
+scale, a registered cause whose evidence does not hold is a build error (:func:`scorecard_problems`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, SOURCE_CAUSES, TARGET_VERDICTS, UNVERIFIED, evidence_status,
+                     explain, target_verdict)
+from .registry import COMPARED_PROFILES, FAIL, NOT_RUN, PASS, load_records, load_registry, repo_root
+
+
+VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37",
+                   "reproduced, source erratum shown": "#1f6feb", "reproduced, book deviation shown": "#1f6feb",
+                   "source claim false (erratum shown)": "#8250df", "undecided at this scale": "#6e7781",
+                   "partly": "#9a6700",
+                   "not reproduced": "#cf222e", "illustration": "#6e7781", "not attempted": "#6e7781",
+                   "not run at this scale": "#6e7781",
+                   "not run": "#cf222e"}
+
+
+def badge(verdict: str) -> str:
+    colour = VERDICT_COLOURS.get(verdict, "#6e7781")
+    return f'<span class="sf-verdict" style="color:{colour};font-weight:600">{verdict}</span>'
+
+
+def verdict_table_html(rows: list[dict]) -> str:
+    """A chapter's checks; the cause of each failing check sits beside it."""
+    import html
+
+    cols = ["check", "claim", "source", "measured", "criterion", "verdict", "why", "registry"]
+    head = "".join(f"<th>{c}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(
+        f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>"
+        for r in rows)
+    return f'<table class="sf-claims"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _settle_across_chapters(records: list[dict]) -> None:
+    """Settle the evidence that a chapter left *pending* (computed by another chapter) from every record."""
+    by_id = {(rec["source"], c["id"]): c for rec in records for c in rec["checks"]}
+    for rec in records:
+        for c in rec["checks"]:
+            if c.get("evidence_status") == PENDING:
+                c["evidence_status"], c["evidence_reason"] = evidence_status(
+                    c.get("evidence") or [], lambda ev, s=rec["source"]: by_id.get((s, ev)))
+
+
+def scorecard(profile: str = "book") -> list[dict]:
+    """One row per registered target: source, id, title, chapter(s), verdict and its checks."""
+    reg = load_registry()
+    records = load_records(profile)
+    _settle_across_chapters(records)
+    recorded, chapters = {}, {}
+    for rec in records:
+        for c in rec["checks"]:
+            key = f"{rec['source']}:{c['id'].split('/', 1)[0]}"
+            recorded.setdefault(key, []).append(c)
+            chapters.setdefault(key, [])
+            if rec["chapter"] not in chapters[key]:
+                chapters[key].append(rec["chapter"])
+    rows = []
+    for key, entry in reg.get("targets", {}).items():
+        source, target = key.split(":", 1)
+        checks = recorded.get(key, [])
+        scale = profile if profile in COMPARED_PROFILES else "book"  # paper and custom runs: the book's checks
+        registered = {n: v for n, v in (entry.get("checks") or {}).items() if (v or {}).get(scale) != NOT_RUN}
+        if entry.get("checks") and not registered and not checks:
+            verdict = "not run at this scale"  # every check is registered `not-run` at this profile
+        elif registered and not checks:
+            verdict = "not run"
+        else:
+            verdict = target_verdict(checks, entry)
+        home = entry.get("chapter")
+        rows.append(dict(source=source, target=target, title=entry.get("title", ""), chapter=home,
+                         chapters=[home] + [c for c in chapters.get(key, []) if c != home] if home else
+                         chapters.get(key, []),
+                         function=entry.get("function"),
+                         verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
+                         note=entry.get("note", "") or entry.get("illustration", "")))
+    return rows
+
+
+def scorecard_problems(rows: list[dict], profile: str) -> list[str]:
+    """Build errors of a compared profile: a registered target without a record, and (book scale) a failing
+    check whose registered cause names evidence that does not hold once every chapter has run."""
+    problems = [f"{r['source']}:{r['target']} has registered checks but no record in this build"
+                for r in rows if r["verdict"] == "not run"]
+    if profile == "book":
+        for r in rows:
+            for c in r["checks"]:
+                if (c["verdict"] == FAIL and c.get("cause") in EVIDENCE_CAUSES and c.get("evidence")
+                        and c.get("evidence_status") == UNVERIFIED):
+                    problems.append(f"{r['source']}:{c['id']}: its registered cause {c['cause']} is not proved: "
+                                    f"{c.get('evidence_reason', '')}")
+    return problems
+
+
+SCORECARD_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "shallowflow scorecard",
+    "description": "Every reproduction target of every source with the verdict reached in one build.",
+    "type": "object",
+    "required": ["profile", "package_version", "sources", "targets"],
+    "properties": {
+        "profile": {"enum": ["book", "smoke", "paper", "custom"], "description": "the scale the build ran at"},
+        "package_version": {"type": "string"},
+        "sources": {"type": "object", "description": "per source key: seed file, title and counts per verdict",
+                    "additionalProperties": {
+                        "type": "object", "required": ["seed", "title", "counts"],
+                        "properties": {"seed": {"type": "string"}, "title": {"type": "string"},
+                                       "counts": {"type": "object",
+                                                  "additionalProperties": {"type": "integer", "minimum": 0}}}}},
+        "targets": {"type": "array", "items": {
+            "type": "object",
+            "required": ["source", "target", "title", "verdict", "chapter", "function", "checks"],
+            "properties": {
+                "source": {"type": "string"}, "target": {"type": "string"}, "title": {"type": "string"},
+                "verdict": {"enum": list(TARGET_VERDICTS)},
+                "chapter": {"type": ["string", "null"], "description": "docname of the chapter that checks it"},
+                "chapters": {"type": "array", "items": {"type": "string"},
+                             "description": "every chapter holding a check of the target, its own first"},
+                "function": {"type": ["string", "null"], "description": "dotted name of the function computing it"},
+                "note": {"type": "string"},
+                "checks": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["id", "claim", "source_value", "measured", "criterion", "verdict", "cause", "why"],
+                    "properties": {
+                        "id": {"type": "string"}, "claim": {"type": "string"}, "source_value": {"type": "string"},
+                        "measured": {"type": "string"}, "values": {"type": "array", "items": {"type": "number"}},
+                        "criterion": {"type": "string"}, "verdict": {"enum": [PASS, FAIL]},
+                        "cause": {"enum": [""] + list(CAUSES)}, "why": {"type": "string"},
+                        "invalid": {"type": "array", "items": {"type": "integer"}},
+                        "evidence": {"type": "array", "items": {"type": "string"},
+                                     "description": "the checks that prove the cause"},
+                        "evidence_status": {"enum": ["", "verified", "pending", "unverified"]},
+                        "refutes": {"type": "boolean"}}}}}}},
+    },
+}
+
+
+def verdict_counts(rows: list[dict]) -> dict:
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return {v: counts[v] for v in TARGET_VERDICTS if v in counts}
+
+
+def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
+    """The scorecard as data (schema: :data:`SCORECARD_SCHEMA`); written to the built site."""
+    from .. import __version__
+
+    def num(x):
+        return x if math.isfinite(x) else None
+
+    sources = {key: dict(seed=(meta or {}).get("seed", ""), title=(meta or {}).get("title", ""),
+                         counts=verdict_counts([r for r in rows if r["source"] == key]))
+               for key, meta in sorted(registry.get("sources", {}).items())}
+    keep = ("id", "claim", "source_value", "measured", "values", "criterion", "verdict", "cause", "why", "invalid",
+            "evidence", "evidence_status", "refutes")
+    default = {"invalid": [], "evidence": [], "refutes": False}
+    targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
+                    chapter=r["chapter"], chapters=r.get("chapters", []), function=r["function"],
+                    note=r.get("note", "") or "",
+                    checks=[{k: ([num(v) for v in c.get(k, [])] if k == "values" else
+                                 c.get(k, default.get(k, ""))) for k in keep} for c in r["checks"]])
+               for r in rows]
+    for t in targets:  # JSON has no NaN: non-finite measured values are null
+        for c in t["checks"]:
+            c["values"] = [v for v in c["values"] if v is not None]
+    return dict(profile=profile, package_version=__version__, sources=sources, targets=targets)
+
+
+def write_scorecard_json(rows: list[dict], registry: dict, profile: str) -> Path:
+    """``artifacts/scorecard/<profile>.json``; the Sphinx extension copies it to ``_build/html/scorecard.json``."""
+    path = repo_root() / "artifacts" / "scorecard" / f"{profile}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(scorecard_json(rows, registry, profile), indent=1, allow_nan=False))
+    tmp.replace(path)
+    return path
+
+
+def errata(registry: dict | None = None, profile: str | None = None) -> list[dict]:
+    """Every check registered as failing because of the source (``erratum``/``convention``), by source, with
+    its why filled from the build's records (``profile``; without a record, the template's placeholders
+    say that the value was not measured) and whether its evidence holds in that build."""
+    from .causes import render_why
+
+    reg = registry or load_registry()
+    records = load_records(profile) if profile else []
+    _settle_across_chapters(records)
+    by_id = {(rec["source"], c["id"]): c for rec in records for c in rec["checks"]}
+    out = []
+    for key, entry in reg.get("targets", {}).items():
+        source, target = key.split(":", 1)
+        for name, c in (entry.get("checks") or {}).items():
+            if (c or {}).get("cause") in SOURCE_CAUSES:
+                rec = by_id.get((source, f"{target}/{name}"))
+                why = rec["why"] if rec and rec.get("why") else render_why(
+                    c.get("why", ""), rec or {}, lambda ev, s=source: by_id.get((s, ev)))
+                out.append(dict(source=source, target=target, check=name, title=entry.get("title", ""),
+                                cause=c["cause"], why=why, evidence=list(c.get("evidence") or []),
+                                refutes=bool(c.get("refutes", False)),
+                                evidence_status=(rec or {}).get("evidence_status", ""),
+                                chapter=c.get("chapter", entry.get("chapter"))))
+    return out
+
+
+def _chapter_link(docname: str | None, here: str = "book") -> str:
+    import html
+    import posixpath
+
+    if not docname:
+        return ""
+    href = posixpath.relpath(docname + ".html", here)
+    return f'<a href="{html.escape(href)}">{html.escape(docname.split("/", 1)[-1])}</a>'
+
+
+def _function_link(function: str | None, here: str = "book") -> str:
+    """A link to a function's entry in the API reference (book/appendix/api)."""
+    import html
+    import posixpath
+
+    if not function:
+        return ""
+    href = posixpath.relpath("book/appendix/api.html", here) + "#" + function
+    return f'<a href="{html.escape(href)}"><code>{html.escape(function.rsplit(".", 1)[-1])}</code></a>'
+
+
+def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
+    """The scorecard: a summary row per source, filters, then one table per source, one row per target."""
+    import html
+
+    sources = registry.get("sources", {})
+    out = []
+    total = verdict_counts(rows)
+    summary = ", ".join(f"{badge(v)}: {n}" for v, n in total.items())
+    out.append(f"<p><b>{len(rows)} targets</b> — {summary}</p>")
+    present = [v for v in TARGET_VERDICTS if v in total]
+    head = "".join(f"<th>{html.escape(v)}</th>" for v in present)
+    body = "".join(
+        f"<tr><td><a href='#sf-source-{key}'>{key}</a></td>"
+        + "".join(f"<td>{verdict_counts([r for r in rows if r['source'] == key]).get(v, 0)}</td>" for v in present)
+        + "</tr>" for key in sorted(sources))
+    out.append(f'<table class="sf-summary"><thead><tr><th>source</th>{head}</tr></thead><tbody>{body}</tbody></table>')
+    opts_s = "".join(f'<option value="{k}">{k}</option>' for k in sorted(sources))
+    opts_v = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in present)
+    out.append('<p class="sf-filter">Show: <label>source <select id="sf-filter-source"><option value="">all</option>'
+               f'{opts_s}</select></label> <label>verdict <select id="sf-filter-verdict"><option value="">all'
+               f'</option>{opts_v}</select></label> <span id="sf-filter-count"></span></p>')
+    for key in sorted(sources):
+        meta = sources[key] or {}
+        mine = [r for r in rows if r["source"] == key]
+        title = html.escape(meta.get("title", ""))
+        out.append(f"<div class='sf-source' data-source='{key}'><h3 id='sf-source-{key}'>{key} "
+                   f"{('— ' + title) if title else ''}</h3><p><code>{html.escape(meta.get('seed', ''))}</code></p>")
+        if not mine:
+            out.append("<p><i>No targets catalogued in the registry yet: not attempted.</i></p></div>")
+            continue
+        body = "".join(
+            f"<tr class='sf-target' data-source='{key}' data-verdict='{html.escape(r['verdict'])}'>"
+            f"<td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
+            f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
+            f"<td>{r['n_pass']}/{len(r['checks'])}</td>"
+            f"<td>{', '.join(_chapter_link(c, here) for c in (r.get('chapters') or [r['chapter']]))}</td>"
+            f"<td>{_function_link(r.get('function'), here)}</td></tr>"
+            for r in mine)
+        out.append('<table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
+                   '<th>checks passed</th><th>chapter</th><th>computed by</th></tr></thead>'
+                   f'<tbody>{body}</tbody></table></div>')
+    out.append(_FILTER_SCRIPT)
+    return "\n".join(out)
+
+
+_FILTER_SCRIPT = """<script>
+(function () {
+  function apply() {
+    var s = document.getElementById('sf-filter-source').value;
+    var v = document.getElementById('sf-filter-verdict').value;
+    var shown = 0;
+    document.querySelectorAll('tr.sf-target').forEach(function (tr) {
+      var ok = (!s || tr.dataset.source === s) && (!v || tr.dataset.verdict === v);
+      tr.style.display = ok ? '' : 'none';
+      if (ok) { shown += 1; }
+    });
+    document.querySelectorAll('div.sf-source').forEach(function (d) {
+      d.style.display = (!s || d.dataset.source === s) ? '' : 'none';
+    });
+    document.getElementById('sf-filter-count').textContent = shown + ' targets shown';
+  }
+  ['sf-filter-source', 'sf-filter-verdict'].forEach(function (id) {
+    var el = document.getElementById(id);
+    if (el) { el.addEventListener('change', apply); }
+  });
+})();
+</script>"""
+
+
+def checks_html(rows: list[dict], here: str = "book") -> str:
+    """Every recorded check of every attempted target: claim, source value, measured, criterion, verdict."""
+    import html
+
+    out = []
+    for r in rows:
+        if not r["checks"]:
+            continue
+        out.append(f"<h4>{r['source']}:{html.escape(r['target'])} — {html.escape(r['title'])} "
+                   f"({badge(r['verdict'])}, {_chapter_link(r['chapter'], here)})</h4>")
+        out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
+                                            measured=c["measured"], criterion=c["criterion"],
+                                            verdict=c["verdict"], why=explain(c), registry=c.get("note", ""))
+                                       for c in r["checks"]]).replace("<th>registry</th>", "<th>note</th>"))
+    return "\n".join(out)
