@@ -95,7 +95,9 @@ def test_why_is_generated_from_the_measurement_and_shown_beside_the_check(regist
     assert row["M/e"]["why"] == "method: finite step: at a smaller step 0 [evidence holds: M/d]"
     assert row["T/a"]["why"] == ""
     assert "why: erratum: the source prints y" in c.report()
-    assert "<th>why</th>" in c._repr_html_() and "the source prints y" in c._repr_html_()
+    html = c._repr_html_()
+    assert "<tr class='sf-why'><td colspan='7'><b>why</b>: erratum: the source prints y" in html
+    assert "id='check-999-t-b'" in html and 'overflow-x:auto' in html
 
 
 def test_target_verdicts_follow_the_proved_causes(registry):

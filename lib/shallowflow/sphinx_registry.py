@@ -47,7 +47,7 @@ class ErrataDirective(SphinxDirective):
                 f"<small>{html.escape(r['title'])}</small></td><td>{html.escape(r['cause'])}</td>"
                 f"<td>{html.escape(r['why'])}<br><small>evidence: {html.escape(', '.join(r['evidence']))}"
                 f"{' (holds in this build)' if r['evidence_status'] == 'verified' else ''}</small></td>"
-                f"<td>{C._chapter_link(r['chapter'], here)}</td></tr>"
+                f"<td>{C._chapter_link(r['chapter'], here, C.check_anchor(key, r['target'] + '/' + r['check']))}</td></tr>"
                 for r in mine)
             out.append("<table class='sf-errata'><thead><tr><th>check</th><th>kind</th><th>the evidence</th>"
                        f"<th>chapter</th></tr></thead><tbody>{body}</tbody></table>")

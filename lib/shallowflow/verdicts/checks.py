@@ -232,7 +232,8 @@ class Claims:
                         "missing": "NOT IN REGISTRY"}.get(c.expected, "as registered" if c.expected == c.verdict
                                                           else f"REGISTRY SAYS {c.expected}")
             out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
-                            criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c)))
+                            criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c),
+                            source_key=self.source))
         return out
 
     def report(self) -> str:

@@ -29,16 +29,32 @@ def badge(verdict: str) -> str:
     return f'<span class="sf-verdict" style="color:{colour};font-weight:600">{verdict}</span>'
 
 
+def check_anchor(source: str, check_id: str) -> str:
+    """The HTML id of a check's row on its chapter's page (errata and scorecard rows link to it)."""
+    import re
+
+    return "check-" + re.sub(r"[^A-Za-z0-9]+", "-", f"{source}-{check_id}").strip("-").lower()
+
+
 def verdict_table_html(rows: list[dict]) -> str:
-    """A chapter's checks; the cause of each failing check sits beside it."""
+    """A chapter's checks: what is claimed, the source's value, the measured value, the criterion and the verdict
+    in columns; the cause of a failing check, with its why, on a full-width row under it. The table scrolls
+    sideways on a narrow screen instead of being clipped."""
     import html
 
-    cols = ["check", "claim", "source", "measured", "criterion", "verdict", "why", "registry"]
-    head = "".join(f"<th>{c}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(
-        f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>"
-        for r in rows)
-    return f'<table class="sf-claims"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    cols = [("check", "check"), ("claim", "claim"), ("source", "source"), ("measured", "measured"),
+            ("criterion", "criterion"), ("verdict", "verdict"), ("registry", "registry")]
+    head = "".join(f"<th>{title}</th>" for _, title in cols)
+    body = []
+    for r in rows:
+        anchor = f" id='{check_anchor(r['source_key'], r['check'])}'" if r.get("source_key") else ""
+        cells = "".join(f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r.get(c, '')))}</td>"
+                        for c, _ in cols)
+        body.append(f"<tr class='sf-check'{anchor}>{cells}</tr>")
+        if r.get("why"):
+            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {html.escape(r['why'])}</td></tr>")
+    return (f'<div class="sf-scroll" style="overflow-x:auto;max-width:100%"><table class="sf-claims">'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _settle_across_chapters(records: list[dict]) -> None:
@@ -84,6 +100,38 @@ def scorecard(profile: str = "book") -> list[dict]:
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
                          note=entry.get("note", "") or entry.get("illustration", "")))
     return rows
+
+
+def registered_verdicts(registry: dict, profile: str = "book") -> dict[str, str]:
+    """Every target's verdict as the registry predicts it at ``profile`` (``book`` or ``smoke``), before any
+    run: each check as registered, each cause proved when its evidence is registered to pass.
+
+    A build whose chapters all agree with the registry reaches exactly these verdicts (a test compares the
+    two), so this is also how a change to the registry is read: the verdicts it moves.
+    """
+    out = {}
+    for key, entry in registry.get("targets", {}).items():
+        source = key.split(":", 1)[0]
+        checks = []
+        for name, reg in (entry.get("checks") or {}).items():
+            reg = reg or {}
+            verdict = reg.get(profile, NOT_RUN)
+            if verdict == NOT_RUN:
+                continue
+            c = dict(id=f"{key.split(':', 1)[1]}/{name}", verdict=PASS if verdict == PASS else FAIL,
+                     expected=verdict, cause=reg.get("cause", "") if verdict != PASS else "",
+                     refutes=bool(reg.get("refutes", False)), evidence=list(reg.get("evidence") or []))
+            if c["verdict"] == FAIL and c["cause"] in EVIDENCE_CAUSES:
+                holds = c["evidence"] and all(
+                    ((registry["targets"].get(f"{source}:{ev.split('/', 1)[0]}") or {}).get("checks") or {})
+                    .get(ev.split("/", 1)[1], {}).get(profile) == PASS for ev in c["evidence"])
+                c["evidence_status"] = "verified" if holds else UNVERIFIED
+            checks.append(c)
+        if entry.get("checks") and not checks:
+            out[key] = "not run at this scale"
+        else:
+            out[key] = target_verdict(checks, entry)
+    return out
 
 
 def scorecard_problems(rows: list[dict], profile: str) -> list[str]:
@@ -212,13 +260,13 @@ def errata(registry: dict | None = None, profile: str | None = None) -> list[dic
     return out
 
 
-def _chapter_link(docname: str | None, here: str = "book") -> str:
+def _chapter_link(docname: str | None, here: str = "book", anchor: str = "") -> str:
     import html
     import posixpath
 
     if not docname:
         return ""
-    href = posixpath.relpath(docname + ".html", here)
+    href = posixpath.relpath(docname + ".html", here) + (f"#{anchor}" if anchor else "")
     return f'<a href="{html.escape(href)}">{html.escape(docname.split("/", 1)[-1])}</a>'
 
 

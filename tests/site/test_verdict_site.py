@@ -1,0 +1,38 @@
+"""The built site's verdicts are the registry's, proved: every target reads on the scorecard what the
+registry predicts from its registered verdicts and proved causes, every excusing cause's evidence held in
+this build, and every why on the errata page was filled from this build's records."""
+import json
+
+import pytest
+
+from shallowflow import cli
+from shallowflow import verdicts as V
+
+HTML = cli.repo_root() / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def scorecard():
+    path = HTML / "scorecard.json"
+    if not path.exists():
+        pytest.fail("no built site in _build/html: run `make book` first")
+    return json.loads(path.read_text())
+
+
+def test_every_target_reads_what_the_registry_predicts(scorecard):
+    predicted = V.registered_verdicts(V.load_registry(), scorecard["profile"])
+    built = {f"{t['source']}:{t['target']}": t["verdict"] for t in scorecard["targets"]}
+    wrong = {k: (built[k], predicted[k]) for k in predicted if built.get(k) != predicted[k]}
+    assert not wrong, f"built vs predicted verdicts differ: {wrong}"
+
+
+def test_every_excusing_cause_was_proved_in_this_build(scorecard):
+    unproved = [f"{t['source']}:{c['id']}" for t in scorecard["targets"] for c in t["checks"]
+                if c["verdict"] == "fail" and c["cause"] in V.EVIDENCE_CAUSES and c["evidence_status"] != "verified"]
+    assert not unproved, f"failing checks whose cause is not proved in this build: {unproved}"
+
+
+def test_errata_whys_are_filled_from_this_build():
+    text = (HTML / "book" / "appendix" / "errata.html").read_text(encoding="utf-8")
+    assert "not measured in this run" not in text
+    assert "{measured}" not in text
