@@ -14,7 +14,7 @@ def finite_runs(*tensors) -> torch.Tensor:
     """One flag per run: True where every value of every tensor is finite, shape (R,).
 
     Each argument is a tensor with the runs first ((R,), (R, K), (R, m, d), ...) or a :class:`Params`
-    (both a and W are checked).  Pass the result as ``valid=`` to :meth:`shallowflow.claims.Claims.check`:
+    (both a and W are checked).  Pass the result as ``valid=`` to :meth:`shallowflow.verdicts.checks.Claims.check`:
     a run whose loss or parameters stopped being finite never counts as evidence.
     """
     flags = None
