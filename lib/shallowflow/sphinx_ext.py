@@ -72,10 +72,52 @@ def _executed_source(app, docname: str, source: list) -> None:
 
     nb = nbformat.reads(path.read_text(), as_version=4)
     _hide_injected_parameters(nb, shown=edition() != "book")
+    heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+    box = _targets_box(docname)
+    if box:
+        nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(box))
     if edition() != "book":
-        heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
         nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(_banner(edition())))
     source[0] = nbformat.writes(nb)
+
+
+def _scorecard_doc() -> dict | None:
+    from shallowflow.verdicts import repo_root
+
+    path = repo_root() / "artifacts" / "scorecard" / f"{edition()}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _targets_box(docname: str) -> str:
+    """The verdict of every target this chapter checks, as the scorecard computes it from all the chapters
+    holding its checks (so a target reads the same here as on the scorecard), with links to those chapters."""
+    import posixpath
+
+    from shallowflow.verdicts import badge
+
+    doc = _scorecard_doc()
+    if doc is None:
+        return ""
+    mine = [t for t in doc["targets"] if docname in (t.get("chapters") or [t.get("chapter")])]
+    if not mine:
+        return ""
+    here = posixpath.dirname(docname)
+    esc = html.escape
+
+    def link(d: str) -> str:
+        return f"<a href='{esc(posixpath.relpath(d + '.html', here))}'>{esc(d.rsplit('/', 1)[-1])}</a>"
+
+    rows = "".join(
+        f"<tr class='sf-target-here' data-target='{esc(t['source'])}:{esc(t['target'])}' "
+        f"data-verdict='{esc(t['verdict'])}'><td><a href='{esc(posixpath.relpath('book/scorecard.html', here))}"
+        f"#{esc(t['source'])}-{esc(t['target'])}'><b>{esc(t['target'])}</b></a></td><td>{esc(t['title'])}</td>"
+        f"<td>{badge(t['verdict'])}</td><td>{sum(c['verdict'] == 'pass' for c in t['checks'])}/{len(t['checks'])}</td>"
+        f"<td>{', '.join('this page' if d == docname else link(d) for d in (t.get('chapters') or [t['chapter']]))}"
+        f"</td></tr>" for t in mine)
+    return ("<div class='sf-scroll sf-targets' style='overflow-x:auto;max-width:100%'><p><b>Targets on this page"
+            "</b>, with the verdict the scorecard computes from every chapter holding their checks:</p>"
+            "<table class='sf-targets'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>checks passed</th>"
+            f"<th>checked in</th></tr></thead><tbody>{rows}</tbody></table></div>")
 
 
 def _hide_injected_parameters(nb, shown: bool) -> None:
@@ -159,12 +201,19 @@ def _copy_scorecard_json(app, exception) -> None:
     """Copy the scorecard's JSON (written by the scorecard page) into the built site."""
     if exception is not None or app.builder.format != "html":
         return
-    from shallowflow import claims as C
+    from shallowflow import verdicts as C
 
     profile = getattr(app.config, "shallowflow_profile", "book")
     src = C.repo_root() / "artifacts" / "scorecard" / f"{profile}.json"
     if src.exists():
-        (Path(app.outdir) / "scorecard.json").write_text(src.read_text())
+        from shallowflow.verdicts import report
+
+        doc = json.loads(src.read_text())
+        reg, rows = C.load_registry(), C.scorecard(profile)
+        doc["reports"] = {key: report.source_report(key, rows, reg, profile) for key in sorted(reg.get("sources", {}))}
+        for rep in doc["reports"].values():  # JSON has no NaN
+            rep["share"] = None if rep["share"] != rep["share"] else rep["share"]
+        (Path(app.outdir) / "scorecard.json").write_text(json.dumps(doc, indent=1, allow_nan=False, default=str))
 
 
 def _clean_page_context(app, pagename, templatename, context, doctree) -> None:

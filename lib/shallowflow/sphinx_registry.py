@@ -92,7 +92,34 @@ class CoverageDirective(SphinxDirective):
         return [nodes.raw("", table, format="html")]
 
 
+class ReproductionReportDirective(SphinxDirective):
+    """``{reproduction-report} 000``: the generated part of a source's reproduction report (its claims with
+    verdicts and causes, deviations from the source's protocol, compute cost, environment, errata, and the
+    ReScience-style summary label), from this build's records, schemas and profiles
+    (:func:`shallowflow.verdicts.report.report_html`)."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        import os
+        import posixpath
+
+        from shallowflow import verdicts as C
+        from shallowflow.verdicts import report
+
+        profile = os.environ.get("SHALLOWFLOW_EDITION", "").strip() or "book"
+        source = self.arguments[0]
+        reg = C.load_registry()
+        if source not in reg.get("sources", {}):
+            raise self.error(f"unknown source {source!r}: one of {', '.join(sorted(reg.get('sources', {})))}")
+        rows = C.scorecard(profile)
+        here = posixpath.dirname(self.env.docname)
+        return [nodes.raw("", report.report_html(source, rows, reg, profile, here), format="html")]
+
+
 def setup(app):
+    app.add_directive("reproduction-report", ReproductionReportDirective)
     app.add_directive("errata", ErrataDirective)
     app.add_directive("coverage", CoverageDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -36,3 +36,20 @@ def test_errata_whys_are_filled_from_this_build():
     text = (HTML / "book" / "appendix" / "errata.html").read_text(encoding="utf-8")
     assert "not measured in this run" not in text
     assert "{measured}" not in text
+
+
+def test_each_chapter_shows_its_targets_with_the_scorecards_verdict(scorecard):
+    """One verdict per target everywhere: every chapter page lists the targets it checks with the verdict of
+    scorecard.json (computed from all the chapters holding the target's checks) and links those chapters."""
+    import re
+
+    for t in scorecard["targets"]:
+        for chapter in t.get("chapters") or []:
+            page = (HTML / f"{chapter}.html").read_text(encoding="utf-8")
+            key = f"{t['source']}:{t['target']}"
+            m = re.search(rf"data-target='{re.escape(key)}' data-verdict='([^']*)'", page)
+            assert m, f"{chapter} checks {key} but does not list it"
+            assert m.group(1) == t["verdict"].replace("'", "&#x27;"), (chapter, key, m.group(1), t["verdict"])
+            for other in t["chapters"]:
+                if other != chapter:
+                    assert other.rsplit("/", 1)[-1] + ".html" in page, (chapter, key, other)

@@ -156,6 +156,10 @@ SCORECARD_SCHEMA = {
     "type": "object",
     "required": ["profile", "package_version", "sources", "targets"],
     "properties": {
+        "reports": {"type": "object", "description": "per source key: the reproduction report's data "
+                    "(shallowflow.verdicts.report.source_report): label, rule, counts, targets, deviations, cost",
+                    "additionalProperties": {"type": "object", "required": ["label", "rule", "decided", "reproduced"],
+                                             "properties": {"label": {"enum": ["[Re]", "[~Re]", "[¬Re]", "[?Re]"]}}}},
         "profile": {"enum": ["book", "smoke", "paper", "custom"], "description": "the scale the build ran at"},
         "package_version": {"type": "string"},
         "sources": {"type": "object", "description": "per source key: seed file, title and counts per verdict",

@@ -1,0 +1,184 @@
+"""A reproduction report per source, generated at build time from the verdicts, the schemas and the profiles.
+
+What reproduction venues (ReScience C, the ML Reproducibility Challenge) ask of every report, computed
+rather than typed: the source's claims with their verdicts and causes, every deviation of the book's
+protocol from the source's (the book's parameters against ``params/paper/``), the compute cost at book
+scale (this build's report) and at the source's scale where it was measured, the environment, the
+errata found, and a one-line summary in the ReScience style derived by :data:`SUMMARY_RULE`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from .registry import chapter_of, repo_root
+
+REPRODUCED = ("reproduced", "reproduced, source erratum shown", "reproduced, book deviation shown")
+UNDECIDED_VERDICTS = ("undecided at this scale",)
+NOT_DECIDED = ("illustration", "not attempted", "not run at this scale", "not run")
+SUMMARY_RULE = ("Among the source's decided targets (attempted, not undecided at this scale), the share "
+                "reproduced (reproduced, with a source erratum shown, or with a book deviation shown) gives the "
+                "label: [Re] at 80% or more with no target not reproduced; [¬Re] below 40%; [~Re] otherwise "
+                "(partial). A target whose claim the book shows false counts as decided and not reproduced.")
+
+
+def summary_label(verdicts: list[str]) -> tuple[str, dict]:
+    """The ReScience-style label of a source from its target verdicts (:data:`SUMMARY_RULE`)."""
+    decided = [v for v in verdicts if v not in NOT_DECIDED + UNDECIDED_VERDICTS]
+    reproduced = sum(v in REPRODUCED for v in decided)
+    share = reproduced / len(decided) if decided else float("nan")
+    if not decided:
+        label = "[?Re]"
+    elif share >= 0.8 and "not reproduced" not in decided:
+        label = "[Re]"
+    elif share < 0.4:
+        label = "[¬Re]"
+    else:
+        label = "[~Re]"
+    return label, dict(decided=len(decided), reproduced=reproduced, share=share,
+                       undecided=sum(v in UNDECIDED_VERDICTS for v in verdicts),
+                       not_reproduced=sum(v == "not reproduced" for v in verdicts))
+
+
+def source_chapters(registry: dict, source: str) -> list[str]:
+    """The chapters (``part/name``) holding the source's checks, in registry order."""
+    out = []
+    for key, entry in registry.get("targets", {}).items():
+        if not key.startswith(source + ":"):
+            continue
+        for d in [entry.get("chapter")] + [(c or {}).get("chapter") for c in (entry.get("checks") or {}).values()]:
+            if d and d.removeprefix("book/") not in out:
+                out.append(d.removeprefix("book/"))
+    return out
+
+
+def deviations(chapter: str) -> list[dict]:
+    """The parameters where the book's scale differs from the source's (``params/paper/<chapter>.yml``)."""
+    from .. import executor
+
+    path = repo_root() / "params" / "paper" / f"{chapter}.yml"
+    if not path.exists():
+        return []
+    paper = yaml.safe_load(path.read_text()) or {}
+    try:
+        book = executor.parameters(chapter)
+    except Exception:  # a chapter without a parameters cell: nothing to compare
+        return []
+    out = []
+    for name, value in paper.items():
+        if name == "profile" or name not in book:
+            continue
+        default, comment = book[name]
+        if value != default:
+            out.append(dict(chapter=chapter, parameter=name, book=default, source=value, meaning=comment))
+    return out
+
+
+def build_costs(profile: str = "book") -> dict[str, float]:
+    """Each page's execution time (s) in this edition's build report (empty without one)."""
+    path = repo_root() / "artifacts" / "runs" / profile / "build-report.json"
+    if not path.exists():
+        return {}
+    return {c["chapter"]: float(c["wall_s"]) for c in json.loads(path.read_text()).get("chapters", [])}
+
+
+def paper_costs() -> dict[str, dict]:
+    """The source's-scale cost per chapter where it was measured (``benchmarks/paper_scale.json``)."""
+    path = repo_root() / "benchmarks" / "paper_scale.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def source_report(source: str, rows: list[dict], registry: dict, profile: str = "book") -> dict:
+    """Everything the report page of one source shows, as data (also in the site's ``scorecard.json``)."""
+    mine = [r for r in rows if r["source"] == source]
+    label, stats = summary_label([r["verdict"] for r in mine])
+    chapters = source_chapters(registry, source)
+    costs, paper = build_costs(profile), paper_costs()
+    return dict(
+        label=label, rule=SUMMARY_RULE, **stats,
+        targets=[dict(target=r["target"], title=r["title"], verdict=r["verdict"],
+                      failing=[dict(id=c["id"], cause=c.get("cause", ""), why=c.get("why", ""),
+                                    evidence=c.get("evidence", []), evidence_status=c.get("evidence_status", ""))
+                               for c in r["checks"] if c["verdict"] != "pass"]) for r in mine],
+        deviations=[d for ch in chapters for d in deviations(ch)],
+        cost=[dict(chapter=ch, book_s=costs.get(ch), paper=paper.get(ch)) for ch in chapters],
+        errata=sum(1 for r in mine for c in r["checks"] if c["verdict"] != "pass"
+                   and c.get("cause") in ("erratum", "convention") and c.get("evidence_status") == "verified"),
+    )
+
+
+def environment(profile: str = "book") -> dict:
+    """The machine and package versions of this edition's build report."""
+    path = repo_root() / "artifacts" / "runs" / profile / "build-report.json"
+    if not path.exists():
+        return {}
+    rep = json.loads(path.read_text())
+    return dict(machine=rep.get("machine", {}), versions=rep.get("versions", {}), date=rep.get("date", ""),
+                code=rep.get("code", ""))
+
+
+def report_html(source: str, rows: list[dict], registry: dict, profile: str = "book", here: str = "book") -> str:
+    """The generated part of a source's report page."""
+    import html
+    import posixpath
+
+    from .causes import explain
+    from .scorecard import _chapter_link, badge, check_anchor
+
+    esc = html.escape
+    rep = source_report(source, rows, registry, profile)
+    meta = registry.get("sources", {}).get(source) or {}
+    share = "n/a" if rep["decided"] == 0 else f"{100 * rep['share']:.0f}%"
+    out = [f"<p class='sf-summary-label'><b>{esc(rep['label'])}</b> {esc(meta.get('title', ''))}: "
+           f"{rep['reproduced']} of {rep['decided']} decided targets reproduced ({share}); "
+           f"{rep['undecided']} undecided at this scale; {rep['not_reproduced']} not reproduced; "
+           f"{rep['errata']} errata or conventions of the source proved. Source text: "
+           f"<code>{esc(meta.get('seed', ''))}</code>.</p>",
+           f"<p><i>Rule:</i> {esc(rep['rule'])}</p>"]
+    by_target = {r["target"]: r for r in rows if r["source"] == source}
+    body = []
+    for t in rep["targets"]:
+        row = by_target[t["target"]]
+        whys = "".join(
+            f"<li><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
+            f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}</li>"
+            for c in row["checks"] if c["verdict"] != "pass")
+        body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td><td>{badge(t['verdict'])}</td>"
+                    f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")
+    out.append("<h3>Claims and verdicts</h3><div class='sf-scroll' style='overflow-x:auto;max-width:100%'>"
+               "<table class='sf-report'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>chapter</th>"
+               f"<th>failing checks and their causes</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    devs = "".join(f"<tr><td>{esc(d['chapter'])}</td><td><code>{esc(d['parameter'])}</code></td>"
+                   f"<td><code>{esc(str(d['book']))}</code></td><td><code>{esc(str(d['source']))}</code></td>"
+                   f"<td>{esc(d['meaning'])}</td></tr>" for d in rep["deviations"])
+    out.append("<h3>Deviations from the source's protocol</h3><p>Generated from each chapter's parameters cell "
+               "(the book's scale) against <code>params/paper/</code> (the source's scale): "
+               + ("</p><div class='sf-scroll' style='overflow-x:auto;max-width:100%'><table class='sf-deviations'>"
+                  "<thead><tr><th>chapter</th><th>parameter</th><th>book</th><th>source</th><th>meaning</th></tr>"
+                  f"</thead><tbody>{devs}</tbody></table></div>" if devs else
+                  "none: every chapter runs at the source's scale.</p>"))
+    cost_rows = "".join(
+        f"<tr><td>{esc(c['chapter'])}</td><td>{'not in this build' if c['book_s'] is None else format(c['book_s'], '.1f')}"
+        f"</td><td>{esc(_paper_cost_text(c['paper']))}</td></tr>" for c in rep["cost"])
+    out.append("<h3>Compute cost</h3><p>Book scale: each chapter's execution time in this build (the build report); "
+               "source scale: measured where <code>benchmarks/paper_scale.json</code> records it.</p>"
+               "<table class='sf-cost'><thead><tr><th>chapter</th><th>book scale (s, this build)</th>"
+               f"<th>source scale</th></tr></thead><tbody>{cost_rows}</tbody></table>")
+    env = environment(profile)
+    if env:
+        m = env["machine"]
+        versions = ", ".join(f"{esc(k)} {esc(str(v))}" for k, v in env["versions"].items())
+        out.append(f"<h3>Environment</h3><p>{esc(str(m.get('cpu', '')))}, {m.get('cores', '')} cores, "
+                   f"{esc(str(m.get('system', '')))}, Python {esc(str(m.get('python', '')))}; engine "
+                   f"{esc(str(m.get('engine', '')))} on {esc(str(m.get('device', '')))}; executed "
+                   f"{esc(env['date'])} (code <code>{esc(env['code'])}</code>). Versions: {versions}.</p>")
+    return "\n".join(out)
+
+
+def _paper_cost_text(entry: dict | None) -> str:
+    if not entry:
+        return "not measured"
+    return f"{entry.get('seconds', '?')} s on {entry.get('where', '?')}" + (
+        f" ({entry['note']})" if entry.get("note") else "")
