@@ -53,3 +53,28 @@ def test_each_chapter_shows_its_targets_with_the_scorecards_verdict(scorecard):
             for other in t["chapters"]:
                 if other != chapter:
                     assert other.rsplit("/", 1)[-1] + ".html" in page, (chapter, key, other)
+
+
+REPORTS = {"000": "brisbois-thesis", "001": "weakly-interacting", "002": "early-alignment",
+           "003": "orthogonal-inputs", "004": "balboni-thesis"}
+
+
+def test_reproduction_reports_are_generated_from_this_build(scorecard):
+    """Each source's report page shows the label and counts that scorecard.json's reports computed from the
+    targets' verdicts by the stated rule, and its typed prose states no count."""
+    import re
+
+    from shallowflow.verdicts import report
+
+    for key, part in REPORTS.items():
+        rep = scorecard["reports"][key]
+        verdicts = [t["verdict"] for t in scorecard["targets"] if t["source"] == key]
+        assert rep["label"] == report.summary_label(verdicts)[0]
+        page = (HTML / "book" / part / "report.html").read_text(encoding="utf-8")
+        assert f"<b>{rep['label']}</b>" in page and report.SUMMARY_RULE.split(",")[0] in page
+        assert f"{rep['reproduced']} of {rep['decided']} decided targets reproduced" in page
+        for t in rep["targets"]:
+            assert f"<b>{t['target']}</b>" in page, (key, t["target"])
+        prose = (cli.repo_root() / "book" / part / "report.md").read_text()
+        prose = re.sub(r"`[^`]*`|\{[^}]*\}|\(\d{3}\)|reproduction-report\} \d{3}", "", prose)
+        assert not re.findall(r"\d", prose), f"{part}/report.md types numbers: the report's numbers are generated"
