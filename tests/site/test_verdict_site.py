@@ -79,3 +79,38 @@ def test_reproduction_reports_are_generated_from_this_build(scorecard):
         prose = re.sub(r"`[^`]*`|\{[^}]*\}|\(\d{3}\)|reproduction-report\} \d{3}", "", prose)
         prose = re.sub(r"\b(Section|Appendix|Algorithm|Lemma|Theorem|Figure|Fig\.|eq\.)\s*\(?[\w.]+\)?", "", prose)
         assert not re.findall(r"\d", prose), f"{part}/report.md types numbers: the report's numbers are generated"
+
+
+def test_no_raw_math_in_rendered_text():
+    """Math is typeset everywhere the book states a formula, generated text included: no `$` stands in a page's
+    text outside code, scripts and styles (issue 28, point 3)."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        skip = ("pre", "code", "script", "style", "textarea")
+
+        def __init__(self):
+            super().__init__()
+            self.depth, self.hits = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in self.skip:
+                self.depth += 1
+
+        def handle_endtag(self, tag):
+            if tag in self.skip and self.depth:
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if not self.depth and "$" in data:
+                self.hits.append(data.strip()[:120])
+
+    raw = {}
+    for page in sorted(HTML.rglob("*.html")):
+        if "_static" in page.parts or "_modules" in page.parts or page.name in ("genindex.html", "search.html"):
+            continue
+        t = Text()
+        t.feed(page.read_text(encoding="utf-8"))
+        if t.hits:
+            raw[str(page.relative_to(HTML))] = t.hits[:3]
+    assert not raw, f"raw $ in rendered text: {raw}"
