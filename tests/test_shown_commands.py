@@ -130,3 +130,11 @@ def test_a_wrong_profile_or_parameter_in_a_shown_command_fails(tmp_path):
         validate("shallowflow run orthogonal-inputs/toy -p widht 20", tmp_path)
     with pytest.raises(SystemExit):
         validate("shallowflow run orthogonal-inputs/toy --profile papr", tmp_path)
+
+
+def test_the_book_can_be_cited():
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] and cff["title"] and cff["authors"] and len(cff["references"]) == 5
+    assert "@misc{shallowflow2026" in (ROOT / "book" / "intro.md").read_text()
