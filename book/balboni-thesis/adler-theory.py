@@ -169,6 +169,11 @@ claims.check("Sec7.5-3/symmetric-mean-zero", "centred targets: largest |z| of th
              sym0["max_z"], C.below(thr), source_value="E[residual] = 0 (7.13)",
              note="deviation from the spec: a Bonferroni level over the coordinates instead of 3 sigma per coordinate "
                   "(which a zero-mean vector would fail by chance)")
+claims.check("Sec7.5-3/exact-mean-nonzero", "centred targets: the exact expectation of the residual over the last layer "
+             "(the residual is quadratic in it: no sampling) is far from 0 (largest |E| / standard error of the draws' mean)",
+             sym0["exact_z"], C.above(thr), source_value="E[residual] = 0 (7.13)")
+claims.check("Sec7.5-3/exact-mean-agrees", "the draws' mean agrees with that exact expectation (largest |z| of the difference)",
+             sym0["agree_z"], C.below(thr), source_value="(consistency of the two computations)")
 claims.check("Sec7.5-3/shifted-mean-nonzero", "shifted targets: the mean residual is significant (largest |z|)",
              sym3["max_z"], C.above(thr), source_value="not D-symmetric")
 claims.check("Sec7.5-fn3/conditioning-to-one", f"infinite-width conditioning at depth {P.dual_depth}", deep["kappa"][-1],

@@ -182,6 +182,15 @@ for k, r in l15.items():
     claims.check(f"Lemma15/rank-{k[0]}{k[1]}", f"RNN kernel (q, T) = {k}: qT points give a full-rank H (rank / full size)",
                  r["rank"] / r["full"], C.close_to(1.0, atol=0), source_value="qT independent points",
                  note="expected to fail for T > 1 (spec section 4.2)")
+claims.check("Lemma14/counterexample", "Def. 3's block structure caps the rank below full size for every (w, h, c), and "
+             "no point set exceeds the cap (largest max(rank one-hot, rank random, block bound) / full size)",
+             max(max(r["rank_onehot"], r["rank_random"], r["bound"]) / r["full"] for r in l14.values()),
+             C.below(1.0, strict=True), source_value="whc independent points",
+             note="the bound counts, per output, the rank-one terms of Def. 3 that are defined (at most m)")
+claims.check("Lemma15/counterexample", "each output block is a Gram matrix in R^q, which caps the rank at qT min(qT, q) "
+             "below full size for every (q, T > 1), and no draw exceeds the cap (largest max(rank, bound) / full size)",
+             max(max(r["rank"], r["bound"]) / r["full"] for r in l15.values()), C.below(1.0, strict=True),
+             source_value="qT independent points")
 claims.check("Thm2/full-rank", f"sigma_N / sigma_1 of the last-layer factor over {P.draws} draws (smallest)", ratios.min(),
              C.above(1e-10, strict=True), source_value="full rank for a.e. alpha")
 claims.check("Lemma10/narrow-control", "a layer of width N - 1 never gives rank N (largest rank - N)", narrow.max() - P.N,

@@ -222,8 +222,16 @@ def symmetry(draws: int, seed: int, shift: float, n: int = 32, d: int = 8, width
     R = torch.cat([vmap(resid)(A[i:i + 256]) for i in range(0, draws, 256)])
     mean, std = R.mean(0), R.std(0)
     ok = std > 0
-    z = (mean[ok] / (std[ok] / math.sqrt(draws))).abs()
-    return dict(max_z=float(z.max()), coords=int(ok.sum()), rel_mean=float(mean.norm() / R.norm(dim=1).mean()))
+    se = std[ok] / math.sqrt(draws)
+    z = (mean[ok] / se).abs()
+    # the exact expectation over a ~ N(0, I), no sampling: the residual is quadratic in the last layer a (dL/dF and
+    # Hess F are both linear in a), so E f(a) = f(0) + 1/2 sum_k (f(e_k) + f(-e_k) - 2 f(0))
+    f0 = resid(torch.zeros(last, dtype=torch.float64))
+    E = torch.eye(last, dtype=torch.float64)
+    exact = f0 + 0.5 * (vmap(resid)(E) + vmap(resid)(-E) - 2 * f0).sum(0)
+    return dict(max_z=float(z.max()), coords=int(ok.sum()), rel_mean=float(mean.norm() / R.norm(dim=1).mean()),
+                exact_z=float((exact[ok] / se).abs().max()), agree_z=float(((mean - exact)[ok] / se).abs().max()),
+                exact_rel=float(exact.norm() / R.norm(dim=1).mean()))
 
 
 def family_threshold(coords: int, alpha: float = 1e-3) -> float:

@@ -129,8 +129,12 @@ def lemma14(w: int, h: int, c: int, seed: int) -> dict:
     onehot = (0.2 + 1.3 * eye).reshape(m, w, h, c)
     rnd = torch.randn(m, w, h, c, generator=_g(seed), dtype=torch.float64)
     H1, H2 = cnn_kernel_H(onehot), cnn_kernel_H(rnd)
+    # Def. 3's structure alone: the block of output (a, b, g) is a sum of one rank-one term per defined (i, j), so
+    # its rank is at most min(m, that count); H is block-diagonal over the outputs
+    terms = [sum(1 for i in range(w) for j in range(h) if 0 <= a - i < w and 0 <= b - j < h)
+             for a in range(-w, w + 1) for b in range(-h, h + 1) for _ in range(c)]
     return dict(rank_onehot=int(torch.linalg.matrix_rank(H1)), rank_random=int(torch.linalg.matrix_rank(H2)),
-                full=H1.shape[0])
+                full=H1.shape[0], bound=int(sum(min(m, t) for t in terms)))
 
 
 def rnn_features(Z: torch.Tensor, u: torch.Tensor, act=torch.tanh) -> torch.Tensor:
@@ -152,7 +156,8 @@ def lemma15(q: int, T: int, seed: int) -> dict:
     Phi = rnn_features(Z, u)
     blocks = [Phi[:, t] @ Phi[:, t].T for t in range(T) for _ in range(q)]
     H = torch.block_diag(*blocks)
-    return dict(rank=int(torch.linalg.matrix_rank(H)), full=H.shape[0])
+    # each of the q T blocks is the Gram matrix of m vectors in R^q: rank at most min(m, q)
+    return dict(rank=int(torch.linalg.matrix_rank(H)), full=H.shape[0], bound=len(blocks) * min(m, q))
 
 
 # ------------------------------------------------------------------------------------------------
