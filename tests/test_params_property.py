@@ -142,8 +142,12 @@ def hostile(name: str, spec: Spec) -> list:
     return out + ["1", 1, 1.0, list(range(MAX_LEN + 1)), [0] * 1_000_000] + empty + [[v] for v in item_bad]
 
 
+PAPER_ENV = {"SHALLOWFLOW_MEMORY_GB": "64", "SHALLOWFLOW_WORK_BUDGET": "1e16"}  # the paper scale: a 128 GiB node
+PAPER_TOO_BIG = {"weakly-interacting/phase-transitions"}  # see tests/test_limits.py
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_defaults_and_profile_files_validate(chapter):
+def test_defaults_and_profile_files_validate(chapter, monkeypatch):
     mod = module_of(chapter)
     base = defaults(chapter)
     assert set(base) == set(mod.SCHEMA), f"chapter {chapter}: parameters cell and SCHEMA differ"
@@ -151,7 +155,10 @@ def test_defaults_and_profile_files_validate(chapter):
     TRIED["profiles"] += 1
     for profile in ("smoke", "paper"):
         path = ROOT / "params" / profile / f"{chapter}.yml"
-        if path.exists():
+        if profile == "paper":
+            for k, v in PAPER_ENV.items():
+                monkeypatch.setenv(k, v)
+        if path.exists() and not (profile == "paper" and chapter in PAPER_TOO_BIG):
             values = {**base, **(yaml.safe_load(path.read_text()) or {}), "profile": profile}
             unknown = set(values) - set(mod.SCHEMA)
             assert not unknown, f"{path.relative_to(ROOT)}: unknown parameter(s) {sorted(unknown)}"
@@ -216,3 +223,54 @@ def test_report_the_number_of_inputs(capsys):
               f"hostile values + {generated} generated values = {sum(fixed.values()) + generated} inputs "
               f"(this process tried {sum(TRIED.values())})")
     assert fixed and min(fixed.values()) >= 10
+
+
+def in_bounds(name: str, spec: Spec):
+    """Accepted-looking values of one spec: within its bounds, modest lists (whole-schema combinations)."""
+    lo = spec.low if spec.low is not None else -1e6
+    hi = spec.high if spec.high is not None else 1e6
+    if spec.kind == "str":
+        return st.sampled_from(spec.choices) if spec.choices else st.just("x")
+    if spec.kind == "bool":
+        return st.booleans()
+    if spec.kind in ("int", "ints"):
+        hi_i = int(min(hi, lo + 10 ** 7 if lo > -1e6 else 10 ** 7))
+        item = st.integers(int(math.ceil(lo)), max(int(math.ceil(lo)), hi_i))
+    else:
+        item = st.floats(lo, min(hi, 1e12), exclude_min=spec.low_open, allow_nan=False)
+    if spec.kind in ("ints", "floats"):
+        return st.lists(item, min_size=spec.min_len, max_size=max(spec.min_len, min(spec.max_len, 5)))
+    return item
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_whole_schema_combinations_are_refused_or_within_limits(chapter):
+    """Issue 29 item 6: hypothesis over the whole schema (every parameter at once, within its bounds): a
+    combination is refused by one ParameterError, or accepted with every memory and work estimate of the
+    chapter finite and within the machine's limits (issue 25 item 1)."""
+    from shallowflow import params as _p
+
+    mod = module_of(chapter)
+    base, rules = defaults(chapter), getattr(mod, "RULES", ())
+    names = [n for n in mod.SCHEMA if n != "profile"]
+
+    @settings(max_examples=40, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.fixed_dictionaries({n: in_bounds(n, mod.SCHEMA[n]) for n in names}),
+           st.sets(st.sampled_from(names) if names else st.nothing(), max_size=len(names)))
+    def run(drawn, keep):
+        values = {**base, **{n: v for n, v in drawn.items() if n not in keep}}
+        TRIED["generated"] += 1
+        try:
+            P = validate(values, mod.SCHEMA, rules)
+        except ParameterError as e:
+            assert "\n" not in str(e)
+            return
+        for name in ("memory_estimate", "work_estimate"):
+            est = getattr(mod, name, None)
+            if est is not None:
+                v = float(est(P))
+                limit = _p.memory_limit() if name == "memory_estimate" else _p.work_limit()
+                assert math.isfinite(v) and v <= limit, f"{chapter}: {name} = {v:.3g} accepted over {limit:.3g}"
+
+    run()

@@ -12,13 +12,16 @@ not integers, strings are not lists.  A bad value raises :class:`ParameterError`
 parameter's name, the value (its repr cut to :data:`REPR_MAX` characters) and what is accepted.
 
 Relations.  :class:`Rule` objects relate several parameters and are checked after the single values;
-three helpers build the common ones, each refusing with the numbers involved:
+four helpers build the common ones, each refusing with the numbers involved:
 
 - :meth:`Rule.at_most` -- ``Rule.at_most("panels", "steps")``: every panel (the largest item of a
   list) is at most ``steps``;
 - :meth:`Rule.budget` -- ``Rule.budget(("time", "lr"), lambda P: P.time / P.lr, 1e8, "iterations")``:
   a computed cost (here gradient-descent iterations) within a budget, so that a run cannot silently
   take days or overflow an integer;
+- :meth:`Rule.work` -- a budget in work units (:func:`gd_work`: neuron x point x coordinate x step) against
+  :func:`work_limit` (:data:`WORK_BUDGET` or ``SHALLOWFLOW_WORK_BUDGET``), the time limit of every chapter (all
+  its experiments together);
 - :meth:`Rule.memory` (also :func:`memory_rule`) -- ``Rule.memory(("width", "seeds"),
   lambda P: 8 * P.width * len(P.seeds) * P.steps)``: an estimate in bytes of the largest allocation,
   checked before allocating against :func:`memory_limit` (half the machine's memory, or
@@ -48,6 +51,7 @@ INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1  # every integer parameter fits int64
 MAX_LEN = 10_000  # default longest list
 STR_MAX = 200  # longest string
 REPR_MAX = 80  # longest value echoed in a message
+GOT_MAX = 160  # longest list of the values a failing rule echoes (longer: the names only)
 STEP_BUDGET = 10 ** 8  # gradient-descent iterations a chapter's rules allow one run (time / lr, steps)
 
 
@@ -55,6 +59,39 @@ def ensemble_bytes(runs: float, width: float, dim: float, copies: float = 1) -> 
     """Bytes of ``copies`` float64 copies of an ensemble's parameters (runs x width x (dim + 1)): the unit of
     the chapters' memory estimates (:meth:`Rule.memory`)."""
     return 8.0 * runs * width * (dim + 1) * copies
+
+
+# Work budget: the work units (about multiply-adds) one chapter run may need, all its experiments together.  One
+# unit is one neuron x point x input coordinate of one gradient-descent step, and a step costs STEP_OVERHEAD
+# units more whatever its size (Python and torch calls) (:func:`gd_work`).  The book's chapters ran at 0.2 to
+# 1 ns per unit on the 2-core CI machine (params/timings.json), so 3e14 is about a day there; the sources' own
+# scales (params/paper/) take hours, and an accepted value cannot ask for weeks.
+WORK_BUDGET = 3e14
+STEP_OVERHEAD = 5e4
+
+
+def array_bytes(*shape: float, copies: float = 1) -> float:
+    """Bytes of ``copies`` float64 arrays of this shape (floats: an estimate never overflows)."""
+    out = 8.0 * copies
+    for n in shape:
+        out *= float(n)
+    return out
+
+
+def gd_bytes(runs: float, width: float, n: float, dim: float, steps: float = 0, record_every: float = 1,
+             snapshots: float = 0) -> float:
+    """Bytes one ensemble training call holds (:func:`shallowflow.train.gradient_descent` and the chapters'
+    own GD loops): parameters, gradients and the best/final copies (4 ensembles), the per-step activations
+    (4 arrays of runs x width x n), the recorded losses (one per ``record_every`` steps) and ``snapshots``
+    stored copies of the parameters."""
+    return (ensemble_bytes(runs, width, dim, 4 + snapshots) + array_bytes(runs, width, n, copies=4)
+            + array_bytes(runs, float(steps) / max(float(record_every), 1.0) + 1))
+
+
+def gd_work(runs: float, width: float, n: float, dim: float, steps: float) -> float:
+    """Work units (see :data:`WORK_BUDGET`) of ``steps`` full-batch steps of an ensemble of ``runs`` two-layer
+    networks of ``width`` neurons on ``n`` points of dimension ``dim``."""
+    return (float(runs) * float(width) * float(n) * (float(dim) + 1) + STEP_OVERHEAD) * float(steps)
 
 
 class ParameterError(ValueError):
@@ -214,6 +251,22 @@ def memory_limit() -> float:
         return 8 * 2 ** 30
 
 
+def work_limit() -> float:
+    """Work units a chapter run may need: ``SHALLOWFLOW_WORK_BUDGET`` or :data:`WORK_BUDGET` (about a day of the
+    2-core machine; the sources' scales of some chapters, params/paper/, are for a GPU or a cluster)."""
+    env = os.environ.get("SHALLOWFLOW_WORK_BUDGET")
+    if env:
+        try:
+            units = float(env)
+        except ValueError:
+            units = -1.0
+        if not (math.isfinite(units) and units > 0):
+            raise ParameterError(f"environment variable SHALLOWFLOW_WORK_BUDGET = {short(env)} is invalid: "
+                                 f"expected a number of work units > 0")
+        return units
+    return WORK_BUDGET
+
+
 def _bytes(x: float) -> str:
     for unit, size in (("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
         if x >= size:
@@ -250,9 +303,11 @@ class Rule:
             except (ArithmeticError, ValueError, TypeError):
                 pass
         got = ", ".join(f"{n} = {short(getattr(P, n), 40)}" for n in self.names)
+        if len(got) > GOT_MAX:  # a rule over many parameters (a chapter's work budget): the message stays short
+            got = ""
         names = [repr(n) for n in self.names]
         named = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
-        raise ParameterError(f"parameters {named} are inconsistent ({got}): {self.message}{note}")
+        raise ParameterError(f"parameters {named} are inconsistent{f' ({got})' if got else ''}: {self.message}{note}")
 
     @classmethod
     def at_most(cls, small: str, large: str, message: str = "") -> "Rule":
@@ -270,6 +325,17 @@ class Rule:
 
         return cls(tuple(names), test, f"{what or 'the run'} may need at most {limit:.3g} {unit}",
                    lambda P: f"it needs {float(cost(P)):.3g}")
+
+    @classmethod
+    def work(cls, names: Sequence[str], cost: Callable[[SimpleNamespace], float], what: str = "") -> "Rule":
+        """A budget in work units (:func:`gd_work`) against :func:`work_limit` at validation time (default
+        :data:`WORK_BUDGET`, about a day of the 2-core machine; ``SHALLOWFLOW_WORK_BUDGET`` on a larger one)."""
+        def test(P):
+            c = float(cost(P))
+            return math.isfinite(c) and c <= work_limit()
+
+        return cls(tuple(names), test, f"{what or 'the run'} must fit the work budget",
+                   lambda P: f"it needs {float(cost(P)):.3g} units, the budget is {work_limit():.3g} (SHALLOWFLOW_WORK_BUDGET)")
 
     @classmethod
     def memory(cls, names: Sequence[str], estimate: Callable[[SimpleNamespace], float],

@@ -24,7 +24,7 @@ from ... import config, progress
 from ...deep import data as ddata
 from ...deep import optim as dopt
 from ...deep import vision
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes
 
 GRID = [c * 10.0 ** k for k in range(-5, 0) for c in (1.0, 3.0)]  # 1e-5 ... 3e-1, ten values
 ROWS = {"CNN+ResNet": ("cnn", "resnet"), "ViT": ("vit",)}
@@ -68,6 +68,45 @@ RULES = (
     Rule(("beta",), lambda P: P.beta < 1, "beta must be < 1"),
     Rule(("batch", "n_train_100"), lambda P: P.batch <= P.n_train_100, "a minibatch cannot exceed the training set"),
 )
+
+
+def _per_example(P, model: str) -> float:
+    """Multiply-adds of one example through one model: a two-stage CNN (3 x 3 convolutions, width and 2 width
+    channels; the residual one alike) or a ViT of vit_depth blocks on 2 x 2 patches; 8 x 8 images (digits and
+    the mixture) or 32 x 32 (CIFAR)."""
+    pixels = 1024 if any(d.startswith("cifar") for d in _items(P.datasets)) else 64
+    if model == "vit":
+        tokens = pixels / 4 + 1
+        return float(tokens * P.vit_depth * 12 * P.vit_dim ** 2 + tokens ** 2 * P.vit_depth * P.vit_dim)
+    return float(pixels * 9 * (3 * P.width + 6 * P.width ** 2))
+
+
+def _train_size(P) -> int:
+    sizes = {"digits10": 1797, "mixture100": P.n_train_100, "cifar10": 50_000, "cifar100": 50_000}
+    return max(sizes[d] for d in _items(P.datasets) if d in sizes) if set(_items(P.datasets)) <= set(sizes) else 50_000
+
+
+def memory_estimate(P) -> float:
+    """The largest training set as float64 images (32 x 32 x 3), and one minibatch's activations through the
+    largest model (kept for the backward pass and ADLER's Hessian-vector products, about 12 per multiply-add
+    stage)."""
+    per = max(_per_example(P, m) for m in _items(P.models)) if _items(P.models) else 0.0
+    return array_bytes(_train_size(P) + P.n_test_100, 3072) + array_bytes(P.batch, per / 100, copies=12)
+
+
+def work_estimate(P) -> float:
+    """Every run (datasets x models x activations x seeds x (the SGD grid + ADLER + Gauss-Newton)): epochs x
+    training examples x 3 passes of the model; ADLER and Gauss-Newton count three times."""
+    runs = len(_items(P.datasets)) * len(_items(P.activations)) * len(P.seeds)
+    per = sum(_per_example(P, m) for m in _items(P.models))
+    return runs * (len(P.grid) + 6) * P.epochs * _train_size(P) * 3 * per
+
+
+NAMES = ("datasets", "models", "activations", "seeds", "grid", "epochs", "batch", "n_train_100", "n_test_100",
+         "width", "vit_dim", "vit_depth")
+RULES = RULES + (Rule.memory(("datasets", "batch", "n_train_100", "n_test_100", "width", "vit_dim", "vit_depth"),
+                             memory_estimate, what="the data and a minibatch's activations"),
+                 Rule.work(NAMES, work_estimate, what="the comparison"))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import torch
 from torch.func import grad, hessian, jacrev, jvp, vjp, vmap
 
 from ...deep import dual as ddual
-from ...params import PROFILE, Int, Ints, Rule
+from ...params import PROFILE, Int, Ints, Rule, array_bytes, gd_work
 
 SCHEMA = {
     "profile": PROFILE,
@@ -28,6 +28,28 @@ SCHEMA = {
     "dual_depth": Int("depth of the infinite-width iteration (Sec. 7.5 footnote 3)", low=2, high=2000),
 }
 RULES = (Rule(("widths",), lambda P: len(set(P.widths)) >= 3, "the width slope needs at least 3 distinct widths"),)
+
+
+def memory_estimate(P) -> float:
+    """The widest MLP of the width sweep or the trained one (width^2 weights, about eight copies with gradients and
+    power-iteration vectors) and its features (n x width)."""
+    w, n = max(max(P.widths), P.train_width), max(P.n, P.train_n)
+    return array_bytes(w, w, copies=8) + array_bytes(n, w, copies=12) + array_bytes(P.draws, 32, 32, copies=2)
+
+
+def work_estimate(P) -> float:
+    """The width sweep (seeds x widths x power iterations of Hessian-vector products, each about 4 passes of n x
+    width^2), the trained MLP (steps, and power iterations along them), the symmetry draws, Lemma 12's points."""
+    sweep = len(P.seeds) * sum(gd_work(1, w, P.n, w, 4 * P.power_iters) for w in P.widths)
+    train = gd_work(1, P.train_width, P.train_n, P.train_width, 3 * P.train_steps + 4 * P.power_iters * 50)
+    return sweep + train + 2 * P.draws * 1e6 + P.trajectory_points * 1e8 + P.dual_depth * 1e6
+
+
+NAMES = ("widths", "seeds", "n", "power_iters", "train_width", "train_steps", "train_n", "draws", "trajectory_points",
+         "dual_depth")
+RULES = RULES + (Rule.memory(("widths", "n", "train_width", "train_n", "draws"), memory_estimate,
+                             what="the widest network"),
+                 Rule.work(NAMES, work_estimate, what="the chapter"))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ... import progress
 from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import dual, measure, models
-from ...params import PROFILE, Float, Int, Ints, Rule, Str
+from ...params import PROFILE, Float, Int, Ints, Rule, Str, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
@@ -40,6 +40,28 @@ RULES = (
          "the largest n must be below the largest width (G^m is singular when n >= width)"),
     Rule(("examples",), lambda P: len(P.examples) >= 2, "Fig. 6.1 needs at least two n / width ratios"),
 )
+
+
+def memory_estimate(P) -> float:
+    """The widest layer's weights for every seed (two width x width matrices each), the features (seeds x n x
+    width, three arrays) and the Gram matrices; Lemma 23's widest single layer (n = 8, d = 16)."""
+    R, w, n = len(P.seeds), max(P.widths), max(P.examples)
+    return max(array_bytes(R, w, w, copies=2) + array_bytes(R, n, w, copies=3) + array_bytes(R, n, n, copies=4),
+               array_bytes(max(P.lemma23_widths), 24, copies=4))
+
+
+def work_estimate(P) -> float:
+    """Six (activation, renormalisation) cases x every width and layer: the weight draws (about 10 units an
+    entry) and the forward pass, the Gram statistics (n^3 per n and layer); Lemma 23's and 24's draws."""
+    R, n = len(P.seeds), max(P.examples)
+    forward = sum(6 * P.depth * R * (10 * w * w + 2 * n * w * w) for w in P.widths)
+    stats = (6 * len(P.widths) + 2 + len(P.widths)) * P.depth * R * sum(10 * k ** 3 for k in P.examples)
+    return forward + stats + 3 * 5 * sum(200 * w for w in P.lemma23_widths) + 4 * P.lemma24_trials * 1e5
+
+
+NAMES = ("depth", "widths", "examples", "seeds", "lemma23_widths", "lemma24_trials")
+RULES = RULES + (Rule.memory(NAMES[:5], memory_estimate, what="the layers, features and Gram matrices"),
+                 Rule.work(NAMES, work_estimate, what="the chapter"))
 
 
 @dataclass

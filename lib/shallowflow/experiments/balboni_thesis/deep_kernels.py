@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from ...params import PROFILE, Int, Rule
+from ...params import PROFILE, Int, Rule, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
@@ -25,6 +25,27 @@ SCHEMA = {
     "seed": Int("seed", low=0, high=10_000),
 }
 RULES = (Rule(("width", "N"), lambda P: P.width >= P.N, "Theorem 2 needs every layer at least N wide"),)
+
+
+def memory_estimate(P) -> float:
+    """Theorem 2's draws (N x width coefficients and N x N Gram matrices per layer, every draw at once) and the
+    Theorem 4 proxy's initialisations (L-BFGS keeps about 100 copies of each)."""
+    return array_bytes(P.draws, P.layers, P.N, max(P.N, P.width), copies=4) + \
+        array_bytes(P.inits, P.layers, P.N, 2 * P.N, copies=100)
+
+
+def work_estimate(P) -> float:
+    """Four Theorem 2 calls (draws x layers x N^2 x width, and N^3 eigenvalues), Lemma 4 (2000 steps) and the two
+    proxies (inits x gd_steps x about 20 evaluations of layers x N^3)."""
+    thm2 = 4 * P.draws * P.layers * (P.N ** 2 * P.width + 10 * P.N ** 3)
+    lem4 = 2000 * P.layers * P.N ** 2 * P.width * 10
+    proxy = 1.5 * P.inits * P.gd_steps * 20 * P.layers * 10 * P.N ** 3
+    return thm2 + lem4 + proxy
+
+
+NAMES = ("draws", "N", "width", "layers", "inits", "gd_steps")
+RULES = RULES + (Rule.memory(NAMES[:5], memory_estimate, what="the draws and the initialisations"),
+                 Rule.work(NAMES, work_estimate, what="the chapter"))
 
 ACT = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softplus": torch.nn.functional.softplus, "relu": torch.relu}
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ...deep import dual as ddual
-from ...params import PROFILE, Int, Ints, Rule
+from ...params import PROFILE, Int, Ints, Rule, array_bytes, gd_work
 
 SCHEMA = {
     "profile": PROFILE,
@@ -32,6 +32,31 @@ RULES = (
          "at least two strictly increasing landmark counts"),
     Rule(("iso_depth",), lambda P: P.iso_depth >= 4, "the isometry spread is compared over at least 4 depths"),
 )
+
+
+def memory_estimate(P) -> float:
+    """The largest of: the mean-field simulation's layer (width x width, a batch of 16), the deep linear
+    network's products (width x width), the NTK networks (16 points, d = 4) and the sampled bounds (pairs)."""
+    return max(array_bytes(P.mft_width, P.mft_width, copies=4), array_bytes(P.iso_width, P.iso_width, copies=6),
+               array_bytes(max(P.ntk_widths), 16, 5, copies=8) + array_bytes(max(P.ntk_widths), 5, copies=8),
+               array_bytes(2 * P.pairs, 64, copies=4), array_bytes(1797, 1797, copies=4))
+
+
+def work_estimate(P) -> float:
+    """Mean-field layers (two scales, width^2 x 16 each), the deep linear products (width^3 per layer), the NTK
+    runs (seeds x widths x steps, Jacobians of 16 points), Nystrom (n x size^2) and the sampled bounds."""
+    mft = 2 * P.mft_depth * (10 + 16) * P.mft_width ** 2
+    iso = 5 * P.iso_depth * P.iso_width ** 3
+    ntk = len(P.seeds) * sum(gd_work(1, w, 16, 4, P.ntk_steps) * 20 for w in P.ntk_widths)
+    nys = sum(1797 * s * s + s ** 3 for s in P.nystrom_sizes)
+    return mft + iso + ntk + nys + 6 * P.pairs * 1e4 + P.dual_depth * 1e6
+
+
+NAMES = ("mft_width", "mft_depth", "iso_width", "iso_depth", "ntk_widths", "ntk_steps", "seeds", "nystrom_sizes",
+         "pairs", "dual_depth")
+RULES = RULES + (Rule.memory(("mft_width", "iso_width", "ntk_widths", "pairs"), memory_estimate,
+                             what="the simulated networks and the sampled bounds"),
+                 Rule.work(NAMES, work_estimate, what="the chapter"))
 
 _Z, _W = np.polynomial.hermite_e.hermegauss(121)  # probabilists' Gauss-Hermite: E f(z), z ~ N(0, 1)
 _W = _W / _W.sum()

@@ -18,7 +18,7 @@ from ...config import DTYPE
 from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
-from ...params import PROFILE, Int, Ints
+from ...params import PROFILE, Int, Ints, Rule, STEP_OVERHEAD, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
@@ -31,7 +31,25 @@ SCHEMA = {
     "weyl_steps": Int("GD steps along which the Weyl step is checked", low=2, high=10_000),
     "seeds": Ints("seeds of the random problems", low=0),
 }
-RULES = ()
+
+
+def memory_estimate(P) -> float:
+    """The network of Lemma 11 and the Weyl check (width x width-sized Jacobian products, a few copies); the other
+    problems are fixed small matrices."""
+    return array_bytes(P.net_width, P.net_width, copies=8) + array_bytes(P.matrix_trials, 64, copies=4)
+
+
+def work_estimate(P) -> float:
+    """Per seed: the PL example's and least squares' steps, the matrix pairs, the resampled ridge problems, the
+    network's steps and the Weyl steps (an eigenproblem of the network's kernel each)."""
+    per_seed = (P.lemma1_steps * STEP_OVERHEAD + P.ls_steps * (STEP_OVERHEAD + 2e4) + P.matrix_trials * 1e6
+                + P.ridge_datasets * 1e6 + (P.net_steps + P.weyl_steps) * (STEP_OVERHEAD + 50 * P.net_width ** 2))
+    return len(P.seeds) * per_seed
+
+
+RULES = (Rule.memory(("net_width", "matrix_trials"), memory_estimate, what="the network and the matrix pairs"),
+         Rule.work(("lemma1_steps", "ls_steps", "matrix_trials", "ridge_datasets", "net_steps", "net_width",
+                    "weyl_steps", "seeds"), work_estimate, what="the chapter"))
 
 
 def kns_example(P) -> dict:

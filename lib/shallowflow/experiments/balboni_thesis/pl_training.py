@@ -31,7 +31,7 @@ from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
 from ... import progress
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes, gd_work
 
 SCHEMA = {
     "profile": PROFILE,
@@ -59,6 +59,27 @@ RULES = (
     Rule(("gen_every", "epochs"), lambda P: P.gen_every <= P.epochs, "the bound needs at least two epochs"),
     Rule(("lrs",), lambda P: len(P.lrs) >= 2, "Fig. 6.7 compares small and large learning rates"),
 )
+
+
+def memory_estimate(P) -> float:
+    """One grid: seeds x lrs MLPs (depth x width^2 parameters, about eight copies: weights, gradients, the initial
+    and held ones, the HVP vectors), their features (n x width per layer) and per-example gradients."""
+    R, n = len(P.seeds) * len(P.lrs), max(P.examples) + P.test_examples
+    return array_bytes(R, P.depth, P.width, P.width, copies=8) + array_bytes(R, n, P.depth, P.width, copies=6) \
+        + array_bytes(n, P.depth, P.width, P.width)
+
+
+def work_estimate(P) -> float:
+    """Every grid (2 activations x 2 losses x n): the GD steps, the HVP power iterations every hvp_every steps and
+    the per-example gradients every gen_every steps, each about a forward and backward pass (3 n depth width^2)."""
+    R = len(P.seeds) * len(P.lrs)
+    passes = P.epochs * (1 + 2 * P.hvp_iters / P.hvp_every + 2 / P.gen_every)
+    return 4 * sum(gd_work(R, P.depth * P.width, n, P.width, 3 * passes) for n in P.examples)
+
+
+NAMES = ("depth", "width", "examples", "test_examples", "lrs", "epochs", "seeds", "hvp_every", "hvp_iters", "gen_every")
+RULES = RULES + (Rule.memory(NAMES[:5] + ("seeds",), memory_estimate, what="the networks and their features"),
+                 Rule.work(NAMES, work_estimate, what="the training grids"))
 ACTS = ("relu", "tanh")
 LOSSES = ("mse", "ce")
 

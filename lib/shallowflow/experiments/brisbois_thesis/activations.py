@@ -17,7 +17,7 @@ from scipy.optimize import curve_fit
 
 from ... import data as datasets
 from ... import metrics, theory
-from ...params import PROFILE, Float, Floats, Int, Rule
+from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
 from . import common as Cm
 from .common import axial_std, end_of_alignment, plateau_table, snapshot_at  # noqa: F401 (re-exported)
 from . import theory as T
@@ -33,6 +33,22 @@ SCHEMA = {
     "snap_every": Int("epochs between parameter snapshots", low=1, high=100_000),
 }
 RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),)
+
+
+def memory_estimate(P) -> float:
+    """The three activations' ensembles ((rich scales + 1) x 2 initialisations x runs, n = d = 2), each with its
+    snapshots."""
+    R = (len(P.rich_scales) + 1) * 2 * P.runs
+    return 3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2)
+
+
+def work_estimate(P) -> float:
+    return 3 * gd_work((len(P.rich_scales) + 1) * 2 * P.runs, P.width, 2, 2, P.steps)
+
+
+NAMES = ("width", "steps", "rich_scales", "runs", "snap_every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 @dataclass

@@ -17,7 +17,7 @@ from ... import init, metrics
 from ...config import DTYPE
 from ...flow import gradient_flow
 from ...models import Network, Params
-from ...params import PROFILE, Float, Floats, Int, Rule
+from ...params import PROFILE, Float, Floats, Int, Rule, STEP_BUDGET, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -26,7 +26,9 @@ SCHEMA = {
     "width": Int("number of hidden neurons m", low=1, high=10_000),
     "balance_scales": Floats("lambda of the balancedness runs (Fig. 3.10, B2)", low=0, low_open=True, high=1),
     "balance_lrs": Floats("the two step sizes compared by B1/B2 (MSE)", low=0, low_open=True, high=0.05, min_len=2),
-    "balance_time": Float("training time alpha x epochs of the balancedness runs", low=0, low_open=True, high=1e4),
+    "balance_time": Float("training time of the smallest step: every balancedness run takes balance_time / "
+                          "min(balance_lrs) epochs (the larger step trains max/min times longer)", low=0, low_open=True,
+                          high=1e4),
     "c3_width": Int("m of Fig. C.3", low=1, high=10_000),
     "c3_steps": Int("epochs of Fig. C.3", low=1, high=1_000_000),
     "complexity_scales": Floats("lambda grid of Fig. 3.11", low=0, low_open=True, high=1000, min_len=3),
@@ -36,6 +38,44 @@ SCHEMA = {
     "starts": Int("random starts of the min-norm solver (C1)", low=1, high=10_000),
 }
 RULES = (Rule(("balance_lrs",), lambda P: len(set(P.balance_lrs)) == len(P.balance_lrs), "step sizes must differ"),)
+
+
+def _balance_steps(P) -> int:
+    return int(round(P.balance_time / min(P.balance_lrs)))
+
+
+def memory_estimate(P) -> float:
+    """The balancedness ensembles of the three activations (at most 202 snapshots, 2001 recorded losses, and
+    the per-snapshot errors), the C.3 runs, Fig. 3.11's ensembles and the min-norm solver's starts (L-BFGS
+    keeps 50 pairs); Dataset 1.1.0: n = d = 2."""
+    steps = _balance_steps(P)
+    R = len(P.balance_scales) * P.runs * len(P.balance_lrs)
+    S = min(steps + 1, 202)
+    bal = 3 * (gd_bytes(R, P.width, 2, 2, min(steps, 2000), 1, S) + array_bytes(S, R, P.width, copies=4))
+    c3 = 3 * gd_bytes(1, P.c3_width, 2, 2, P.c3_steps, 100, min(P.c3_steps + 1, 302))
+    rich = len([s for s in P.complexity_scales if s <= 1e-2])
+    cx = gd_bytes((3 * len(P.complexity_scales) + 2 * rich) * P.runs, P.width, 2, 2, P.complexity_steps, 100)
+    return bal + c3 + cx + array_bytes(P.starts, P.width, 3, copies=110)
+
+
+def work_estimate(P) -> float:
+    R = len(P.balance_scales) * P.runs * len(P.balance_lrs)
+    rich = len([s for s in P.complexity_scales if s <= 1e-2])
+    return 3 * (gd_work(R, P.width, 2, 2, _balance_steps(P)) + gd_work(1, P.c3_width, 2, 2, P.c3_steps)
+                + gd_work(len(P.complexity_scales) * P.runs, P.width, 2, 2, P.complexity_steps)
+                + gd_work(P.starts, P.width, 2, 2, 4 * 200 * 5)) \
+        + 2 * gd_work(rich * P.runs, P.width, 2, 2, P.complexity_steps)
+
+
+NAMES = ("width", "balance_scales", "balance_lrs", "balance_time", "c3_width", "c3_steps", "complexity_scales",
+         "complexity_steps", "runs", "starts")
+RULES = RULES + (
+    Rule(("balance_lrs",), lambda P: len(P.balance_lrs) == 2, "B1/B2 compare exactly two step sizes"),
+    Rule.budget(("balance_time", "balance_lrs"), _balance_steps, STEP_BUDGET,
+                what="the balancedness runs (balance_time / min(balance_lrs) epochs)"),
+    Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+    Rule.work(NAMES, work_estimate, what="the chapter"),
+)
 
 
 # -- balancedness ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ... import data as datasets
 from ... import init
 from ...config import DTYPE
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from ...train import gradient_descent
 from . import theory as T
 
@@ -36,6 +36,32 @@ SCHEMA = {
     "seeds": Ints("seed of the random draws and of the training run (first one)", low=0),
 }
 RULES = (Rule(("every", "train_steps"), lambda P: P.every <= P.train_steps, "every must be <= train_steps"),)
+
+
+def memory_estimate(P) -> float:
+    """The largest of: Table D.1's draws (gradients of D = 3m entries, four ways), Table D.2's Hessians
+    (hessian_draws x D x D, closed form, autograd and two finite-difference ones), the training runs'
+    snapshots and their gradients."""
+    D = 3 * P.width
+    S = P.train_steps // P.every + 1
+    return max(array_bytes(P.draws, D, copies=8), array_bytes(P.hessian_draws, D, D, copies=6),
+               3 * gd_bytes(1, P.width, 2, 2, P.train_steps, P.every, S) + array_bytes(S, D, copies=8))
+
+
+def work_estimate(P) -> float:
+    """Finite differences cost D network evaluations per gradient (each m x n x (d + 1)) and a Hessian D^2
+    entries per point, per activation and scale (four ways, two datasets, two widths); plus the training runs."""
+    D = 3 * P.width
+    per = gd_work(1, P.width, 2, 2, 1)
+    grads = 3 * len(P.scales) * P.draws * 4 * D * per
+    hess = 3 * len(P.scales) * 4 * P.hessian_draws * 4 * 10 * D * D * 2
+    S = P.train_steps // P.every + 1
+    return grads + hess + 3 * (gd_work(1, P.width, 2, 2, P.train_steps) + 4 * S * D * per)
+
+
+NAMES = ("width", "draws", "hessian_draws", "scales", "train_steps", "every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the draws, their Hessians and the training snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the tables and the training runs"))
 
 
 def random_thetas(count: int, m: int, d: int, scale: float, seed: int) -> torch.Tensor:

@@ -10,7 +10,7 @@ import torch
 
 from ... import data as datasets
 from ... import theory
-from ...params import PROFILE, Float, Floats, Int, Rule
+from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -31,6 +31,30 @@ SCHEMA = {
     "crit_steps": Int("epochs of the alpha_crit runs", low=10, high=1_000_000),
 }
 RULES = (Rule(("steps",), lambda P: P.steps >= 1000, "steps must be >= 1000 (the detector needs T/100 >= 10)"),)
+
+
+def _transition_runs(P) -> int:
+    return (len(set(P.relu_scales) | set(P.c8_scales)) + len(set(P.sigmoid_scales) | {min(P.c8_scales)})
+            + len(set(P.tanh_scales))) * P.runs
+
+
+def memory_estimate(P) -> float:
+    """The transition ensembles (every epoch's loss, a snapshot every 50 epochs; n = d = 2), Fig. C.11's runs and
+    the alpha_crit runs (every epoch's loss)."""
+    R = _transition_runs(P)
+    return (gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // 50 + 1) + gd_bytes(P.c11_seeds, P.c11_width, 2, 2, P.c11_steps)
+            + gd_bytes(2, max(P.c11_width, 60), 2, 2, P.crit_steps, 1) * 2)
+
+
+def work_estimate(P) -> float:
+    return (gd_work(_transition_runs(P), P.width, 2, 2, P.steps) + gd_work(P.c11_seeds, P.c11_width, 2, 2, P.c11_steps)
+            + 2 * gd_work(2, max(P.c11_width, 60), 2, 2, P.crit_steps))
+
+
+NAMES = ("width", "steps", "runs", "relu_scales", "sigmoid_scales", "tanh_scales", "c8_scales", "c11_width",
+         "c11_steps", "c11_seeds", "crit_steps")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 def run_transition(P) -> dict:

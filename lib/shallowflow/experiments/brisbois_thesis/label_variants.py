@@ -14,7 +14,7 @@ import torch
 
 from ... import data as datasets
 from ... import metrics
-from ...params import PROFILE, Float, Floats, Int, Rule
+from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -31,6 +31,29 @@ SCHEMA = {
     "fit_every": Int("epochs between snapshots used to time the label fits", low=1, high=10_000),
 }
 RULES = (Rule(("fit_every", "steps"), lambda P: P.fit_every <= P.steps, "fit_every must be <= steps"),)
+
+
+def _label_calls(P):
+    """(runs, snapshots) of every ensemble: switch (two datasets), same and alt (three activations, two
+    initialisations), scaled."""
+    S = P.steps // P.fit_every + 2
+    same = len(set(P.rich_scales) | {1e-6}) * 2 * P.runs
+    alt = len(set(P.rich_scales)) * 2 * P.runs
+    return [(P.runs, S)] * 2 + [(same, S)] * 3 + [(P.runs, 2)] + [(alt, S)] * 3
+
+
+def memory_estimate(P) -> float:
+    """Every ensemble kept with its snapshots (the variants of Dataset 1.1.x: n = d = 2)."""
+    return sum(gd_bytes(R, P.width, 2, 2, P.steps, 1, S) for R, S in _label_calls(P))
+
+
+def work_estimate(P) -> float:
+    return sum(gd_work(R, P.width, 2, 2, P.steps) for R, S in _label_calls(P))
+
+
+NAMES = ("width", "steps", "runs", "rich_scales", "fit_every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 def _grid(data, acts, P, scales, inits=("balanced", "normal"), snaps=None):

@@ -12,7 +12,7 @@ import torch
 from ... import data as D
 from ... import init, metrics, train
 from ...models import Network
-from ...params import PROFILE, Float, Int, Ints, Rule, Str
+from ...params import PROFILE, Float, Int, Ints, Rule, Str, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("relu", "sigmoid", "tanh")
@@ -38,6 +38,28 @@ SCHEMA = {
 RULES = (
     Rule(("stop_below", "goal"), lambda P: P.stop_below < P.goal, "runs must be allowed to go below the goal"),
 )
+
+
+def _multid_calls(P):
+    """Runs of every ensemble: orthogonal data (every seed) and the generated datasets, per activation."""
+    extra = len([v for v in P.relu_extra_stds if v not in P.teacher_stds])
+    return [len(P.seeds)] * 3 + [len(P.data_seeds) * len(P.teacher_stds)] * 2 + \
+        [len(P.data_seeds) * (len(P.teacher_stds) + extra)]
+
+
+def memory_estimate(P) -> float:
+    """Every ensemble (n = d = 5) with its geometric snapshots and at most 4001 recorded losses per run."""
+    S = len(_snaps(P.steps))
+    return sum(gd_bytes(R, P.width, 5, 5, min(P.steps, 4000), 1, S) for R in _multid_calls(P))
+
+
+def work_estimate(P) -> float:
+    return sum(gd_work(R, P.width, 5, 5, P.steps) for R in _multid_calls(P))
+
+
+NAMES = ("width", "steps", "seeds", "data_seeds", "teacher_stds", "relu_extra_stds")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 @dataclass

@@ -12,7 +12,7 @@ from ... import data as D
 from ... import init, metrics, train
 from ...data import augment_bias
 from ...models import Network, Params
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("relu", "sigmoid", "tanh")
@@ -36,6 +36,25 @@ RULES = (
     Rule(("record_every", "steps"), lambda P: P.steps // P.record_every >= 100, "record the loss at least 100 times"),
     Rule(("fig29_scale", "scales"), lambda P: P.fig29_scale in P.scales, "Fig 3.29's lambda must be on the grid"),
 )
+
+
+def _nonorth_runs(P) -> int:
+    return 3 * len(P.scales) * len(P.grid_seeds) + len(P.fig28_scales) * len(P.fig28_seeds)
+
+
+def memory_estimate(P) -> float:
+    """Every ensemble (Dataset 1.3.3: n = 5, d = 2) with the loss recorded every record_every epochs."""
+    return gd_bytes(_nonorth_runs(P), P.width, 5, 2, P.steps, P.record_every, 2)
+
+
+def work_estimate(P) -> float:
+    return 3 * gd_work(len(P.scales) * len(P.grid_seeds), P.width, 5, 2, P.steps) + \
+        gd_work(len(P.fig28_scales) * len(P.fig28_seeds), P.width, 5, 2, P.steps)
+
+
+NAMES = ("width", "steps", "scales", "grid_seeds", "fig28_scales", "fig28_seeds", "record_every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their recorded losses"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 RICH, LAZY = 1e-2, 1.0  # the thesis's regimes: lambda <= 1e-2 rich, lambda >= 1 lazy
 # the lambda values of the thesis's figures (those on the chapter's grid are used)

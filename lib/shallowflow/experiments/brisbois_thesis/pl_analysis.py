@@ -18,7 +18,7 @@ from ... import data as datasets
 from ... import init
 from ...config import DTYPE
 from ...models import Params
-from ...params import PROFILE, Float, Floats, Int, Ints
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -34,6 +34,32 @@ SCHEMA = {
     "samples": Int("random points for Props 3-4 and Theorem 7", low=4, high=100_000),
     "widths": Ints("widths of the PL3 check", low=1, high=2000),
 }
+
+
+def memory_estimate(P) -> float:
+    """The largest of: PL1's ensembles (every epoch's loss, snapshots every ``every`` epochs, and their
+    Jacobians), the Oymak-Soltanolkotabi path (every iterate, D = 3m, and its Jacobians), Prop. 3's Hessians
+    (samples x D x D), Chizat's Hessians per scale; Dataset 1.1.0: n = d = 2."""
+    D = 3 * P.width
+    S = P.steps // P.every + 1
+    pl1 = 3 * gd_bytes(len(P.pl_scales), P.width, 2, 2, P.steps, 1, S) + array_bytes(S * len(P.pl_scales), D, copies=8)
+    return max(pl1, array_bytes(P.lazy_steps + 1, D, copies=6), array_bytes(P.samples, D, D, copies=3),
+               array_bytes(2, D, D, copies=4) + array_bytes(max(P.widths), 3 * max(P.widths), 2))
+
+
+def work_estimate(P) -> float:
+    """PL1's runs and their measurements, the two Oymak-Soltanolkotabi runs (a step of Python each), Prop. 3's
+    Hessians and eigenvalues (D^3 each), Prop. 4's draws."""
+    D = 3 * P.width
+    S = P.steps // P.every + 1
+    return (3 * gd_work(len(P.pl_scales), P.width, 2, 2, P.steps) + 3 * 10 * S * len(P.pl_scales) * D
+            + 2 * gd_work(1, P.width, 2, 2, P.lazy_steps) + 2 * P.samples * D ** 3 + 3 * P.samples * P.width * 10
+            + 3 * len(P.kappa_scales) * 2 * D ** 3)
+
+
+NAMES = ("width", "steps", "pl_scales", "every", "lazy_steps", "kappa_scales", "samples", "widths")
+RULES = (Rule.memory(NAMES, memory_estimate, what="the runs, their paths and the Hessians"),
+         Rule.work(NAMES, work_estimate, what="the chapter"))
 
 
 # -- Fig. 4.1 and the PL rate ----------------------------------------------------------------------

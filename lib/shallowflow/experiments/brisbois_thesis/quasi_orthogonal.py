@@ -13,7 +13,7 @@ import torch
 from ... import data as D
 from ... import init, metrics, train
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import measures
 
 SCHEMA = {
@@ -34,6 +34,23 @@ RULES = (
     Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps // 10, "store at least ten snapshots"),
     Rule(("delta_a",), lambda P: P.delta_a > 0, "Fig 3.25's delta must be > 0"),
 )
+
+
+def memory_estimate(P) -> float:
+    """One ensemble of seeds x (2 + deltas) runs (n = d = 2) with a snapshot every snap_every epochs and the loss
+    every snap_every / 10."""
+    R = len(P.seeds) * (2 + len(P.deltas))
+    return gd_bytes(R, P.width, 2, 2, P.steps, max(1, P.snap_every // 10), P.steps // P.snap_every + 1) + \
+        array_bytes(P.steps // P.snap_every + 1, R, P.width, copies=4)
+
+
+def work_estimate(P) -> float:
+    return gd_work(len(P.seeds) * (2 + len(P.deltas)), P.width, 2, 2, P.steps)
+
+
+NAMES = ("width", "steps", "seeds", "deltas", "snap_every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensemble and its snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 @dataclass

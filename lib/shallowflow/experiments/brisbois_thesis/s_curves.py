@@ -21,7 +21,7 @@ from scipy.optimize import curve_fit, minimize_scalar
 from ... import data as D
 from ... import init, progress, train
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("sigmoid", "tanh")
@@ -50,6 +50,31 @@ RULES = (
     Rule(("k1",), lambda P: P.k1 != 0, "k1 = 0 makes the first term constant"),
     Rule(("record_every", "steps"), lambda P: P.record_every <= P.steps, "record at least twice"),
 )
+
+
+def _scurve_widths(P):
+    """Widths of every ensemble (each of len(seeds) runs): per activation Fig 3.18, C.15-C.18, the widths and
+    the scales (Sigmoid, Tanh), and ReLU at width."""
+    per = [P.width, P.width_c] + list(P.widths) + [P.width_c] * len(P.scales)
+    return per * len(ACTS) + [P.width]
+
+
+def memory_estimate(P) -> float:
+    """Every ensemble (Dataset 1.1.4: n = d = 2) with its geometric snapshots and the loss every record_every
+    epochs."""
+    S = len(train.geometric_schedule(P.steps, 1.05)) + 3
+    return sum(gd_bytes(len(P.seeds), m, 2, 2, P.steps, P.record_every, S) for m in _scurve_widths(P))
+
+
+def work_estimate(P) -> float:
+    """The runs, and the S-curve fits (a few hundred least-squares solves per run, counted as 1e7 each)."""
+    return sum(gd_work(len(P.seeds), m, 2, 2, P.steps) for m in _scurve_widths(P)) + \
+        1e7 * len(P.seeds) * len(_scurve_widths(P)) * (1 + P.fit_refine)
+
+
+NAMES = ("width", "width_c", "steps", "seeds", "widths", "scales", "record_every", "fit_refine")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs and the fits"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import torch
 from ... import data as D
 from ... import init, metrics, train
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("relu", "sigmoid", "tanh")
@@ -41,6 +41,26 @@ RULES = (
     Rule(("fig32_scale", "scales"), lambda P: P.fig32_scale in P.scales, "Figs 3.31/3.32's lambda must be on the grid"),
     Rule(("stop_below", "goal"), lambda P: P.stop_below < P.goal, "runs must be allowed to go below the goal"),
 )
+
+
+def _ten_calls(P):
+    """(runs, width, steps) of every ensemble: the grid (two datasets x three activations), the wide runs, C.27."""
+    grid = [(len(P.scales) * len(P.seeds), P.width, P.steps)] * (2 * 3)
+    return grid + [(1, P.wide_width, P.wide_steps)] * 3 + [(len(P.seeds), m, P.width_steps) for m in P.widths]
+
+
+def memory_estimate(P) -> float:
+    """Every ensemble (n = 10, d = 2) with its snapshots and at most 2001 recorded losses per run."""
+    return sum(gd_bytes(R, m, 10, 2, min(steps, 2000), 1, len(_snaps(steps))) for R, m, steps in _ten_calls(P))
+
+
+def work_estimate(P) -> float:
+    return sum(gd_work(R, m, 10, 2, steps) for R, m, steps in _ten_calls(P))
+
+
+NAMES = ("width", "steps", "scales", "seeds", "wide_width", "wide_steps", "widths", "width_steps")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 @dataclass

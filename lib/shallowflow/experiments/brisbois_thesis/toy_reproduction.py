@@ -16,7 +16,7 @@ import torch
 
 from ... import data as datasets
 from ... import metrics
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -36,6 +36,29 @@ RULES = (
     Rule(("panels", "steps"), lambda P: max(P.panels) <= P.steps, "every panel must be <= steps"),
     Rule(("fit_every", "steps"), lambda P: P.fit_every <= P.steps, "fit_every must be <= steps"),
 )
+
+
+def _toy_calls(P):
+    """(runs, record_every, snapshots) of the three ensembles: Figs 2.7/2.8, Fig. 2.9, T1."""
+    fits = P.steps // P.fit_every + 1
+    return [(P.runs, 1, fits + len(P.panels) + 1), (len(P.interp_scales), 10, 1), (len(P.timing_scales), 10, fits)]
+
+
+def memory_estimate(P) -> float:
+    """The three ensembles with their snapshots (Dataset 1.1.0: n = d = 2), and the fit-epoch outputs of the
+    largest (snapshots x runs x m x n, three arrays)."""
+    calls = _toy_calls(P)
+    return sum(gd_bytes(R, P.width, 2, 2, P.steps, rec, S) for R, rec, S in calls) + \
+        max(array_bytes(S, R, P.width, 2, copies=3) for R, rec, S in calls)
+
+
+def work_estimate(P) -> float:
+    return sum(gd_work(R, P.width, 2, 2, P.steps) + 10 * gd_work(R * S, P.width, 2, 2, 0) for R, rec, S in _toy_calls(P))
+
+
+NAMES = ("width", "steps", "runs", "panels", "interp_scales", "timing_scales", "fit_every")
+RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the runs and their snapshots"),
+                 Rule.work(NAMES, work_estimate, what="the runs"))
 
 
 @dataclass

@@ -14,7 +14,7 @@ import torch
 
 from ... import data as datasets
 from ...models import Network, Params
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import gradient_descent_many
 from . import common as Cm
 from . import theory as T
@@ -30,6 +30,35 @@ SCHEMA = {
 }
 RULES = (Rule(("fig33_scale", "scales"), lambda P: any(np.isclose(P.fig33_scale, s) for s in P.scales),
               "fig33_scale must be one of scales"),)
+
+
+def _budget_groups(P):
+    """(runs per width, epochs) of every gradient_descent_many call (per activation): the step sizes that share an
+    epoch budget train together."""
+    out = {}
+    for lr in P.lrs:
+        out.setdefault(epochs_for(P, lr), []).append(lr)
+    return [(len(P.scales) * len(lrs), steps) for steps, lrs in out.items()]
+
+
+def memory_estimate(P) -> float:
+    """One call: every width's ensemble (n = d = 2) with at most 30001 recorded losses per run."""
+    return max(sum(gd_bytes(R, m, 2, 2, min(steps, 30_000)) for m in P.widths) for R, steps in _budget_groups(P))
+
+
+def work_estimate(P) -> float:
+    return len(T.ACTIVATIONS) * sum(gd_work(R, m, 2, 2, steps) for R, steps in _budget_groups(P) for m in P.widths)
+
+
+NAMES = ("widths", "lrs", "scales", "budget", "max_epochs")
+RULES = RULES + (
+    Rule(("lrs",), lambda P: any(np.isclose(lr, 1e-3) for lr in P.lrs),
+         "lrs must include 1e-3 (Fig. 3.3 and its checks are at alpha 1e-3)"),
+    Rule(("scales",), lambda P: any(np.isclose(s, 1e-2) for s in P.scales),
+         "scales must include 1e-2 (Fig. 3.3's spread across lambda ends at 1e-2)"),
+    Rule.memory(NAMES, memory_estimate, what="the grid's ensembles"),
+    Rule.work(NAMES, work_estimate, what="the grid"),
+)
 
 
 def epochs_for(P, lr: float) -> int:

@@ -12,7 +12,7 @@ import torch
 
 from shallowflow import data as datasets
 from shallowflow.config import DTYPE
-from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule
+from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -41,9 +41,62 @@ SCHEMA = {
     "l6_ps": Ints("Lemma 6: widths", low=1, high=10**4),
     "l6_draws": Int("Lemma 6: initialisations per (n, p)", low=10, high=10**6),
 }
+
+
+def _scale_steps(P, s: float) -> tuple[float, int]:
+    """Step size and step count of the any-scale run at scale s (as :func:`run_theorem1`)."""
+    return P.lr / max(1.0, s * s), int(P.max_steps * max(1.0, s * s) * (1 + max(0.0, math.log10(1 / s))))
+
+
+def _gram_runs(P):
+    """(runs, n, p, steps) of every Gram-space GD run: Theorem 1 per n, the scales, Corollary 1, Lemmas 1-2."""
+    out = [(P.seeds, n, T.width_rule(n, P.eps), P.max_steps) for n in P.ns]
+    out += [(P.scale_seeds, max(P.ns), T.width_rule(max(P.ns), P.eps), _scale_steps(P, s)[1]) for s in P.scales]
+    out += [(P.seeds, P.cor_n, T.width_rule(P.cor_n, P.eps), P.max_steps) for _ in P.kappas]
+    out += [(1, min(P.ns), T.width_rule(min(P.ns), P.eps), int(round(P.horizon / max(P.lrs))))]
+    return out
+
+
+def _gram_bytes(R, n, p, steps):
+    """gram_gd's records: five (runs, steps) series and two (runs, steps, p) ones, and the Gram matrices."""
+    return array_bytes(R, steps + 1, copies=5) + array_bytes(R, steps + 1, p, copies=2) + array_bytes(R, n, n, copies=4)
+
+
+def memory_estimate(P) -> float:
+    """Every Gram-space run's records (Theorem 1 and the scales keep theirs), or the largest of the Lemma 1-2
+    orthogonal runs (data n x 2000, records per step), Lemma 3's Bartlett draws, Lemma 4's and 6's chunks."""
+    n2 = P.l12_n
+    d2 = max(2000, n2)
+    lemma12 = array_bytes(n2, d2, copies=2) + max(array_bytes(int(round(P.horizon / lr)) + 1, copies=6) for lr in P.lrs)
+    lemma3 = max(array_bytes(P.l3_draws, n, n, copies=4) for n in P.l3_ns)
+    lemma4 = max(array_bytes(n, 2000) + array_bytes(50, p, n, copies=6) for n in P.l4_ns for p in P.l4_ps)
+    lemma6 = max(array_bytes(n, 100) + array_bytes(100, p, 100, copies=3) + array_bytes(100, p, n, copies=3)
+                 for n in P.l6_ns for p in P.l6_ps)
+    return sum(_gram_bytes(*r) for r in _gram_runs(P)) + max(lemma12, lemma3, lemma4, lemma6)
+
+
+def work_estimate(P) -> float:
+    """Gram-space GD (runs x p x n^2 per step), the Lemma 1-2 orthogonal runs (about 10 operations per neuron
+    and point per step), Lemma 3's 14 bisection steps (draws x n^3), Lemma 4's and 6's draws."""
+    w = sum(gd_work(R, p, n, n, steps) for R, n, p, steps in _gram_runs(P))
+    p2 = T.width_rule(P.l12_n, P.eps)
+    w += sum(10 * gd_work(1, p2, P.l12_n, 0, P.horizon / lr) for lr in P.lrs)
+    w += sum(14 * gd_work(P.l3_draws, n, n, n, 1) for n in P.l3_ns)
+    w += sum(10 * gd_work(P.l4_draws, p, n, 0, 1) for n in P.l4_ns for p in P.l4_ps)
+    w += sum(gd_work(P.l6_draws, p, n, 100, 1) for n in P.l6_ns for p in P.l6_ps)
+    return w
+
+
+NAMES = ("ns", "seeds", "eps", "lr", "max_steps", "scales", "scale_seeds", "kappas", "cor_n", "lrs", "horizon",
+         "l12_n", "l3_ns", "l3_draws", "l4_ns", "l4_ps", "l4_draws", "l6_ns", "l6_ps", "l6_draws")
 RULES = (
     Rule(("ns", "d"), lambda P: max(P.ns) <= P.d, "Theorem 1 needs d >= n (Bartlett)"),
     Rule(("l4_ns",), lambda P: max(P.l4_ns) <= 2000, "Lemma 4 uses d = 2000 >= n"),
+    Rule.budget(("max_steps", "scales"), lambda P: max(_scale_steps(P, s)[1] for s in P.scales), STEP_BUDGET,
+                what="the any-scale runs (max_steps x scale^2 steps)"),
+    Rule.budget(("horizon", "lrs"), lambda P: P.horizon / min(P.lrs), STEP_BUDGET, what="Lemmas 1-2 (horizon / lr)"),
+    Rule.memory(NAMES, memory_estimate, what="the runs' records"),
+    Rule.work(NAMES, work_estimate, what="the chapter"),
 )
 
 

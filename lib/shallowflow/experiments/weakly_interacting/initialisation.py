@@ -12,7 +12,7 @@ from shallowflow import data as datasets
 from shallowflow import init, metrics, train
 from shallowflow.config import DTYPE
 from shallowflow.models import Params
-from shallowflow.params import PROFILE, Float, Floats, Int, Ints
+from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -30,7 +30,43 @@ SCHEMA = {
     "prop3_lr": Float("Prop. 3: GD step", low=1e-5, high=1e-1, low_open=True),
     "prop3_time": Float("Prop. 3: flow time", low=1, high=1e4),
 }
-RULES = ()
+MC_UNITS = 130  # work units of one (draw, neuron, point) of :func:`monte_carlo` (measured: about 90 ns)
+
+
+def _mc_widths(n):
+    return (T.lemma5_p_necessary(n, 0.05), T.width_rule(n, 0.05), T.lemma5_p_sufficient(n, 0.05),
+            T.lemma5_p_necessary(n, 0.05))
+
+
+def _iff_steps(P):
+    return int(P.iff_horizon * T.t_n(P.iff_n, P.iff_p))
+
+
+def memory_estimate(P) -> float:
+    """The largest of: a Monte Carlo chunk (2000 draws x p x n pre-activations and their masks), the iff runs
+    (data n x 2n, initialisation runs x p x 2n, the state, the loss and mu at every step)."""
+    mc = max(array_bytes(min(2000, P.mc_draws), max(_mc_widths(n)), n, copies=2) for n in P.mc_ns)
+    n, p, R = P.iff_n, P.iff_p, P.iff_seeds
+    iff = array_bytes(n, 2 * n) + array_bytes(R, p, 2 * n, copies=2) + array_bytes(R, p, n, copies=8) \
+        + array_bytes(R, _iff_steps(P) + 1, copies=2)
+    return max(mc, iff)
+
+
+def work_estimate(P) -> float:
+    """The Monte Carlo draws (:data:`MC_UNITS` per draw, neuron and point), the iff runs and Prop. 3's run."""
+    mc = sum(MC_UNITS * P.mc_draws * p * n for n in P.mc_ns for p in _mc_widths(n))
+    iff = 10 * gd_work(P.iff_seeds, P.iff_p, P.iff_n, 0, _iff_steps(P))
+    return mc + iff + gd_work(2, 2, 2, 2, P.prop3_time / P.prop3_lr)
+
+
+NAMES = ("mc_ns", "mc_draws", "iff_n", "iff_p", "iff_seeds", "iff_horizon", "prop3_lr", "prop3_time")
+RULES = (
+    Rule.budget(("prop3_time", "prop3_lr"), lambda P: P.prop3_time / P.prop3_lr, STEP_BUDGET,
+                what="Prop. 3's run (time / lr)"),
+    Rule.budget(("iff_horizon", "iff_n", "iff_p"), _iff_steps, STEP_BUDGET, what="the iff runs (horizon x t_n)"),
+    Rule.memory(NAMES[:-2], memory_estimate, what="the Monte Carlo chunks and the iff runs"),
+    Rule.work(NAMES, work_estimate, what="the chapter"),
+)
 
 
 def run_lemma5(P):

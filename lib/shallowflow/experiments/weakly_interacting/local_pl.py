@@ -11,7 +11,7 @@ import torch
 from shallowflow import data as datasets
 from shallowflow import metrics, progress
 from shallowflow.config import DTYPE
-from shallowflow.params import PROFILE, Float, Int, Ints, Rule, Str
+from shallowflow.params import PROFILE, Float, Int, Ints, Rule, Str, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -30,7 +30,34 @@ SCHEMA = {
     "first_layer": Str("first-layer law", choices=("gauss", "uniform")),
     "boot": Int("bootstrap resamples for slope intervals", low=0, high=100000),
 }
-RULES = (Rule(("ns", "d"), lambda P: P.d >= 2, "d >= 2"),)
+
+
+def _protocols(P):
+    """(n, D, p, runs, steps + 1) of every run_n call: the stated protocol, then the authors' final one."""
+    for ns, count, mult in ((P.ns, P.seeds, P.horizon_mult), (P.final_ns, P.final_seeds, 10 * P.horizon_mult)):
+        for n in ns:
+            p = T.width_rule(n, P.eps)
+            yield n, max(P.d, n), p, count, T.epochs_rule(n, p, P.lr, mult) + 1
+
+
+def memory_estimate(P) -> float:
+    """Bytes at the largest n: the data (n x D), the 4 x runs candidate initialisations (p x D each, and their
+    first n coordinates), the state (a few runs x p x n arrays) and the recorded loss and mu (runs x steps);
+    plus the loss and mu every earlier n keeps."""
+    kept = sum(array_bytes(R, K, copies=2) for n, D, p, R, K in _protocols(P))
+    return kept + max(array_bytes(n, D) + array_bytes(4 * R, p, D, copies=2) + array_bytes(R, p, n, copies=10)
+                      for n, D, p, R, K in _protocols(P))
+
+
+def work_estimate(P) -> float:
+    """The candidate initialisations (4 x runs x p x D draws, at least once) and every GD step of every run
+    (about 10 operations per neuron and point, the tracking included)."""
+    return sum(gd_work(4 * R, p, 1, D, 1) + 10 * gd_work(R, p, n, 0, K) for n, D, p, R, K in _protocols(P))
+
+
+NAMES = ("ns", "d", "seeds", "eps", "lr", "horizon_mult", "final_ns", "final_seeds")
+RULES = (Rule.memory(NAMES, memory_estimate, what="the data, the initialisations and the runs"),
+         Rule.work(NAMES, work_estimate, what="the runs (stated and final protocols)"))
 
 
 def conditioned_seeds(n, p, d, count, y, s, base, first_layer="gauss", w_factor=1.0):

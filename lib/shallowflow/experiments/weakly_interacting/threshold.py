@@ -12,7 +12,7 @@ from scipy import optimize
 
 from shallowflow import data as datasets
 from shallowflow import progress
-from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule
+from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes, gd_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -38,7 +38,48 @@ SCHEMA = {
     "cap_mult": Float("interpolation capacity: horizon multiplier of the long runs", low=1, high=1000),
     "boot": Int("bootstrap resamples of the threshold fits", low=0, high=100000),
 }
-RULES = (Rule(("fig4_p", "fig4_ds"), lambda P: True, ""),)
+def _fig4_ns(d, mults):
+    return sorted({max(2, int(round(m * d))) for m in mults})
+
+
+def _dense_calls(P):
+    """(runs, n, d, p, epochs) of every :func:`runs_at` call: Fig. 3 (stated and 4x width), Figs. 4-5, capacity."""
+    out = [(P.fig3_reps, n, P.fig3_d, T.width_rule(n), None) for n in P.fig3_ns]
+    out += [(P.wide_reps, n, P.fig3_d, T.width_rule(n, factor=4), None) for n in P.wide_ns]
+    for lr, mults in ((1.0, P.fig4_mults), (P.small_lr, P.small_mults)):
+        out += [(P.fig45_reps, n, d, P.fig4_p, int(math.ceil(T.epochs_rule(n, P.fig4_p, 1.0) / lr)))
+                for d in P.fig4_ds for n in _fig4_ns(d, mults)]
+    out += [(P.fig45_reps, n, P.fig5_d, p, None) for p in P.fig5_ps for n in P.fig5_ns]
+    ep = T.epochs_rule(P.cap_n, 30)
+    out += [(P.cap_reps, P.cap_n, 20, 30, ep), (P.cap_reps, P.cap_n, 20, 30, int(ep * P.cap_mult))]
+    return [(R, n, d, p, T.epochs_rule(n, p, 1.0) if e is None else e) for R, n, d, p, e in out]
+
+
+def memory_estimate(P) -> float:
+    """The largest :func:`.reductions.dense_gd` call: runs x n x d data (and its draw), the ensemble and its
+    per-step activations."""
+    return max(array_bytes(R, n, d, copies=3) + gd_bytes(R, p, n, d) for R, n, d, p, e in _dense_calls(P))
+
+
+def work_estimate(P) -> float:
+    """Every GD run to its horizon, and the bootstrapped threshold fits (7 Nelder-Mead starts of about 300
+    evaluations each, a Python call worth about 1e4 work units plus the runs)."""
+    calls = _dense_calls(P)
+    fits = 1 + 2 * len(P.fig4_ds) + len(P.fig5_ps)
+    points = max(R * n for R, n, d, p, e in calls)
+    return sum(gd_work(R, p, n, d, e) for R, n, d, p, e in calls) + (P.boot + 2) * fits * 7 * 300 * (1e4 + 20 * points)
+
+
+NAMES = ("fig3_ns", "fig3_reps", "fig3_d", "wide_ns", "wide_reps", "fig4_ds", "fig4_mults", "fig4_p", "fig45_reps",
+         "small_mults", "small_lr", "fig5_ps", "fig5_ns", "fig5_d", "cap_n", "cap_reps", "cap_mult", "boot")
+RULES = (
+    Rule(("fig4_mults", "fig4_ds"), lambda P: all(len(_fig4_ns(d, P.fig4_mults)) >= 3 for d in P.fig4_ds),
+         "every d of Fig. 4 needs at least three distinct n = round(mult x d) for its threshold fit"),
+    Rule(("small_mults", "fig4_ds"), lambda P: all(len(_fig4_ns(d, P.small_mults)) >= 3 for d in P.fig4_ds),
+         "every d of Fig. 4 at the small step needs at least three distinct n = round(mult x d)"),
+    Rule.memory(NAMES[:-1], memory_estimate, what="the largest batch of runs"),
+    Rule.work(NAMES, work_estimate, what="the chapter"),
+)
 
 # the authors' published values (the spec's tables): shown as the authors' data, never as measurements
 AUTHORS_FIG3_SEED = {"n": [2800, 2850, 2900, 2950, 3000, 3050, 3100, 3150, 3200],
