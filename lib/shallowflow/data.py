@@ -464,3 +464,21 @@ def bartlett_gram(n: int, d: int, count: int, seed: int = 0):
     G = W * f[:, :, None] * f[:, None, :]
     y = rng.choice([-1.0, 1.0], (count, n)) * rng.uniform(1.0, 2.0, (count, n))
     return torch.as_tensor(G, dtype=DTYPE), torch.as_tensor(y, dtype=DTYPE)
+
+
+# ----------------------------------------------------------------------------------------------
+# 004 (Balboni thesis): its synthetic correlated inputs as a scalar regression set (book/synthesis)
+def correlated_binary(n: int = 10, d: int = 64, cosine: float = 0.8, seed: int = 0, device=None) -> Dataset:
+    """004's "CIFAR-like correlated" inputs (:func:`shallowflow.deep.data.correlated`, spec 004 section 3.5) with two
+    classes, the class c in {0, 1} read as the scalar label y = 2c - 1: the shallow, square-loss version of the
+    thesis's data, for the chapters that run one experiment on every source's data."""
+    from .deep.data import correlated
+
+    cd = correlated(n, d=d, classes=2, cosine=cosine, seed=seed, device="cpu")
+    ds = Dataset(f"correlated-binary-{n}-{d}-{seed}", cd.X.to(DTYPE), 2.0 * cd.y.to(DTYPE) - 1.0,
+                 source="004_ded8060f0425b0a2.txt, synthetic correlated inputs (spec 3.5), two classes as +-1")
+    ds.meta.update(seed=seed, cosine=cosine)
+    return ds.to(device or default_device())
+
+
+BUILDERS["correlated-binary"] = correlated_binary

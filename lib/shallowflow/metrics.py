@@ -301,3 +301,60 @@ def well_initialised(a: torch.Tensor, Z: torch.Tensor, y: torch.Tensor) -> torch
 def converged_runs(loss_end: torch.Tensor, n: int, c_y_minus: float = 1.0) -> torch.Tensor:
     """001, App. B convergence test: the loss went below C_y^- / (2n) (the authors use C_y^- = 1)."""
     return loss_end < c_y_minus / (2 * n)
+
+
+# --------------------------------------------------------------------------------------------
+# across the sources (book/synthesis)
+def balancedness_drift(snap_a: torch.Tensor, snap_W: torch.Tensor, keep: torch.Tensor | None = None) -> dict:
+    """Drift of a_j^2 - ||w_j||^2 along recorded states (S, R, m) / (S, R, m, d), state 0 the initialisation.
+
+    Returns per run ``absolute`` = max over states and neurons of |b_j(t) - b_j(0)| and ``relative`` = that over
+    the largest a_j^2 + ||w_j||^2 seen (the drift in units of the parameters' own size).  ``keep`` (S, R), optional,
+    says which states count for each run (e.g. those within a flow time)."""
+    b = snap_a ** 2 - (snap_W ** 2).sum(-1)  # (S, R, m)
+    size = snap_a ** 2 + (snap_W ** 2).sum(-1)
+    if keep is None:
+        keep = torch.ones(b.shape[:2], dtype=torch.bool)
+    dev = torch.where(keep[..., None], (b - b[:1]).abs(), torch.zeros_like(b)).amax(dim=(0, 2))
+    big = torch.where(keep[..., None], size, torch.zeros_like(size)).amax(dim=(0, 2))
+    return dict(absolute=dev, relative=dev / big)
+
+
+def first_crossing_times(t: torch.Tensor, curve: torch.Tensor, count: torch.Tensor, threshold) -> torch.Tensor:
+    """First time each run's curve goes below ``threshold`` (scalar or (R,)), linearly interpolated between the
+    recorded points (t, curve of shape (R, K), ``count[r]`` valid points in row r); NaN where it never does."""
+    R = t.shape[0]
+    thr = torch.as_tensor(threshold, dtype=curve.dtype).expand(R)
+    out = torch.full((R,), float("nan"), dtype=torch.float64)
+    for r in range(R):  # post-processing of recorded curves, not training
+        k = int(count[r])
+        below = torch.nonzero(curve[r, :k] < thr[r]).flatten()
+        if below.numel() == 0:
+            continue
+        i = int(below[0])
+        if i == 0:
+            out[r] = float(t[r, 0])
+            continue
+        t0, t1, c0, c1 = (float(v) for v in (t[r, i - 1], t[r, i], curve[r, i - 1], curve[r, i]))
+        out[r] = t0 + (t1 - t0) * (c0 - float(thr[r])) / (c0 - c1)
+    return out
+
+
+def slope_interval(x, y, level: float = 0.95) -> dict:
+    """Least-squares line y = a + b x with the two-sided ``level`` t-interval of the slope and R^2.
+
+    Returns ``slope``, ``low``, ``high``, ``intercept``, ``r2`` and ``points``; NaN where fewer than three finite
+    points remain (a slope needs an interval)."""
+    from scipy import stats
+
+    x = np.asarray(x, dtype=float).reshape(-1)
+    y = np.asarray(y, dtype=float).reshape(-1)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    nan = dict(slope=math.nan, low=math.nan, high=math.nan, intercept=math.nan, r2=math.nan, points=int(x.size))
+    if x.size < 3 or np.ptp(x) == 0:
+        return nan
+    fit = stats.linregress(x, y)
+    q = stats.t.ppf(0.5 + level / 2, x.size - 2)
+    return dict(slope=float(fit.slope), low=float(fit.slope - q * fit.stderr), high=float(fit.slope + q * fit.stderr),
+                intercept=float(fit.intercept), r2=float(fit.rvalue ** 2), points=int(x.size))

@@ -182,3 +182,82 @@ def min_squared_norm_1d(X: torch.Tensor, y: torch.Tensor, activation: str = "rel
     if res.status != 0:
         raise RuntimeError(f"minimal-norm linear program failed: {res.message}")
     return 2.0 * float(res.fun)
+
+
+# --------------------------------------------------------------------------------------------
+# across the sources (book/synthesis): the balancedness source term and the escape rates of the
+# first plateau, for any data
+def balancedness_rate(network, p: Params, X: torch.Tensor, y: torch.Tensor, loss: str = "half") -> torch.Tensor:
+    """d/dt (a_j^2 - ||w_j||^2) along the gradient flow, per run and neuron (R, m) [derived, 000 spec B2]:
+    -2 c_m a_j sum_k g_k [sigma(z_jk) - z_jk sigma'(z_jk)] with g_k = dL/dh(x_k) and z_jk = <w_j, x_k>.
+
+    It vanishes identically for positively homogeneous activations (ReLU, leaky ReLU: sigma(z) = z sigma'(z)),
+    which is the balancedness lemma of 001, 002 and 003 (Lemma 1) and 000 (Lemma 5); for sigmoid and tanh it
+    does not, so a_j^2 - ||w_j||^2 drifts even under the exact flow."""
+    from .models import loss_factor
+
+    Z = network.preactivations(p, X)  # (R, m, n)
+    c = network.scale(p.width)
+    r = network.forward(p, X) - y  # (R, n)
+    g = (2.0 * loss_factor(loss) / r.shape[-1]) * r
+    src = network.sigma(Z) - Z * network.dsigma(Z)  # (R, m, n)
+    return -2.0 * c * p.a * torch.einsum("rmn,rn->rm", src, g)
+
+
+def escape_rates(data: Dataset, starts: int = 512, iterations: int = 400, seed: int = 0) -> dict:
+    """The rates at which ReLU neurons escape the saddle at 0 from a small balanced initialisation [derived].
+
+    Near 0 a balanced neuron with sign s moves by dw/dt = s ||w|| D(w), D(w) = 1/n sum_k y_k 1{<w, x_k> > 0} x_k,
+    so its norm grows at the rate s G(u), G(u) = 1/n sum_k y_k relu(<u, x_k>) at its direction u, and its direction
+    ascends (s = +1) or descends (s = -1) G on the sphere (002, Theorem 1: it aligns with an extremal vector).  The
+    fastest growth is g* = max(max G, -min G) on the unit sphere: the first plateau lasts ln(1/lambda) / g* to
+    leading order.  For orthogonal inputs max G = ||D_+|| and -min G = ||D_-|| (003, Section 4).
+
+    G is maximised by projected sub-gradient ascent on the sphere, u <- (u + eta D(u)) / ||u + eta D(u)|| (the
+    direction flow of 002, Theorem 1, whose fixed points are the extremal vectors), with a step that shrinks
+    geometrically, from ``starts`` seeded random directions plus every +-x_k / ||x_k|| (and, for d = 2, a grid
+    of 3600 directions of the circle), all batched; the best value met is kept.  Returns ``plus`` (max G),
+    ``minus`` (-min G), ``rate`` (their maximum) and the maximising unit directions."""
+    X, yv = data.X.to("cpu", torch.float64), data.y.to("cpu", torch.float64)
+    n, d = X.shape
+    gen = torch.Generator().manual_seed(int(seed))
+    cands = [torch.randn(starts, d, generator=gen, dtype=torch.float64), X, -X]
+    if d == 2:
+        phi = torch.linspace(-math.pi, math.pi, 3600, dtype=torch.float64)
+        cands.append(torch.stack([phi.cos(), phi.sin()], 1))
+    U0 = torch.cat(cands)
+    U0 = U0 / U0.norm(dim=1, keepdim=True)
+    eta0 = 0.5 / float((yv.abs() * X.norm(dim=1)).max())
+
+    def best(labels):
+        U = U0.clone()
+        top = torch.full((U.shape[0],), -math.inf, dtype=torch.float64)
+        arg = U.clone()
+        for i in range(iterations):
+            Z = U @ X.T
+            G = (torch.clamp_min(Z, 0.0) * labels).sum(1) / n
+            better = G > top
+            top = torch.where(better, G, top)
+            arg = torch.where(better[:, None], U, arg)
+            D = ((Z > 0).to(X.dtype) * labels) @ X / n
+            V = U + eta0 * 0.99 ** i * D
+            U = V / V.norm(dim=1, keepdim=True)
+        i = int(torch.argmax(top))
+        return max(float(top[i]), 0.0), arg[i]
+
+    plus, u_plus = best(yv)
+    minus, u_minus = best(-yv)
+    return dict(plus=plus, minus=minus, rate=max(plus, minus), u_plus=u_plus, u_minus=u_minus)
+
+
+SIGMA_PRIME_0 = {"tanh": 1.0, "sigmoid": 0.25, "linear": 1.0}
+
+
+def linearised_escape_rate(data: Dataset, activation: str) -> float:
+    """sigma'(0) ||v||, v = 1/n sum_k y_k x_k: the escape rate of the network linearised at 0, sigma(z) ~ sigma(0) +
+    sigma'(0) z (000 spec, T3/C2' [derived]; for sigmoid it assumes sum_k y_k = 0).  The first plateau lasts
+    ln(1/lambda) / (sigma'(0) ||v||) on the 1/(2n) loss."""
+    if activation not in SIGMA_PRIME_0:
+        raise ValueError(f"activation must be one of {sorted(SIGMA_PRIME_0)}, got {activation!r}")
+    v = data.y.to(data.X.dtype) @ data.X / data.n
+    return SIGMA_PRIME_0[activation] * float(v.norm())
