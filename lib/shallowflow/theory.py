@@ -261,3 +261,17 @@ def linearised_escape_rate(data: Dataset, activation: str) -> float:
         raise ValueError(f"activation must be one of {sorted(SIGMA_PRIME_0)}, got {activation!r}")
     v = data.y.to(data.X.dtype) @ data.X / data.n
     return SIGMA_PRIME_0[activation] * float(v.norm())
+
+
+def first_phase_drop(data: Dataset, u: torch.Tensor, activation: str = "relu") -> float:
+    """The loss one neuron direction can remove [derived]: min over c of 1/(2n) sum_k (c s_k - y_k)^2 subtracted from
+    1/(2n) sum_k y_k^2, i.e. (sum_k y_k s_k)^2 / (2n sum_k s_k^2), with s_k = relu(<u, x_k>) for ReLU and the linear
+    part s_k = <u, x_k> for the linearised tanh and sigmoid networks.  The first plateau ends with the growth of the
+    neurons aligned with u (an extremal vector for ReLU, v for the linearised network), whose fit removes at most this."""
+    X, y = data.X.to("cpu", torch.float64), data.y.to("cpu", torch.float64)
+    u = torch.as_tensor(u, dtype=torch.float64).to("cpu")
+    s = X @ u
+    if activation == "relu":
+        s = torch.clamp_min(s, 0.0)
+    den = float(s @ s)
+    return float((y @ s) ** 2 / (2 * data.n * den)) if den > 0 else 0.0
