@@ -21,6 +21,12 @@ A cached library is verified before it is loaded: the SHA-256 recorded next to i
 truncated, replaced or foreign file is rebuilt once, with one line on stderr saying so; the verified
 bytes are loaded from a private copy, so a later change to the cache file cannot crash a running
 process (SIGBUS).
+
+The cache is used only in a folder this user owns that no one else may write (:func:`_private`: not a
+symlink, owned by the current user, not writable by group or others), and only files of the same kind
+are read from it: a library planted by another user, with a checksum beside it, is never loaded.  When
+neither ``SHALLOWFLOW_CACHE`` (or ``~/.cache/shallowflow``) nor ``$TMPDIR/shallowflow-<uid>`` is such a
+folder, the library is built in a fresh private folder (``mkdtemp``) that is removed once it is loaded.
 """
 from __future__ import annotations
 
@@ -382,6 +388,35 @@ def _cache_dir() -> Path:
     return base / "shallowflow"
 
 
+def _private(path: Path, folder: bool = True) -> str | None:
+    """Why ``path`` may not be trusted (None when it may): it must not be a symlink, must be owned by this
+    user and not writable by group or others (checked with lstat: a link is never followed)."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"{path}: {e.strerror}"
+    import stat
+
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symlink"
+    if folder != stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a {'folder' if folder else 'file'}"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is owned by uid {st.st_uid}, not by this user ({os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"{path} is writable by {'group and others' if st.st_mode & 0o022 == 0o022 else 'group' if st.st_mode & 0o020 else 'others'} (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def _private_dir(path: Path) -> str | None:
+    """Create ``path`` (mode 700) when missing, then :func:`_private`; None when it may hold the cache."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        return f"{path}: {e.strerror}"
+    return _private(path)
+
+
 def _extra_flags() -> list[str]:
     """Extra compiler flags from SHALLOWFLOW_CFLAGS (part of the cache key)."""
     return os.environ.get("SHALLOWFLOW_CFLAGS", "").split()
@@ -427,6 +462,8 @@ def _compile(src: str, out: Path, flags: list[str]) -> None:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
         sums = Path(tmp) / "sum"
         sums.write_text(_digest(so.read_bytes()) + "\n")
+        os.chmod(so, 0o755)  # whatever the umask: a group-writable file would not be trusted (_private)
+        os.chmod(sums, 0o644)
         # atomic: concurrent processes never see a half-written library or checksum (a race between two
         # builders can pair one's checksum with the other's library: the next load rebuilds once)
         os.replace(sums, _sidecar(out))
@@ -435,6 +472,9 @@ def _compile(src: str, out: Path, flags: list[str]) -> None:
 
 def _verified_bytes(so: Path) -> bytes:
     """The library's bytes if they match the checksum recorded at build (RuntimeError saying why not)."""
+    for path in (so, _sidecar(so)):
+        if os.path.lexists(path) and (why := _private(path, folder=False)):
+            raise RuntimeError(f"not trusted: {why}")
     data = so.read_bytes()
     side = _sidecar(so)
     if not side.exists():
@@ -495,21 +535,42 @@ def _load():
         key = hashlib.sha256((SOURCE + sys.platform + _cpu_id() + " ".join(_extra_flags())).encode()
                              ).hexdigest()[:16]
         errors = []
-        for base in (_cache_dir(), Path(tempfile.gettempdir()) / f"shallowflow-{os.getuid()}"):
-            # -march=native: ~25% faster steps (AVX); -fopenmp: runs split over threads when asked
-            for flags in (["-march=native", "-fopenmp"], ["-fopenmp"], []):
-                so = base / f"kernel-{key}-{len(flags)}.so"
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        for base in (_cache_dir(), Path(tempfile.gettempdir()) / f"shallowflow-{uid}", None):
+            if base is None:  # no trusted cache: a fresh private folder, removed once the library is loaded
                 try:
-                    lib, how = _load_or_build(so, flags)
-                except (OSError, RuntimeError) as e:
+                    with tempfile.TemporaryDirectory(prefix="shallowflow-kernel-") as fresh:
+                        if _try_load(Path(fresh), key, errors, "no trusted cache; built in a private folder"):
+                            return _lib
+                except OSError as e:
                     errors.append(str(e).splitlines()[0])
-                    continue
-                _declare(lib)
-                _lib, _reason = lib, f"{how} {so}" + (f" ({' '.join(flags)})" if flags else "")
-                _flags_used = " ".join(flags)
+                break
+            why = _private_dir(base)
+            if why:
+                errors.append(f"cache not used: {why}")
+                continue
+            if _try_load(base, key, errors):
                 return _lib
         _reason = "; ".join(errors) or "unknown failure"
         return None
+
+
+def _try_load(base: Path, key: str, errors: list, note: str = "") -> bool:
+    """Load (or build) the library in the trusted folder ``base``; True when it loaded."""
+    global _lib, _reason, _flags_used
+    # -march=native: ~25% faster steps (AVX); -fopenmp: runs split over threads when asked
+    for flags in (["-march=native", "-fopenmp"], ["-fopenmp"], []):
+        so = base / f"kernel-{key}-{len(flags)}.so"
+        try:
+            lib, how = _load_or_build(so, flags)
+        except (OSError, RuntimeError) as e:
+            errors.append(str(e).splitlines()[0])
+            continue
+        _declare(lib)
+        _lib, _reason = lib, (note or f"{how} {so}") + (f" ({' '.join(flags)})" if flags else "")
+        _flags_used = " ".join(flags)
+        return True
+    return False
 
 
 def _reset() -> None:
