@@ -63,8 +63,12 @@ def parse_value(text: str):
 
 def execute(chapter: str, profile: str = "book", overrides: dict | None = None, out_dir: Path | None = None,
             progress: bool = False, scheduler: str | None = None) -> Path:
-    """Validate, execute (here, or on ``scheduler``) and publish one chapter; returns the notebook's path."""
+    """Validate, execute (here, or on ``scheduler``) and publish one chapter; returns the notebook's path.
+    Every output path is checked before a kernel starts: inside the repository (or ``out_dir``), never
+    through a symlink out of it, writable."""
     task = X.prepare(chapter, profile, overrides)
+    runs_dir = Path(out_dir) / task.profile if out_dir else None
+    X.check_outputs(task, runs_dir, out_dir)
     if scheduler:
         with X.cluster(scheduler) as client:
             out = X.run_tasks(client, [task], progress=False)
@@ -73,7 +77,7 @@ def execute(chapter: str, profile: str = "book", overrides: dict | None = None, 
         result = out.results[0]
     else:
         result = X.execute_task(task, force=True, progress=progress)
-    return X.publish(result, Path(out_dir) / result["profile"] if out_dir else None)
+    return X.publish(result, Path(out_dir) / result["profile"] if out_dir else None, out_root=out_dir)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,6 +185,24 @@ def _cmd_sweep(args) -> int:
 _PAIRED = ("-p", "--param", "--grid")
 
 
+def workers_count(text: str) -> int:
+    """--workers: a whole number of worker processes, 1 to executor.MAX_WORKERS."""
+    try:
+        n = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {X.MAX_WORKERS}, got {X._short(text, 40)}")
+    if not 1 <= n <= X.MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {X.MAX_WORKERS}, got {n}")
+    return n
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (argparse prints the whole usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message.splitlines()[0] if message else 'invalid arguments'}\n")
+
+
 def _protect_values(argv: list[str]) -> list[str]:
     """argparse reads '-1e-3' as an option; a leading space keeps a pair's VALUE a value."""
     out, i = [], 0
@@ -196,7 +218,7 @@ def _protect_values(argv: list[str]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="shallowflow", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="shallowflow", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list chapters and their profiles").set_defaults(fn=_cmd_list)
     q = sub.add_parser("params", help="a chapter's parameters: default, accepted range, meaning")
@@ -209,7 +231,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("-p", "--param", dest="p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     r.add_argument("--out", type=Path, default=None, help="folder for the executed notebook (a run)")
     r.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
-    r.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    r.add_argument("--workers", type=workers_count, default=None, help="local worker processes (default: one per core)")
     r.add_argument("--no-site", action="store_true", help="with --all: execute only, do not build the site")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(fn=_cmd_run)
@@ -220,7 +242,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--file", type=Path, default=None, help="a YAML sweep file (chapter, profile, fixed, grid)")
     s.add_argument("--profile", default=None, choices=PROFILES, help="values every point starts from (smoke)")
     s.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
-    s.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    s.add_argument("--workers", type=workers_count, default=None, help="local worker processes (default: one per core)")
     s.add_argument("--out", type=Path, default=None, help="table path without suffix (.csv and .parquet)")
     s.add_argument("--direct", action="store_true", help="execute the cells in the worker, without a kernel")
     s.add_argument("--fresh", action="store_true", help="recompute finished points instead of reading them back")
@@ -246,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     except ChapterError as e:
         print(f"shallowflow: {e}", file=sys.stderr)
         return 2
+    except X.OutputError as e:  # a symlink out of the repository, a read-only folder, a full disk
+        print(f"shallowflow: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # any other file the command could not write or read: one line, not a traceback
+        from .outputs import describe
+
+        print(f"shallowflow: {describe(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
         print(f"shallowflow: interrupted by {name}; nothing was written, the previous notebook and claim "

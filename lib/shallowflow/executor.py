@@ -39,10 +39,14 @@ import yaml
 
 from . import params as _params
 from .claims import repo_root
+from .outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 
 PROFILES = ("book", "smoke", "paper")
 SCORECARD = "scorecard"
 RETRIES = 2  # re-runs of a task whose worker died (a chapter that raises is not re-run: it would again)
+MAX_WORKERS = 1024  # local worker processes a cluster may start
+CONNECT_TIMEOUT = 10.0  # seconds a scheduler has to answer (SHALLOWFLOW_CONNECT_TIMEOUT)
+MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is not one of ours
 
 
 class ChapterError(RuntimeError):
@@ -372,15 +376,40 @@ def _first_line(text: str, limit: int = 400) -> str:
     return (line if len(line) <= limit else line[:limit] + "...") + more
 
 
+_RESULT_FIELDS = {"chapter": str, "profile": str, "values": dict, "key": str, "records": list, "wall_s": (int, float),
+                  "engine": str, "device": str, "path": str, "notebook": str, "started": str, "host": str,
+                  "pid": int}
+
+
+def _is_result(doc, task: Task) -> bool:
+    """Whether ``doc`` is a finished result of ``task`` as :func:`execute_task` writes it (every field
+    the sweep table and :func:`publish` read, of the right type)."""
+    if not isinstance(doc, dict) or any(not isinstance(doc.get(k), t) for k, t in _RESULT_FIELDS.items()):
+        return False
+    if doc["key"] != task.key or doc["chapter"] != task.chapter:
+        return False
+    for rec in doc["records"]:
+        if not (isinstance(rec, dict) and all(isinstance(rec.get(k), str) for k in ("source", "chapter", "profile"))
+                and isinstance(rec.get("checks"), list)):
+            return False
+        if not all(isinstance(c, dict) and isinstance(c.get("id"), str) and "measured" in c and "verdict" in c
+                   for c in rec["checks"]):
+            return False
+    return True
+
+
 def read_result(task: Task) -> dict | None:
-    """The finished result of a task, or None (a half-written task is never in ``task.dir``)."""
+    """The finished result of a task, or None (a half-written task is never in ``task.dir``; a
+    ``result.json`` that is not a result of this task, such as ``[]``, ``{}`` or garbage, is absent
+    too, and the task is computed again)."""
     path = task.dir / "result.json"
-    if not path.exists():
-        return None
     try:
-        return json.loads(path.read_text())
+        if not path.is_file() or path.stat().st_size > MAX_RESULT_BYTES:
+            return None
+        doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    return doc if _is_result(doc, task) else None
 
 
 def execute_task(task: Task, force: bool = True, progress: bool = False, direct: bool = False,
@@ -396,10 +425,13 @@ def execute_task(task: Task, force: bool = True, progress: bool = False, direct:
         if done is not None:
             done["cached"] = True
             return done
-    final = task.dir
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.partial-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir()
+    final = safe_path(task.dir, task.root)  # never through a link out of the tasks' root
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f".{final.name}.partial-{uuid.uuid4().hex[:8]}")
+        tmp.mkdir()
+    except OSError as e:  # a read-only artifacts/, a full disk: one line, before any kernel starts
+        raise OutputError(describe(e, final)) from None
     t0, started = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
     try:
         out = tmp / task.notebook.name
@@ -434,6 +466,9 @@ def execute_task(task: Task, force: bool = True, progress: bool = False, direct:
             e.notebook = str(kept)
             e.args = (f"{e.args[0]} (failed notebook: {kept})",)
         raise
+    except OSError as e:  # a full disk or a read-only folder while executing or moving into place
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OutputError(describe(e)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -447,9 +482,12 @@ def _keep_failed(task: Task, tmp: Path) -> Path | None:
     nb = tmp / task.notebook.name
     if not nb.exists():
         return None
-    dest = repo_root() / "artifacts" / "failed" / f"{task.chapter}.{task.profile}-{task.key}.ipynb"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    nb.replace(dest)
+    try:
+        dest = safe_path(repo_root() / "artifacts" / "failed" / f"{task.chapter}.{task.profile}-{task.key}.ipynb")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        nb.replace(dest)
+    except (OSError, OutputError):  # nowhere safe to keep it: the failure's own message is what matters
+        return None
     return dest
 
 
@@ -458,45 +496,111 @@ def materialise(result: dict) -> dict:
     files = result.pop("files", None)
     final = Path(result["dir"])
     if files and not (final / "result.json").exists():
-        final.parent.mkdir(parents=True, exist_ok=True)
+        final = safe_path(final, _task_root(result))
         tmp = final.with_name(f".{final.name}.partial-{uuid.uuid4().hex[:8]}")
-        tmp.mkdir()
-        for name, data in files.items():
-            if name != "result.json":
-                (tmp / name).write_bytes(data)
-        (tmp / "result.json").write_bytes(files["result.json"])
-        tmp.rename(final)
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            tmp.mkdir()
+            for name, data in files.items():
+                if name != "result.json" and name == Path(name).name:
+                    (tmp / name).write_bytes(data)
+            (tmp / "result.json").write_bytes(files["result.json"])
+            tmp.rename(final)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise OutputError(describe(e)) from None
     return result
 
 
+def _task_root(result: dict) -> Path:
+    """The tasks' root of a result: its directory is ``<root>/<chapter>/<profile>-<key>``."""
+    here = Path(result["dir"])
+    return here.parents[len(Path(result["chapter"]).parts)]
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    """One file under a temporary name, then renamed (nothing left behind on failure)."""
+    publish_files([(safe_path(path), data)])
 
 
-def publish(result: dict, runs_dir: Path | None = None, claims_root: Path | None = None) -> Path:
-    """Copy a finished task to where the book and the CLI show it: the notebook to
-    ``artifacts/runs/<profile>/<chapter>.ipynb``, its records to ``artifacts/claims/<profile>/``
-    (each file written under a temporary name, then renamed)."""
+def _claims_root(claims_root: Path | None = None) -> Path:
     from .claims import claims_dir
 
+    return Path(claims_root) if claims_root else claims_dir("x").parent
+
+
+def outputs(task: Task, runs_dir: Path | None = None, out_root: Path | None = None,
+            claims_root: Path | None = None) -> dict[str, Path]:
+    """Where a run of ``task`` publishes (``notebook``, ``claims`` folder), each checked by
+    :func:`~shallowflow.outputs.safe_path` against its root (the repository, or ``out_root``)."""
+    runs_dir = Path(runs_dir) if runs_dir else repo_root() / "artifacts" / "runs" / task.profile
+    root = _claims_root(claims_root)
+    return dict(notebook=safe_path(runs_dir / f"{task.chapter}.ipynb", out_root or runs_dir),
+                claims=safe_path(root / task.profile, root))
+
+
+def check_outputs(task: Task, runs_dir: Path | None = None, out_root: Path | None = None) -> None:
+    """Before a kernel starts: the task directory, the notebook's and the records' folders stay inside
+    their roots (no symlink out) and can be written; :class:`OutputError` in one line otherwise."""
+    safe_path(task.dir, task.root)
+    where = outputs(task, runs_dir, out_root)  # every path checked before any folder is created
+    ensure_writable(Path(task.root), task.root)
+    ensure_writable(where["notebook"].parent, out_root or where["notebook"].parent)
+    if task.chapter != SCORECARD:
+        ensure_writable(where["claims"], _claims_root())
+
+
+def publish(result: dict, runs_dir: Path | None = None, claims_root: Path | None = None,
+            out_root: Path | None = None) -> Path:
+    """Copy a finished task to where the book and the CLI show it: the notebook to
+    ``artifacts/runs/<profile>/<chapter>.ipynb`` (or under ``out_root``), its records to
+    ``artifacts/claims/<profile>/``; all files or none (:func:`~shallowflow.outputs.publish_files`),
+    never through a symlink out of their root.  Then earlier runs of the chapter and profile (other code
+    versions) are removed: only directories a run created (a ``result.json`` of that chapter and key)."""
     profile = result["profile"]
     runs_dir = Path(runs_dir) if runs_dir else repo_root() / "artifacts" / "runs" / profile
-    if profile in PROFILES:  # earlier runs of this chapter and profile (other code versions) are superseded
-        here = Path(result["dir"])
-        for old in here.parent.glob(f"{profile}-*"):
-            if old != here and old.is_dir():
-                shutil.rmtree(old, ignore_errors=True)
-    out = runs_dir / f"{result['chapter']}.ipynb"
-    if result.get("notebook"):
-        _atomic_write(out, Path(result["notebook"]).read_bytes())
-    for rec in result["records"]:
-        name = f"{rec['source']}__{rec['chapter'].replace('/', '__')}.json"
-        base = (Path(claims_root) / rec["profile"]) if claims_root else claims_dir(rec["profile"])
-        _atomic_write(base / name, json.dumps(rec, indent=1).encode())
+    out = safe_path(runs_dir / f"{result['chapter']}.ipynb", out_root or runs_dir)
+    croot = _claims_root(claims_root)
+    files = []
+    try:
+        if result.get("notebook"):
+            files.append((out, Path(result["notebook"]).read_bytes()))
+        for rec in result["records"]:
+            name = f"{rec['source']}__{rec['chapter'].replace('/', '__')}.json"
+            files.append((safe_path(croot / rec["profile"] / name, croot), json.dumps(rec, indent=1).encode()))
+        publish_files(files)
+    except OSError as e:
+        raise OutputError(f"{describe(e)}; nothing was published (the previous notebook and claim records are "
+                          f"untouched)") from None
+    if profile in PROFILES:
+        _supersede(result)
     return out
+
+
+def _supersede(result: dict) -> None:
+    """Remove earlier task directories of this chapter and profile: real directories (not links) beside
+    this one, inside the tasks' root, holding a result of this chapter whose key is their name's."""
+    import re
+
+    here = Path(result["dir"])
+    try:
+        safe_path(here, _task_root(result))
+    except (OutputError, IndexError):
+        return
+    pattern = re.compile(re.escape(result["profile"]) + r"-([0-9a-f]{16})")
+    for old in here.parent.glob(f"{result['profile']}-*"):
+        m = pattern.fullmatch(old.name)
+        if old == here or not m or old.is_symlink() or not old.is_dir():
+            continue
+        rj = old / "result.json"
+        try:
+            if rj.is_symlink() or not rj.is_file() or rj.stat().st_size > MAX_RESULT_BYTES:
+                continue
+            doc = json.loads(rj.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("chapter") == result["chapter"] and doc.get("key") == m.group(1):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -504,6 +608,85 @@ def publish(result: dict, runs_dir: Path | None = None, claims_root: Path | None
 # ----------------------------------------------------------------------------------------------
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def check_workers(workers) -> int | None:
+    """``workers`` when it is a count of worker processes (1 to MAX_WORKERS) or None; ChapterError otherwise."""
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise ChapterError(f"--workers must be a whole number from 1 to {MAX_WORKERS}, got {_short(workers, 40)}")
+    return workers
+
+
+def connect_timeout() -> float:
+    """Seconds a scheduler has to answer: SHALLOWFLOW_CONNECT_TIMEOUT, else CONNECT_TIMEOUT."""
+    text = os.environ.get("SHALLOWFLOW_CONNECT_TIMEOUT", "").strip()
+    if not text:
+        return CONNECT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.1 <= value <= 3600:
+        raise ChapterError(f"SHALLOWFLOW_CONNECT_TIMEOUT must be seconds from 0.1 to 3600, got {_short(text, 40)}")
+    return value
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Ask the scheduler at ``address`` who it is, within ``timeout`` seconds (TimeoutError otherwise), in
+    an event loop of its own (the caller may be inside one)."""
+    import asyncio
+    import threading
+
+    from distributed.core import rpc
+
+    async def ask():
+        r = rpc(address)
+        try:
+            return await r.identity()
+        finally:
+            await r.close_rpc()
+
+    box: dict = {}
+
+    def run():
+        try:
+            box["identity"] = asyncio.run(asyncio.wait_for(ask(), timeout))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="shallowflow-probe", daemon=True)
+    t.start()
+    t.join(timeout + 5)
+    if "error" in box:
+        raise box["error"]
+    if "identity" not in box:
+        raise TimeoutError("no answer")
+
+
+def connect(address: str):
+    """A Client on a running scheduler, or ChapterError in one line when none answers within
+    :func:`connect_timeout` seconds (a wrong address, a closed port, a scheduler that does not reply)."""
+    import logging
+
+    from distributed import Client
+
+    timeout = connect_timeout()
+    quiet = [logging.getLogger(n) for n in ("distributed.client", "distributed.comm", "distributed.core")]
+    levels = [lg.level for lg in quiet]
+    for lg in quiet:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        _probe(address, timeout)  # Client's own timeout does not bound a peer that accepts and stays silent
+        return Client(address, timeout=f"{timeout}s")
+    except Exception as e:  # OSError, TimeoutError, ValueError (a malformed address)
+        why = _first_line(str(e), 160)
+        raise ChapterError(f"no Dask scheduler answered at {_short(address, 80)} within {timeout:g} s "
+                           f"({type(e).__name__}{': ' + why if why else ''})") from None
+    finally:
+        for lg, level in zip(quiet, levels):
+            lg.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -515,9 +698,10 @@ def cluster(scheduler: str | None = None, workers: int | None = None):
     import dask
     from distributed import Client, LocalCluster
 
+    workers = check_workers(workers)
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     if address:
-        with Client(address, timeout="20s") as client:
+        with connect(address) as client:
             yield client
         return
     with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES,
@@ -581,7 +765,7 @@ def run_tasks(client, tasks: list[Task], force: bool = True, progress: bool = Fa
                 results[i] = res
                 if on_result:
                     on_result(i, res)
-            except ChapterError as e:
+            except (ChapterError, OutputError) as e:
                 errors[i] = str(e)
             except Exception as e:  # KilledWorker after RETRIES, a lost connection
                 errors[i] = f"{tasks[i].label or tasks[i].chapter}: {type(e).__name__}: {_first_line(str(e))}"
@@ -600,7 +784,7 @@ def summary(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in ("records", "files")}
 
 
-__all__ = ["Task", "ChapterError", "TaskFailed", "prepare", "execute_task", "run_tasks", "cluster", "publish",
+__all__ = ["Task", "ChapterError", "TaskFailed", "OutputError", "check_outputs", "safe_path", "prepare", "execute_task", "run_tasks", "cluster", "publish",
            "read_result", "chapters", "resolve", "parameters", "schema", "code_version"]
 
 

@@ -19,7 +19,14 @@ in point 37 is refused before point 1 runs.  Points run as tasks (the notebook p
 point: the grid's values, each check's measured value (as the chapter prints it) and verdict, the
 engine and device, the wall time and the notebook.  It is written as CSV and Parquet, each under a
 temporary name first.  A sweep started again reads finished points back (a task directory holds a
-complete result or does not exist) and computes the rest.
+complete result or does not exist) and computes the rest; a ``result.json`` that is not a result
+(``[]``, ``{}``, garbage) counts as absent.
+
+Bounds: a sweep has at most :data:`MAX_POINTS` points (the product of the grids' lengths, counted before
+any point is built), a sweep file at most :data:`MAX_FILE_BYTES` bytes and no YAML aliases (``*name``:
+a few lines of aliases expand to billions of values).  A broken file (YAML syntax, a tag such as
+``!!python/object``, a list where a mapping goes, binary bytes, a missing file, a folder) is refused in
+one line naming it.
 """
 from __future__ import annotations
 
@@ -33,27 +40,96 @@ import yaml
 
 from . import executor as X
 from .claims import repo_root
+from .outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 
 TIMING = ("wall_s", "cached", "started", "worker")  # columns that differ between identical sweeps
+MAX_POINTS = 10_000  # points in one sweep
+MAX_FILE_BYTES = 1 << 20  # a sweep file
+
+
+def count(grids: dict) -> int:
+    """The number of points of the grids (checked: a mapping of names to non-empty lists), without
+    building them; ChapterError beyond MAX_POINTS."""
+    if not isinstance(grids, dict) or not grids:
+        raise X.ChapterError(f"the grids must be a mapping of parameter names to lists of values, got "
+                             f"{X._short(grids)}")
+    n = 1
+    for name, values in grids.items():
+        if not isinstance(name, str):
+            raise X.ChapterError(f"a grid's name must be a parameter name, got {X._short(name, 40)}")
+        if not isinstance(values, list) or not values:
+            raise X.ChapterError(f"grid {X._short(name, 40)} must be a non-empty list, got {X._short(values)}")
+        n *= len(values)
+        if n > MAX_POINTS:
+            raise X.ChapterError(f"sweep refused, nothing was run: its grids have more than {MAX_POINTS:,} points "
+                                 f"({' x '.join(str(len(v)) if isinstance(v, list) else '?' for v in grids.values())})")
+    return n
 
 
 def expand(grids: dict) -> list[dict]:
-    """The product of the grids, in the order given (the last grid varies fastest)."""
-    for name, values in grids.items():
-        if not isinstance(values, list) or not values:
-            raise X.ChapterError(f"grid {name!r} must be a non-empty list, got {X._short(values)}")
+    """The product of the grids, in the order given (the last grid varies fastest); at most MAX_POINTS."""
+    count(grids)
     names = list(grids)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grids[n] for n in names))]
 
 
+class _SweepLoader(yaml.SafeLoader):
+    """safe_load without aliases: ``*name`` is refused where it appears, before anything is expanded."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "an alias (*name) is not allowed in a sweep file",
+                                              event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _yaml_error(e: yaml.YAMLError) -> str:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
 def load_file(path: Path) -> dict:
-    """A sweep file: chapter, profile, fixed, grid (see the module's docstring)."""
-    doc = yaml.safe_load(Path(path).read_text()) or {}
+    """A sweep file: chapter, profile, fixed, grid (see the module's docstring); ChapterError in one line
+    naming the file when it cannot be read or is not a sweep file."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise X.ChapterError(f"{path}: {'is a folder, not a sweep file' if path.is_dir() else 'no such file'}")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise X.ChapterError(f"{path}: a sweep file has at most {MAX_FILE_BYTES:,} bytes")
+        text = path.read_bytes().decode("utf-8")
+        doc = yaml.load(text, Loader=_SweepLoader)
+    except OSError as e:
+        raise X.ChapterError(f"{path}: cannot be read ({e.strerror or type(e).__name__})") from None
+    except UnicodeDecodeError:
+        raise X.ChapterError(f"{path}: not a text file (a sweep file is YAML in UTF-8)") from None
+    except yaml.YAMLError as e:
+        raise X.ChapterError(f"{path}: not a valid sweep file: {_yaml_error(e)}") from None
+    doc = {} if doc is None else doc
+    keys = "a sweep file is a mapping with keys chapter, grid and optionally profile, fixed, name"
+    if not isinstance(doc, dict):
+        raise X.ChapterError(f"{path}: {keys}, not a {type(doc).__name__}")
     unknown = set(doc) - {"chapter", "profile", "fixed", "grid", "name"}
     if unknown or "chapter" not in doc or "grid" not in doc:
-        raise X.ChapterError(f"{path}: a sweep file has keys chapter, grid and optionally profile, fixed, name"
-                             + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else ""))
-    return dict(chapter=doc["chapter"], profile=doc.get("profile", "smoke"), fixed=doc.get("fixed") or {},
+        raise X.ChapterError(f"{path}: {keys}" + (f" (unknown: {', '.join(sorted(map(str, unknown)))})"
+                                                  if unknown else ""))
+    fixed = doc.get("fixed") or {}
+    for key, value, kind in (("chapter", doc["chapter"], str), ("grid", doc["grid"], dict), ("fixed", fixed, dict),
+                             ("profile", doc.get("profile", "smoke"), str), ("name", doc.get("name") or "", str)):
+        if not isinstance(value, kind):
+            what = "a mapping" if kind is dict else "a text"
+            raise X.ChapterError(f"{path}: {key} must be {what}, got {X._short(value, 60)}")
+    if doc.get("profile", "smoke") not in X.PROFILES:
+        raise X.ChapterError(f"{path}: profile must be one of {', '.join(X.PROFILES)}, got "
+                             f"{X._short(doc['profile'], 40)}")
+    try:
+        count(doc["grid"])
+    except X.ChapterError as e:
+        raise X.ChapterError(f"{path}: {e}") from None
+    return dict(chapter=doc["chapter"], profile=doc.get("profile", "smoke"), fixed=fixed,
                 grids=doc["grid"], name=doc.get("name"))
 
 
@@ -115,15 +191,23 @@ def default_stem(chapter: str, grids: dict, profile: str, fixed: dict) -> Path:
     return repo_root() / "artifacts" / "sweeps" / chapter / name
 
 
+def _table_root(stem: Path) -> Path:
+    return Path(stem).parent  # the folder chosen with --out (or artifacts/sweeps/..., inside the repository)
+
+
 def write(df, stem: Path) -> tuple[Path, Path]:
-    """CSV and Parquet, each written under a temporary name and renamed into place."""
+    """CSV and Parquet, both or neither: staged under temporary names, then renamed into place."""
+    import io
+
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    csv, parquet = stem.with_suffix(".csv"), stem.with_suffix(".parquet")
-    for path, write_fn in ((csv, lambda p: df.to_csv(p, index=False)), (parquet, lambda p: df.to_parquet(p, index=False))):
-        tmp = path.with_name(f".{path.name}.tmp")
-        write_fn(tmp)
-        tmp.replace(path)
+    csv = safe_path(stem.with_suffix(".csv"), _table_root(stem))
+    parquet = safe_path(stem.with_suffix(".parquet"), _table_root(stem))
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    try:
+        publish_files([(csv, df.to_csv(index=False).encode()), (parquet, buf.getvalue())])
+    except OSError as e:
+        raise OutputError(f"{describe(e)}; the table was not written") from None
     return csv, parquet
 
 
@@ -132,8 +216,13 @@ def run(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = 
         resume: bool = True, client=None, root: Path | None = None):
     """Plan (validate every point), run the points as tasks, write the table; returns (df, errors, paths)."""
     fixed = dict(fixed or {})
+    X.check_workers(workers)
     tasks = plan(chapter, grids, profile, fixed, root)
     chapter = tasks[0].chapter
+    stem = Path(out) if out else default_stem(chapter, grids, profile, fixed)
+    # before any point runs: the table's folder and the tasks' root are inside their roots and writable
+    ensure_writable(_table_root(stem), _table_root(stem))
+    ensure_writable(Path(tasks[0].root), tasks[0].root)
     t0 = time.perf_counter()
     if client is not None:
         outcome = X.run_tasks(client, tasks, force=not resume, progress=progress, direct=direct, desc="points")
@@ -141,7 +230,7 @@ def run(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = 
         with X.cluster(scheduler, workers) as c:
             outcome = X.run_tasks(c, tasks, force=not resume, progress=progress, direct=direct, desc="points")
     df = table(tasks, grids, outcome.results, outcome.errors)
-    paths = write(df, Path(out) if out else default_stem(chapter, grids, profile, fixed))
+    paths = write(df, stem)
     return df, outcome.errors, paths, time.perf_counter() - t0
 
 

@@ -1,0 +1,142 @@
+"""Where a run may write, and how it publishes: inside its root, all files or none.
+
+Every path a run writes (task directories, the published notebook, claim records, a sweep's table,
+a failed notebook) lies under a **root**: the repository, or the folder the user chose (``--out``,
+``SHALLOWFLOW_TASKS_DIR``, ``SHALLOWFLOW_CLAIMS_DIR``).  :func:`safe_path` refuses, in one line naming
+the link, a path whose existing parts lead through a symbolic link out of that root, so a link planted
+in ``artifacts/`` cannot make a run write (or clean up) anywhere else.
+
+:func:`publish_files` writes several files as one: each is staged under a temporary name beside its
+destination, then all are renamed into place; a failure at any point (a full disk, a read-only folder)
+puts back the files already renamed and removes every temporary file, so the destinations hold either
+all the new files or all the old ones.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+
+class OutputError(RuntimeError):
+    """An output path that cannot be used: a symlink out of its root, a read-only folder, a full disk
+    (one line for the user)."""
+
+
+def _abs(path) -> str:
+    return os.path.abspath(os.fspath(path))
+
+
+def _within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives
+        return False
+
+
+def jail(path, root=None) -> Path:
+    """The folder ``path`` must stay inside: the repository when ``path`` lies in it, else ``root`` (the
+    folder the user chose), else the path's own folder."""
+    from .claims import repo_root
+
+    p = _abs(path)
+    for candidate in (root, repo_root()):
+        if candidate is not None and _within(p, _abs(candidate)):
+            return Path(_abs(candidate))
+    return Path(_abs(root)) if root is not None else Path(p).parent
+
+
+def safe_path(path, root=None) -> Path:
+    """``path`` (absolute) when following its existing parts never leaves :func:`jail`; otherwise
+    :class:`OutputError` naming the symlink that leads out."""
+    p = Path(_abs(path))
+    base = jail(p, root)
+    real_base = os.path.realpath(base)
+    if _within(os.path.realpath(p), real_base):
+        return p
+    link = next((q for q in [*reversed(p.parents), p] if _within(str(q), str(base)) and q.is_symlink()), None)
+    if link is None:  # the root itself is not where it seems (e.g. it was replaced while running)
+        raise OutputError(f"refusing to write {p}: it resolves to {os.path.realpath(p)}, outside {base}")
+    raise OutputError(f"refusing to write {p}: {link} is a symlink to {os.readlink(link)}, outside {base}")
+
+
+def describe(e: OSError, what=None) -> str:
+    """An OSError in one line: what could not be written, and why."""
+    where = e.filename if getattr(e, "filename", None) else what
+    why = e.strerror or (os.strerror(e.errno) if e.errno else str(e).splitlines()[0] if str(e) else type(e).__name__)
+    if e.errno == errno.ENOSPC:
+        why = "no space left on the device"
+    return f"cannot write {where}: {why}" if where else f"cannot write: {why}"
+
+
+def ensure_writable(folder, root=None) -> Path:
+    """Create ``folder`` (inside its root) and check that a file can be written there, before any work
+    whose results would go there is started; :class:`OutputError` in one line otherwise."""
+    folder = safe_path(folder, root)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder, prefix=".shallowflow-probe-"):
+            pass
+    except OSError as e:
+        raise OutputError(describe(e, folder)) from None
+    return folder
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write a new file (never an existing one, never through a link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+_replace = os.replace  # tests put a failing rename here
+
+
+def _keep_copy(dest: Path) -> Path | None:
+    """A second name for the current content of ``dest`` (a hard link, else a copy), to put back."""
+    if not dest.exists():
+        return None
+    backup = dest.with_name(f".{dest.name}.bak-{uuid.uuid4().hex[:8]}")
+    try:
+        os.link(dest, backup, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(dest, backup, follow_symlinks=False)
+    return backup
+
+
+def publish_files(files: list[tuple[Path, bytes]]) -> None:
+    """Write every ``(destination, bytes)`` or none: stage all under temporary names, then rename all;
+    on any failure the renamed ones are put back and every temporary file is removed (OSError raised)."""
+    staged: list[tuple[Path, Path]] = []
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for dest, data in files:
+            dest = Path(dest)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.tmp-{uuid.uuid4().hex[:8]}")
+            staged.append((tmp, dest))
+            _write_file(tmp, data)
+        for tmp, dest in staged:
+            done.append((dest, _keep_copy(dest)))
+            _replace(tmp, dest)
+    except BaseException:
+        for dest, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None and dest.exists() and os.path.samefile(backup, dest):
+                    backup.unlink()  # not replaced yet (rename does nothing between two links of one file)
+                elif backup is not None:
+                    os.replace(backup, dest)
+                elif dest.exists():
+                    dest.unlink()
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    for _, backup in done:
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                backup.unlink()
