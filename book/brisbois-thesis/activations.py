@@ -225,9 +225,12 @@ for act, e in res.grids.items():
 # ## C.13 and C.14: fitting two sigmoids / two tanhs to the final neurons
 #
 # The thesis fits $f(w)=K_1\sigma(k_1w)+K_2\sigma(k_2w)$ to the neurons of Dataset 1.1.4 ($c=75$, another chapter)
-# and reports that on Dataset 1.1.0 "the fit is imperfect". Here: a four-parameter least-squares fit to the final
-# neurons and their anti-neurons $-w_j$ in their principal-axis frame (the thesis's steps (a)-(b), without its
-# hand-read initial values), $R^2$ of the fit.
+# and reports that on Dataset 1.1.0 the resulting $f(w)$ "does not perfectly fit the data. This is probably due, in
+# part, to the fitting method." The check therefore uses the thesis's own procedure (Fig. 3.21, "the rest of the
+# settings remain the same"): the neurons of epoch 1000 merged with the final ones and their anti-neurons, PCA and the
+# symmetry axis, $k_1=-5$, $K$ and the slope at the origin read off (`s_curves.procedure_fit`, in the frame where the
+# least-squares fit is best, as for Fig. 3.21). Shown beside it: a free four-parameter least-squares fit of the same
+# family to the final neurons, which separates the family from the procedure.
 
 # %% tags=["hide-input"]
 fitq = {}
@@ -236,8 +239,14 @@ for ax, act in zip(axes, ("sigmoid", "tanh")):
     e = res.grids[act]
     r = e.runs(scale=lam6, init="balanced")[0]
     fitq[act] = A.s_curve_fit(e.traj.final.W[r], act)
-    ax.scatter(fitq[act]["u"], fitq[act]["v"], s=8)
-    ax.set_title(f"{act}: R^2 = {fitq[act]['r2']:.3f}", fontsize=9)
+    fitq[act]["procedure"] = A.procedure_fit(e, r, act)
+    fitq[act]["run"] = r
+    fr, pf = fitq[act]["procedure"].frame, fitq[act]["procedure"].procedure
+    order = np.argsort(fr.u)
+    ax.scatter(fr.u, fr.v, s=8, label="neurons (epoch 1000 and final) and anti-neurons")
+    ax.plot(fr.u[order], pf(fr.u[order]), "r--", label="the thesis's procedure")
+    ax.set_title(f"{act}: procedure R^2 = {pf.r2:.4f}; free least squares R^2 = {fitq[act]['r2']:.5f}", fontsize=8)
+    ax.legend(fontsize=7)
 fig.tight_layout()
 plt.show()
 
@@ -251,11 +260,15 @@ def sel(e, **kw):
 
 for act, e in res.grids.items():
     valid = e.valid()
-    rr = [r for lam in rich for r in sel(e, scale=lam)]
+    rr = [r for lam in rich for r in sel(e, scale=lam, init="balanced")]
+    rn = [r for lam in rich for r in sel(e, scale=lam, init="normal")]
     counts = np.array([tables[act][r]["count"] for r in rr])
     want = 2 if act == "relu" else 1
-    claims.check(f"Fig3.1/{act}-plateaus", f"{act}: number of plateaus per rich curve (detector C.1), every lambda, init and seed",
-                 counts, C.within(want, want), source_value=f"{want}", valid=valid[rr])
+    claims.check(f"Fig3.1/{act}-plateaus", f"{act}: number of plateaus per rich curve of the figure (balanced initialisation; detector C.1), every lambda and seed",
+                 counts, C.within(want, want), source_value=f"{want}", valid=valid[rr],
+                 note="the figure shows the balanced initialisation only; normal-initialised curves (the text's 'very similar', "
+                      f"checked by Fig3.1/{act}-normal-like-balanced): plateau counts "
+                      f"{[int(tables[act][r]['count']) for r in rn]} over lambda {sorted(rich)} x seeds")
     s2 = np.array([r2 for s, b, r2 in reg[act]])
     sl = np.array([s for s, b, r2 in reg[act]])
     claims.check(f"C2/{act}-r2", f"{act}: initial-plateau length against ln(1/lambda), R^2 of the line (per init and seed)",
@@ -293,9 +306,11 @@ claims.check("Fig3.4/alignment-tighter", f"ReLU: axial variance within the clust
              f"of training), lambda = {min(rich):g} < {max(rich):g} < {P.lazy_scale:g}",
              bool(vs[0] < vs[1] < vs[2]), C.is_true(), source_value="tighter at smaller lambda", valid=rv,
              note=f"variances {[f'{v:.2e}' for v in vs]}")
-claims.check("Fig3.5/phases", f"ReLU, lambda = {max(rich):g}: two plateaus (four phases) on every curve",
-             np.array([tables['relu'][r]["count"] for r in sel(relu, scale=max(rich))]), C.within(2, 2), source_value="phases visible",
-             valid=rv[sel(relu, scale=max(rich))])
+r5 = sel(relu, scale=max(rich), init="balanced")
+claims.check("Fig3.5/phases", f"ReLU, lambda = {max(rich):g}, balanced initialisation (the figure's): two plateaus (four phases) on every curve",
+             np.array([tables['relu'][r]["count"] for r in r5]), C.within(2, 2), source_value="phases visible",
+             valid=rv[r5], note="normal-initialised curves at this scale (not in the figure): plateau counts "
+             f"{[int(tables['relu'][r]['count']) for r in sel(relu, scale=max(rich), init='normal')]}")
 lv = var[P.lazy_scale]
 claims.check("Fig3.6/random-orientations", f"ReLU, lambda = {P.lazy_scale:g}: cluster variances at the end of training / at initialisation",
              [lv["plus"] / lv["plus_init"], lv["minus"] / lv["minus_init"]], C.within(0.8, 1.25), source_value="random orientations",
@@ -313,14 +328,16 @@ r6s, r6t = sel(sg, scale=lam6, init="balanced"), sel(th, scale=lam6, init="balan
 claims.check("Fig3.7/one-direction", f"Sigmoid, lambda = {lam6:g}: circular std of all orientations at the end of alignment (rad)",
              one_dir["sigmoid"], C.below(0.05), source_value="one direction", valid=sg.valid()[r6s])
 fs = fits["sigmoid"][r6s].astype(float)
-claims.check("Fig3.7/simultaneous", "Sigmoid: epoch of the positive fit / epoch of the negative fit",
-             fs[:, 1] / fs[:, 0], C.within(0.9, 1.1), source_value="simultaneously", valid=sg.valid()[r6s] & (fs.min(1) > 0))
+fs_m = np.where(fs > 0, fs, np.nan)  # a label never fitted: no fit epoch, no measurement (nan), not a non-finite run
+claims.check("Fig3.7/simultaneous", "Sigmoid: epoch of the positive fit / epoch of the negative fit (nan: a label never fitted)",
+             fs_m[:, 1] / fs_m[:, 0], C.within(0.9, 1.1), source_value="simultaneously", valid=sg.valid()[r6s])
 chord = [A.chord_deviation(sg.traj.final.a[r], sg.traj.final.W[r], data, "sigmoid") for r in r6s]
 claims.check("Fig3.7/straight", "Sigmoid: final sup |h - chord| on [-0.5, 2]", chord, C.below(0.1),
              source_value="almost a straight line", valid=sg.valid()[r6s])
 ft = fits["tanh"][r6t].astype(float)
-claims.check("Fig3.8/positive-first", "Tanh: positive-fit epoch < negative-fit epoch (difference, epochs)",
-             ft[:, 0] - ft[:, 1], C.above(0.0, strict=True), source_value="positive label first", valid=th.valid()[r6t] & (ft.min(1) > 0))
+ft_m = np.where(ft > 0, ft, np.nan)  # as above: an absent fit epoch is no measurement
+claims.check("Fig3.8/positive-first", "Tanh: positive-fit epoch < negative-fit epoch (difference, epochs; nan: a label never fitted)",
+             ft_m[:, 0] - ft_m[:, 1], C.above(0.0, strict=True), source_value="positive label first", valid=th.valid()[r6t])
 claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the parameter plane shown is an interpolator)",
              sg.traj.loss[r6s, -1], C.below(1e-10), source_value="zero loss", valid=sg.valid()[r6s])
 claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], C.below(1e-10),
@@ -335,10 +352,12 @@ claims.check("Conj2/sequential", "Tanh: one alignment direction (circular std < 
 claims.check("Conj2/zero-loss", "Tanh: zero loss for every rich lambda (final MSE)",
              th.traj.loss[[r for lam in rich for r in sel(th, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 2",
              valid=th.valid()[[r for lam in rich for r in sel(th, scale=lam)]])
-claims.check("C.13/imperfect", "Sigmoid, Dataset 1.1.0: R^2 of the two-sigmoid fit below 0.95 ('the fit is imperfect')",
-             fitq["sigmoid"]["r2"], C.below(0.95), source_value="imperfect fit")
-claims.check("C.14/imperfect", "Tanh, Dataset 1.1.0: R^2 of the two-tanh fit below 0.95 ('the fit is imperfect')",
-             fitq["tanh"]["r2"], C.below(0.95), source_value="imperfect fit")
+for cid, act, grid in (("C.13", "sigmoid", sg), ("C.14", "tanh", th)):
+    claims.check(f"{cid}/imperfect", f"{act}, Dataset 1.1.0: R^2 of the thesis's procedure (Fig. 3.21, k1 = -5, K and k read off) "
+                 "below the 0.95 that Fig3.21/procedure requires of a good fit ('does not perfectly fit')",
+                 fitq[act]["procedure"].procedure.r2, C.below(0.95), source_value="imperfect fit, 'due, in part, to the fitting method'",
+                 valid=grid.valid()[[fitq[act]["run"]]],
+                 note=f"a free least-squares fit of the same family to the final neurons reaches R^2 = {fitq[act]['r2']:.6f}")
 
 # %% [markdown]
 # ### Verdicts
@@ -363,6 +382,7 @@ for act in T.ACTIVATIONS:
                     f"{min(t3[act]):.0f}-{max(t3[act]):.0f}" if act != 'relu' else "") + ".")
 lines.append(f"- Sigmoid fits its two labels at epochs {fs[:, 1].astype(int).tolist()} (positive) and {fs[:, 0].astype(int).tolist()} "
              f"(negative); Tanh at {ft[:, 1].astype(int).tolist()} and {ft[:, 0].astype(int).tolist()}.")
-lines.append(f"- Two-activation fits of the final neurons on Dataset 1.1.0: R^2 = {fitq['sigmoid']['r2']:.3f} (Sigmoid), "
-             f"{fitq['tanh']['r2']:.3f} (Tanh).")
+lines.append(f"- The thesis's fitting procedure on Dataset 1.1.0: R^2 = {fitq['sigmoid']['procedure'].procedure.r2:.4f} (Sigmoid), "
+             f"{fitq['tanh']['procedure'].procedure.r2:.4f} (Tanh); a free least-squares fit of the same family: "
+             f"{fitq['sigmoid']['r2']:.5f} and {fitq['tanh']['r2']:.5f}.")
 display(Markdown("\n".join(lines)))

@@ -21,6 +21,7 @@ from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
 from . import common as Cm
 from .common import axial_std, end_of_alignment, plateau_table, snapshot_at  # noqa: F401 (re-exported)
 from . import theory as T
+from . import s_curves as S
 
 SCHEMA = {
     "profile": PROFILE,
@@ -150,3 +151,14 @@ def s_curve_fit(W: torch.Tensor, act: str) -> dict:
     ss = float(((v - v.mean()) ** 2).sum())
     r2 = 1 - best[0] / ss if best and ss > 0 else float("nan")
     return dict(r2=r2, params=None if best is None else best[1], u=u, v=v)
+
+
+def procedure_fit(ens: Cm.Ensemble, r: int, act: str, merge_epoch: int = 1000, k1: float = -5.0) -> "S.ScurveFit":
+    """C.13/C.14 with the thesis's own procedure (Fig. 3.21, "the rest of the settings remain the same"): the
+    neurons of epoch ``merge_epoch`` (the snapshot at or before it; thesis: 1000) merged with the final ones,
+    PCA, the symmetry axis, ``k_1`` fixed (thesis: -5), K and the slope at the origin read off
+    (:func:`s_curves.procedure_fit`, in the frame where the least-squares fit is best, as Fig3.21/procedure)."""
+    _, W1, _ = snapshot_at(ens, r, merge_epoch)
+    W = torch.cat([W1, ens.traj.final.W[r]]).detach().cpu().numpy()
+    return S.fit_scurve(W, act, k1)
+
