@@ -100,3 +100,28 @@ def spike(loss: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     L = loss.numpy()
     k = np.nanargmax(L, axis=1)
     return k, L[np.arange(L.shape[0]), k]
+
+
+def plateau_end(tables: list[dict]) -> np.ndarray:
+    """Per run, the epoch at which the initial plateau that the detector of Appendix C.1 finds at epoch 0 ends,
+    or -1 where it finds none: no plateau, no end of alignment to measure at (never a fallback to another epoch,
+    which at these scales is the initial random draw)."""
+    return np.array([t["initial"] if t["initial"] > 0 else -1 for t in tables])
+
+
+def plateau_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
+    """:func:`orientation_variance` at the end of the initial plateau, nan where there is none (``epoch < 0``)."""
+    return float("nan") if epoch < 0 else orientation_variance(e, data, r, epoch)
+
+
+def variance_trend(values) -> float:
+    """Figs 3.13, C.5, C.7 for one seed: the orientation variances at the end of the initial plateau over the
+    scales in increasing order (nan where no plateau).  1.0 when the measured ones never decrease, 0.0 when they
+    do, nan (no measurement) when a scale below the largest one has no plateau or fewer than two are measured:
+    the largest scale is the lazy end of the transition, where no plateau is expected."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v[:-1])):
+        return float("nan")
+    v = v[np.isfinite(v)]
+    return float(np.all(np.diff(v) >= 0))
+
