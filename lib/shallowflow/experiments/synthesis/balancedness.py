@@ -23,7 +23,7 @@ import torch
 from ... import init, metrics, theory
 from ...flow import gradient_flow
 from ...models import Network
-from ...params import PROFILE, STEP_BUDGET, Float, Int, Ints, Floats, Rule, ensemble_bytes
+from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, ensemble_bytes, gd_bytes, gd_work
 from ...train import gradient_descent
 from .sources import KEYS, chosen
 
@@ -43,14 +43,33 @@ SCHEMA = {
     "snapshots": Int("states recorded along [0, T] by the exact flow (gradient descent: one in 16)", low=5,
                      high=4000),
 }
+MAX_N = 10  # the most points among the sources' datasets
+FLOW_EVALS = 20_000  # field evaluations of one exact flow, an upper estimate (Dormand-Prince, 6 per step)
+
+
+def memory_estimate(P) -> float:
+    """Bytes of the largest allocation: one GD ensemble (seeds x step sizes, its loss at every iteration and its
+    snapshots) plus the exact flow's snapshots."""
+    runs = len(P.seeds) * len(P.lrs)
+    return (gd_bytes(runs, P.width, MAX_N, MAX_DIM, P.time / min(P.lrs), snapshots=P.snapshots / GD_THIN * len(P.lrs))
+            + ensemble_bytes(len(P.seeds), P.width, MAX_DIM, 2 * P.snapshots))
+
+
+def work_estimate(P) -> float:
+    """Work units of the whole chapter: every source x activation, GD at every step size and the exact flow."""
+    runs = len(P.seeds) * len(P.lrs)
+    per = gd_work(runs, P.width, MAX_N, MAX_DIM, P.time / min(P.lrs)) + gd_work(len(P.seeds), P.width, MAX_N,
+                                                                                  MAX_DIM, FLOW_EVALS + P.snapshots)
+    return len(set(P.sources)) * len(ACTIVATIONS) * per
+
+
 RULES = (
     Rule.budget(("time", "lrs"), lambda P: P.time / min(P.lrs), STEP_BUDGET, "iterations",
                 "gradient-descent iterations at the smallest step size"),
-    Rule.memory(("width", "seeds", "lrs", "snapshots"),
-                lambda P: ensemble_bytes(len(P.seeds) * len(P.lrs), P.width, MAX_DIM, P.snapshots / GD_THIN * len(P.lrs) + 4)
-                + ensemble_bytes(len(P.seeds), P.width, MAX_DIM, 2 * P.snapshots)
-                + 8.0 * len(P.seeds) * len(P.lrs) * P.time / min(P.lrs),
-                what="the snapshots of one ensemble and its loss at every iteration"),
+    Rule.memory(("width", "seeds", "lrs", "time", "snapshots"), memory_estimate,
+                what="one ensemble's loss at every iteration and the snapshots"),
+    Rule.work(("sources", "width", "seeds", "lrs", "time", "snapshots"), work_estimate,
+              what="every source x activation, by GD and by the exact flow"),
 )
 
 

@@ -32,7 +32,7 @@ import torch
 
 from ... import init, metrics, theory
 from ...models import Network
-from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, ensemble_bytes
+from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import gradient_descent
 from .sources import KEYS, chosen
 
@@ -55,15 +55,31 @@ SCHEMA = {
     "horizon": Float("iterations allowed: horizon x the predicted plateau at the smallest scale", low=1, high=100),
     "level": Float("confidence level of the slope's regression interval", low=0.5, high=0.999),
 }
+MAX_N = 10  # the most points among the sources' datasets
+
+
+def _steps(P) -> float:
+    return P.horizon * math.log(1 / min(P.init_scales)) / SLOWEST_RATE / P.lr
+
+
+def memory_estimate(P) -> float:
+    """Bytes of one ensemble (scales x seeds) with its loss at every iteration, for the slowest dataset."""
+    return gd_bytes(len(P.seeds) * len(P.init_scales), P.width, MAX_N, MAX_DIM, _steps(P))
+
+
+def work_estimate(P) -> float:
+    """Work units of the whole chapter, every ensemble costed as the slowest (an upper estimate)."""
+    return len(set(P.sources)) * len(ACTIVATIONS) * gd_work(len(P.seeds) * len(P.init_scales), P.width, MAX_N,
+                                                            MAX_DIM, _steps(P))
+
+
 RULES = (
-    Rule.budget(("init_scales", "lr", "horizon"),
-                lambda P: P.horizon * math.log(1 / min(P.init_scales)) / SLOWEST_RATE / P.lr, STEP_BUDGET, "iterations",
+    Rule.budget(("init_scales", "lr", "horizon"), _steps, STEP_BUDGET, "iterations",
                 "gradient-descent iterations for the slowest dataset at the smallest scale"),
-    Rule.memory(("width", "seeds", "init_scales", "lr", "horizon"),
-                lambda P: ensemble_bytes(len(P.seeds) * len(P.init_scales), P.width, MAX_DIM, 4)
-                + 8.0 * len(P.seeds) * len(P.init_scales) * P.horizon * math.log(1 / min(P.init_scales))
-                / SLOWEST_RATE / P.lr,
+    Rule.memory(("width", "seeds", "init_scales", "lr", "horizon"), memory_estimate,
                 what="the parameters and the loss of every iteration of one ensemble"),
+    Rule.work(("sources", "width", "seeds", "init_scales", "lr", "horizon"), work_estimate,
+              what="every source x activation"),
 )
 
 
