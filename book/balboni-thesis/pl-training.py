@@ -163,6 +163,13 @@ def prediction_checks(target, act, loss, claim):
     claims.check(f"{target}/late-accurate", f"{claim}: the prediction is almost perfect in the last 20 epochs "
                  "(median R_t in [0.8, 1.25], every kept run)", late, C.within(0.8, 1.25),
                  source_value="for the final epochs the prediction is almost perfect", valid=valid)
+    if target in ("Fig6.5", "Fig6.15"):
+        etaL, _ = select(act, loss, lambda g: np.max(np.asarray(g.lrs)[None, :] * g.L[:-1], axis=0))
+        claims.check(f"{target}/steps-beyond-lemma1", f"{claim}: some steps are longer than Lemma 1's 1/L_t, where its "
+                     "guarantee is the 1/L step's, not the step taken (largest eta L_t over kept runs and epochs)",
+                     float(np.max(etaL)) if etaL.size else float("nan"), C.above(1.0, strict=True),
+                     source_value="Lemma 1: a step 1/L", valid=valid,
+                     note="a diagnostic of the prediction's regime, not a claim of the thesis")
     return early, late
 
 
@@ -233,22 +240,15 @@ claims.check("Fig6.7/large-lr-rise-fall", f"ReLU, cross-entropy, lr {big}: log-c
              source_value="initially increases, then starts to gradually decrease", valid=valid)
 
 
-def initial_rise_steady_fall(g):
-    lk = logk(g)
-    out = []
-    for r in range(lk.shape[1]):
-        ts = int(np.argmax(lk[: len(lk) // 2, r]))
-        rise = lk[ts, r] > lk[0, r]
-        after = lk[ts:, r]
-        steady = np.all(np.diff(after) <= 0.02 * abs(after).max())  # noise allowance: 2% of the level per epoch
-        out.append(float(rise and steady and after[-1] < after[0]))
-    return np.array(out)
-
-
-rsf, valid = select("tanh", "ce", initial_rise_steady_fall)
-claims.check("Fig6.8/rise-then-steady-fall", "Tanh, cross-entropy: an initial increase (peak before epoch 40) followed by a "
-             "steady decrease (every kept run)", rsf, C.is_true("true for every kept run"),
-             source_value="the initial increase followed by a steady decrease", valid=valid)
+shapes, valid = select("tanh", "ce", lambda g: X.curve_shapes(logk(g)))
+share, lo, hi = X.share_interval(shapes == 0)
+others = ", ".join(f"{int(np.sum(shapes == i))} {X.SHAPES[i]}" for i in range(1, len(X.SHAPES)))
+claims.check("Fig6.8/rise-then-steady-fall", f"Tanh, cross-entropy: the typical curve is an initial increase (peak before "
+             f"epoch {P.epochs // 2}) followed by a steady decrease: share of kept runs with that shape {share:.2f} of "
+             f"{shapes.size} (95% Wilson interval [{lo:.2f}, {hi:.2f}]; the others: {others}); measured: the interval's "
+             "lower end", lo, C.above(0.5, strict=True),
+             source_value="the initial increase followed by a steady decrease", valid=valid,
+             note="the thesis describes the typical curve of its figure, so a majority of runs, not every run, must show it")
 for target, act, loss in (("Fig6.16", "relu", "mse"), ("Fig6.17", "tanh", "mse"), ("Fig6.18", "relu", "ce"), ("Fig6.19", "tanh", "ce")):
     dl, valid = select(act, loss, lambda g: np.log(g.lmin[-1] / g.lmin[0]))
     if loss == "mse":

@@ -276,3 +276,39 @@ def generalisation_bound(g: Grid, delta: float, scale: float = 1.0) -> tuple[np.
     beta = 2 * np.sqrt(eps) * np.sqrt(2 * G ** 2 / mu) + 2 * G ** 2 / ((n - 1) * mu)
     bound = np.sqrt((M ** 2 + 12 * M * n * beta) / (2 * n * delta))
     return bound, M
+
+
+# ------------------------------------------------------------------------------------------------
+# Fig. 6.8: the typical curve, as a share of runs
+# ------------------------------------------------------------------------------------------------
+SHAPES = ("rise then steady fall", "no initial rise", "rise without a steady fall below the start")
+
+
+def curve_shapes(logk: np.ndarray) -> np.ndarray:
+    """Per run (columns of ``logk``, epochs x runs): 0 when the log-conditioning rises to a peak in the first half
+    and then decreases steadily (each epoch's increase at most 2% of the level) to end below where the fall began
+    (the thesis's Fig. 6.8 shape), 1 when its first-half maximum is the start (no initial rise), 2 otherwise
+    (a rise without such a fall); labels in :data:`SHAPES`."""
+    out = []
+    for r in range(logk.shape[1]):
+        lk = logk[:, r]
+        ts = int(np.argmax(lk[: len(lk) // 2]))
+        after = lk[ts:]
+        if not lk[ts] > lk[0]:
+            out.append(1)
+            continue
+        steady = np.all(np.diff(after) <= 0.02 * abs(after).max())  # noise allowance: 2% of the level per epoch
+        out.append(0 if steady and after[-1] < after[0] else 2)
+    return np.array(out, dtype=int)
+
+
+def share_interval(flags, z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """The share of true flags with its Wilson score interval (95% by default): (share, low, high); nan without flags."""
+    flags = np.asarray(flags, dtype=bool)
+    n = flags.size
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p = flags.mean()
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(p), float(centre - half), float(centre + half)
