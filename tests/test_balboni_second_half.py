@@ -47,11 +47,18 @@ def test_grid_best_and_cells():
     runs = [mk("sgd", 0.1, 0.5), mk("sgd", 0.3, 0.7), mk("sgd", 1.0, 0.9, finite=False), mk("adler", math.nan, 0.6),
             mk("gn", math.nan, 0.4)]
     assert A.grid_best(runs).lr == 0.3  # the diverged rate is not a candidate
-    comp = A.Comparison(runs, {}, {}, 0.0)
+    X, y = torch.zeros(100, 1, 8, 8), torch.zeros(100, dtype=torch.long)
+    comp = A.Comparison(runs, {"d": A.Split("d", "toy", X, y, X, y, 10)}, {}, 0.0)
     cells = A.cell_table(comp, "d")
     assert len(cells) == 1 and cells[0]["sgd"] == 0.7 and cells[0]["adler"] == 0.6 and cells[0]["valid"]
+    assert cells[0]["learned"] and abs(cells[0]["gate"] - A.learning_gate(10, 100)) < 1e-15
     cmp = A.cell_comparisons(cells)
     assert cmp["above_gn"] == 1 and cmp["above_sgd"] == 0 and cmp["on_par"] == 0  # 0.6 < 0.7 - 0.02
+    assert cmp["cells"] == cmp["total"] == 1
+    # a cell where grid-best SGD stays at chance is undecided: no comparison counts it
+    chance = [mk("sgd", 0.1, 0.1), mk("adler", math.nan, 0.6), mk("gn", math.nan, 0.1)]
+    cmp = A.cell_comparisons(A.cell_table(A.Comparison(chance, comp.splits, {}, 0.0), "d"))
+    assert cmp["cells"] == 0 and cmp["total"] == 1 and math.isnan(cmp["adler_vs_sgd"])
 
 
 def test_comparison_schema_rules():

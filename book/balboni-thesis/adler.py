@@ -146,7 +146,8 @@ for name in comp.splits:
     tables[name] = A.cell_comparisons(cells)
     rows = "".join(f"<tr><td>{c['row']}</td><td>{c['act']}</td>"
                    + "".join(f"<td>{c[m]:.3f} ± {c[m + '_sd']:.3f}</td>" for m in ("adler", "gn", "sgd"))
-                   + f"<td>{'' if c['valid'] else 'diverged run'}</td></tr>" for c in cells)
+                   + f"<td>{'' if c['learned'] else 'SGD below the learning gate: undecided'}"
+                   + f"{'' if c['valid'] else ' diverged run'}</td></tr>" for c in cells)
     display(HTML(f"<p><b>{comp.splits[name].description}</b></p><table><tr><th>models</th><th>activation</th>"
                  f"<th>ADLER</th><th>GN</th><th>SGD (grid-best)</th><th></th></tr>{rows}</table>"))
 
@@ -235,57 +236,80 @@ claims.check("P4/d-constant-rate", "constant estimates give eta_hat = eta exactl
 claims.check("P4/e-psd", "v^T Q v >= 0 at every ADLER step of every run (smallest value)", alg["min_vqv"],
              C.above(0.0), source_value="Q is PSD")
 
-wall, passes = cost["wall_ratio"], cost["pass_ratio"]
-claims.check("C4/passes", "passes of ADLER / passes of one SGD run (median over groups)", float(np.median(passes)),
-             C.within(1.0, 2.5), source_value="about 2x one SGD run")
-claims.check("C4/grid-saving", f"passes of the {cost['grid_size']}-rate grid / passes of ADLER (whole comparison)",
-             cost["total_passes"]["sgd"] / cost["total_passes"]["adler"], C.above(4.0), source_value="about 5x [derived]")
-if P.profile != "smoke":  # a timing: the smoke tier's re-execution (nbval) compares printed numbers
+wall = cost["wall_ratio"]
+if P.profile != "smoke":  # timings: the smoke tier's re-execution (nbval) compares printed numbers
     claims.check("P3/wall-clock", "wall-clock of ADLER / one SGD run (median over groups)", float(np.median(wall)),
                  C.below(2.5, strict=False), source_value="(spec) <= 2.5",
-                 note="wall time on a shared machine; the pass count (C4) is the load-independent measure")
+                 note="wall time of the optimisation steps on a shared machine")
+    claims.check("C4/grid-saving", f"wall time of the {cost['grid_size']}-rate grid / wall time of ADLER (whole comparison)",
+                 cost["total_seconds"]["sgd"] / cost["total_seconds"]["adler"], C.above(4.0),
+                 source_value="about 5x [derived: 10 runs against twice one run]",
+                 note="measured in wall time: the pass count is fixed by Algorithm 1 (one forward, one backward, one "
+                      "JVP per step: Alg1/passes), so a ratio of counted passes could not fail")
+
+
+def learned_note(t):
+    return (f"counted over the cells where grid-best SGD learned (test accuracy above {t['gate']:.3f}, chance plus "
+            f"three binomial standard errors): {t['cells']} of {t['total']}; a cell where it did not is undecided")
+
 
 for name in ten:
     t = tables[name]
-    claims.check("C1/on-par", f"{comp.splits[name].name}: mean over cells of ADLER - grid-best SGD accuracy",
-                 t["adler_vs_sgd"], C.above(-0.02), source_value="on par (CIFAR10)", valid=t["valid"])
-    claims.check("P1/ten-class", f"{comp.splits[name].name}: cells with ADLER >= SGD - max(pooled sd, 0.02) (of {t['cells']})",
-                 t["on_par"], C.above(4), source_value="(spec) >= 4 of 6", valid=t["valid"])
-    claims.check("P2/ten-class", f"{comp.splits[name].name}: cells with ADLER > GN (of {t['cells']})", t["above_gn"],
-                 C.above(4), source_value="(spec) >= 4 of 6", valid=t["valid"])
+    claims.check("C1/on-par", f"{comp.splits[name].name}: mean over learned cells of ADLER - grid-best SGD accuracy",
+                 t["adler_vs_sgd"], C.above(-0.02), source_value="on par (CIFAR10)", valid=t["valid"], note=learned_note(t))
+    claims.check("P1/ten-class", f"{comp.splits[name].name}: share of learned cells with ADLER >= SGD - max(pooled sd, 0.02) "
+                 f"({t['on_par']} of {t['cells']})", t["on_par_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6",
+                 valid=t["valid"], note=learned_note(t) + "; the spec's 4 of 6 as a share")
+    claims.check("P2/ten-class", f"{comp.splits[name].name}: share of learned cells with ADLER > GN ({t['above_gn']} of "
+                 f"{t['cells']})", t["above_gn_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6", valid=t["valid"],
+                 note=learned_note(t) + "; the spec's 4 of 6 as a share")
 for name in hundred:
     t = tables[name]
-    claims.check("C2/better", f"{comp.splits[name].name}: mean over cells of ADLER - grid-best SGD accuracy",
-                 t["adler_vs_sgd"], C.above(0.0, strict=True), source_value="+0.024 (Table 7.1 row means)", valid=t["valid"])
-    claims.check("P1/hundred-class", f"{comp.splits[name].name}: cells with ADLER >= grid-best SGD (of {t['cells']})",
-                 t["above_sgd"], C.above(4), source_value="5 of 6 (Table 7.1)", valid=t["valid"])
-    claims.check("P2/hundred-class", f"{comp.splits[name].name}: cells with ADLER > GN (of {t['cells']})", t["above_gn"],
-                 C.above(4), source_value="5 of 6 (Table 7.1)", valid=t["valid"])
-    claims.check("Table7.1/adler-best", f"{comp.splits[name].name}: ADLER's mean accuracy minus the better of SGD and GN",
-                 t["adler_mean"] - max(t["sgd_mean"], t["gn_mean"]), C.above(0.0, strict=True),
-                 source_value="0.310 vs 0.285 / 0.274", valid=t["valid"])
-    claims.check("Table7.1/sgd-above-gn", f"{comp.splits[name].name}: grid-best SGD mean minus GN mean",
-                 t["sgd_mean"] - t["gn_mean"], C.above(0.0, strict=True), source_value="0.285 vs 0.274", valid=t["valid_sg"])
+    claims.check("C2/better", f"{comp.splits[name].name}: mean over learned cells of ADLER - grid-best SGD accuracy",
+                 t["adler_vs_sgd"], C.above(0.0, strict=True), source_value="+0.024 (Table 7.1 row means)", valid=t["valid"],
+                 note=learned_note(t))
+    claims.check("P1/hundred-class", f"{comp.splits[name].name}: share of learned cells with ADLER >= grid-best SGD "
+                 f"({t['above_sgd']} of {t['cells']})", t["above_sgd_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)",
+                 valid=t["valid"], note=learned_note(t) + "; the spec's 4 of 6 as a share")
+    claims.check("P2/hundred-class", f"{comp.splits[name].name}: share of learned cells with ADLER > GN ({t['above_gn']} of "
+                 f"{t['cells']})", t["above_gn_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)", valid=t["valid"],
+                 note=learned_note(t) + "; the spec's 4 of 6 as a share")
+    claims.check("Table7.1/adler-best", f"{comp.splits[name].name}: ADLER's mean accuracy minus the better of SGD and GN "
+                 "(learned cells)", t["adler_mean"] - max(t["sgd_mean"], t["gn_mean"]), C.above(0.0, strict=True),
+                 source_value="0.310 vs 0.285 / 0.274", valid=t["valid"], note=learned_note(t))
+    claims.check("Table7.1/sgd-above-gn", f"{comp.splits[name].name}: grid-best SGD mean minus GN mean (learned cells)",
+                 t["sgd_mean"] - t["gn_mean"], C.above(0.0, strict=True), source_value="0.285 vs 0.274", valid=t["valid_sg"],
+                 note=learned_note(t))
 if tables:
-    allc = [c for name in comp.splits for c in A.cell_table(comp, name)]
-    diff = float(np.mean([c["adler"] - c["gn"] for c in allc]))
-    claims.check("C3/much-better-than-gn", "mean over all cells of ADLER - GN accuracy", diff, C.above(0.02),
-                 source_value="much better", valid=[c["valid"] for c in allc])
+    allc = [c for name in comp.splits for c in A.cell_table(comp, name) if c["learned"]]
+    diff = float(np.mean([c["adler"] - c["gn"] for c in allc])) if allc else float("nan")
+    claims.check("C3/much-better-than-gn", f"mean over the learned cells of all sets ({len(allc)}) of ADLER - GN accuracy",
+                 diff, C.above(0.02), source_value="much better", valid=[c["valid"] for c in allc],
+                 note="counted over the cells where grid-best SGD learned; a cell where it did not is undecided")
 
 if cv is not None:
-    f71 = A.fig71_measures(cv)
+    f71 = A.fig71_measures(cv, A.gate_of(comp, fig_set))
     E = f71["epochs"]
-    claims.check("Fig7.1/train-loss", "ADLER's final training loss / grid-best SGD's (ReLU models)", f71["train_final_ratio"],
-                 C.below(1.0, strict=True), source_value="steeper log slope", valid=f71["valid"])
-    claims.check("Fig7.1/log-slope", "ADLER's log training-loss slope over the first half minus SGD's",
-                 f71["slope_adler"] - f71["slope_sgd"], C.below(0.0, strict=True), source_value="steeper", valid=f71["valid"])
-    claims.check("Fig7.1/test-loss-rises", "ADLER's final test loss / its minimum", f71["test_rise"], C.above(1.5),
-                 source_value="rises dramatically after ~10 epochs", valid=f71["valid"])
-    claims.check("Fig7.1/early-minimum", f"epoch of ADLER's test-loss minimum (of {E}; scaled: at most half)",
-                 f71["argmin_epoch"], C.below(E / 2, strict=False), source_value="about epoch 10 of more than 10",
-                 valid=f71["valid"], note="the thesis's 'first ten epochs' scaled to the first half of this run")
-    claims.check("Fig7.1/accuracy-stable", "spread of ADLER's test accuracy over the last quarter of epochs",
-                 f71["acc_spread"], C.below(0.02), source_value="stabilises", valid=f71["valid"])
+    vs, va = f71["sgd_learned"], f71["adler_learned"]
+    pick = lambda x, rows: np.asarray(x)[rows] if rows.any() else float("nan")  # noqa: E731 (no learned row: nan)
+    gate71 = (f"gate {f71['gate']:.3f} (chance plus three binomial standard errors); grid-best SGD learned in "
+              f"{int(vs.sum())}, ADLER in {int(va.sum())} of {len(vs)} ReLU models")
+    claims.check("Fig7.1/train-loss", "ADLER's final training loss / grid-best SGD's (ReLU models where SGD learned)",
+                 pick(f71["train_final_ratio"], vs), C.below(1.0, strict=True), source_value="steeper log slope",
+                 valid=f71["valid"][vs], note=gate71)
+    claims.check("Fig7.1/log-slope", "ADLER's log training-loss slope over the first half minus SGD's (models where SGD learned)",
+                 pick(f71["slope_adler"] - f71["slope_sgd"], vs), C.below(0.0, strict=True), source_value="steeper",
+                 valid=f71["valid"][vs], note=gate71)
+    claims.check("Fig7.1/test-loss-rises", "ADLER's final test loss / its minimum (models where ADLER learned)",
+                 pick(f71["test_rise"], va), C.above(1.5), source_value="rises dramatically after ~10 epochs",
+                 valid=f71["valid"][va], note=gate71)
+    claims.check("Fig7.1/early-minimum", f"epoch of ADLER's test-loss minimum (of {E}; scaled: at most half; models where "
+                 "ADLER learned)", pick(f71["argmin_epoch"], va), C.below(E / 2, strict=False),
+                 source_value="about epoch 10 of more than 10", valid=f71["valid"][va],
+                 note="the thesis's 'first ten epochs' scaled to the first half of this run; " + gate71)
+    claims.check("Fig7.1/accuracy-stable", "spread of ADLER's test accuracy over the last quarter of epochs (models where "
+                 "ADLER learned: a curve flat at chance is not evidence of stability)", pick(f71["acc_spread"], va),
+                 C.below(0.02), source_value="stabilises", valid=f71["valid"][va], note=gate71)
 if rates:
     first = next(iter(rates.values()))
     ends = [float(r["gn"][-1]) for r in rates.values()]
