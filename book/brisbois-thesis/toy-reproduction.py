@@ -170,6 +170,11 @@ k8 = min(8000, P.steps)
 k15 = min(15_000, P.steps)
 claims.check("Fig2.8/aligned-4000", f"epoch {k4}: every neuron with ||w|| >= 10 lambda within 0.1 of its orientation (-0.5 or 2)",
              X.orientation_errors(tr.at(k4), res.scale, res.data), C.below(0.1), source_value="end of alignment", valid=valid)
+claims.check("Fig2.8/two-directions-4000", f"epoch {k4}, the end of the alignment phase as the thesis defines it (Phase 1: neurons "
+             "small, 'two main directions'): distinct directions of the neurons with ||w|| >= 10 lambda (within cos 0.99, as "
+             "Fig3.34/two-rays; small: Fig2.7/initial-plateau)",
+             metrics.distinct_directions(tr.at(k4).W, grown_rel=0.0, grown_threshold=10 * res.scale, cos_tol=1e-2), C.within(2, 2),
+             source_value="end of alignment: two main directions", valid=valid)
 claims.check("Fig2.8/aligned-8000", f"epoch {k8}: the same within 0.01",
              X.orientation_errors(tr.at(k8), res.scale, res.data), C.below(0.01), source_value="aligned", valid=valid)
 claims.check("Fig2.8/positive-8000", f"epoch {k8}: positive label reached, |h(x_2) - 1|",
