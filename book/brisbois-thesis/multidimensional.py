@@ -141,7 +141,10 @@ for act, fig in (("sigmoid", "Fig3.35"), ("tanh", "Fig3.36")):
     claims.check(f"{fig}/one-component", f"{act}: EVR_1 of the final weights", e[:, 0], C.above(0.999),
                  source_value="PC1 dominates", valid=o[act].valid)
     claims.check(f"{fig}/second-nonzero", f"{act}: EVR_2 is small but above float64 noise", e[:, 1], C.within(1e-12, 1e-4),
-                 source_value="'small, [but] non-zero'", valid=o[act].valid)
+                 source_value="'small, [but] non-zero'", valid=o[act].valid,
+                 note="the upper bound 1e-4 is the spec's, taken from its reference run; the thesis states no size")
+    claims.check(f"{fig}/second-nonzero-as-stated", f"{act}: EVR_2 above float64 noise (the thesis: 'although small, is non-zero'; "
+                 f"small: {fig}/one-component)", e[:, 1], C.above(1e-12), source_value="'small, [but] non-zero'", valid=o[act].valid)
     claims.check(f"{fig}/zero-loss", f"{act}: the loss reaches {P.goal:g}", o[act].traj.loss[:, -1], C.below(P.goal),
                  source_value="trained to zero loss", valid=o[act].valid)
 n = res["nonorth"]
