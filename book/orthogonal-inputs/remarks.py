@@ -487,9 +487,17 @@ claims.check("R4/saddle-per-kink", "class B, distinct labels: escapes minus kink
 claims.check("R4/saddle-per-kink-tied-labels", "class B, ORTHO-B (tied labels): escapes minus kinks",
              vals(S4["escapes"][Bt] - S4["directions"][Bt]), C.within(0, 0), source_value="one saddle per kink",
              note="equal labels give equal growth rates, so several kinks grow in one escape", valid=ok_r4)
+claims.check("R4/saddle-per-rate-tied-labels", "class B, ORTHO-B (tied labels): escapes minus the number of distinct "
+             "growth rates ||D_A|| of the grown neurons (0: kinks of equal rate leave their saddle together)",
+             vals(S4["escapes"][Bt] - S4["rates"][Bt]), C.within(0, 0), source_value="(derived) one saddle per growth rate",
+             valid=ok_r4)
 claims.check("R4/uncovered-converges", "a label uncovered at init (class C, smallest widths): final L",
              vals(S4["final_loss"][Cc]), C.below(1e-10), source_value="the loss should still converge to 0",
              note="the loss stays at its derived floor sum of uncovered y_k^2 / (2n)", valid=ok_r4)
+claims.check("R4/uncovered-floor", "class C: the final L is the derived floor of its uncovered labels, "
+             "sum over uncovered k of y_k^2 / (2n) (|L / floor - 1|): the covered labels are fitted, the uncovered "
+             "ones cannot be", vals((S4["final_loss"][Cc] / S4["uncovered_floor"][Cc] - 1).abs()), C.below(1e-6),
+             source_value="(derived) an uncovered label is never fitted on orthogonal data", valid=ok_r4)
 claims.check("R4/fewer-neurons-more-kinks", "Spearman correlation of width and number of kinks (classes A, B)",
              rho4, C.below(0.0), source_value="fewer neurons, more kinks", valid=ok_r4)
 
@@ -558,9 +566,14 @@ if bool(Cc.any()):
                  "holds with high probability only from widths of order log n (each neuron covers a given label "
                  "with probability 1/4).")
 if bool(Bt.any()):
-    notes.append("**R4.** With tied labels (ORTHO-B) several kinks grow at the same rate and leave the saddle "
-                 "together, so the count of saddles is smaller than the count of kinks; with distinct labels it is "
-                 "one saddle per kink.")
+    per_rate = verdict.get("R4/saddle-per-rate-tied-labels") == "pass"
+    per_kink = verdict.get("R4/saddle-per-kink-tied-labels") == "pass"
+    notes.append("**R4.** With tied labels (ORTHO-B) the escapes "
+                 + ("match the kinks one to one" if per_kink else "do not match the kinks one to one")
+                 + (" but match the distinct growth rates of the grown neurons: kinks of equal rate leave the saddle "
+                    "together" if per_rate and not per_kink else "")
+                 + "; with distinct labels the escapes "
+                 + ("match" if verdict.get("R4/saddle-per-kink") == "pass" else "do not match") + " the kinks.")
 coarse = turn5[r5["deltas"] == P.near_scale]
 fine = turn5f[r5f["deltas"] == P.near_scale]
 notes.append(f"**R5.** Turning at delta = lambda: {fmt(coarse)} rad with step {P.ortho_lr:g}, {fmt(fine)} rad with step "

@@ -243,6 +243,28 @@ def covered_labels(p0: Params, data: datasets.Dataset) -> torch.Tensor:
     return ((Z > 0) & (s[..., None] == torch.sign(data.y)[None, None, :])).any(1)
 
 
+def distinct_growth_rates(p: Params, data: datasets.Dataset, grown_rel: float = 0.1, grown_threshold: float = 1e-3,
+                          rtol: float = 1e-6) -> torch.Tensor:
+    """Number of distinct growth rates among the grown neurons, per run (grown as in
+    :func:`shallowflow.metrics.distinct_directions`).  A neuron of sign s active on the points A grows, once
+    aligned, at the rate ||D_A|| of its key vector D_A = (1/n) sum over k in A with sign(y_k) = s of y_k x_k,
+    which for orthonormal inputs is sqrt(sum of those y_k^2) / n [derived]; kinks of equal rate (tied labels)
+    grow together, so they leave their saddle in one escape."""
+    out = []
+    for Wr, ar in zip(p.W, p.a):
+        nr = Wr.norm(dim=-1)
+        keep = (nr > grown_threshold) & (nr >= grown_rel * nr.max())
+        act = (Wr[keep] @ data.X.T) > 0  # (grown, n)
+        same = torch.sign(data.y)[None, :] == torch.sign(ar[keep])[:, None]
+        rates = ((act & same) * data.y ** 2).sum(1).sqrt() / data.n
+        reps: list[float] = []
+        for r in sorted(rates.tolist()):
+            if not reps or abs(r - reps[-1]) > rtol * max(abs(r), 1e-300):
+                reps.append(r)
+        out.append(len(reps))
+    return torch.tensor(out)
+
+
 ORTHO_GENERIC = dict(labels=[1.0, 0.8, -0.5, -0.35], d=6)  # distinct labels: no tied growth rates
 
 
@@ -278,9 +300,10 @@ def run_width_sweep(dsets, widths, seeds, scale: float, lr: float, steps: int) -
 def width_sweep_summary(sw: WidthSweep) -> dict:
     """Per run: dataset index, width, Assumption 3, label coverage, class (0: A3 holds, 1: A3 fails but
     every label is covered, 2: some label uncovered), final loss, relative gap to the minimal norm,
-    number of grown directions (kinks), escapes, ends-on-plateau, loss floor of uncovered labels."""
+    number of grown directions (kinks), escapes, ends-on-plateau, loss floor of uncovered labels, number of
+    distinct growth rates of the grown neurons."""
     cols = {k: [] for k in ("dataset", "width", "a3", "covered", "final_loss", "rel_gap", "directions",
-                            "escapes", "ends_on_plateau", "uncovered_floor")}
+                            "escapes", "ends_on_plateau", "uncovered_floor", "rates")}
     for (i, m), t, p0 in zip(sw.entries, sw.trajs, sw.p0s):
         data = sw.data[i]
         min_sq = theory.min_norm_interpolator(data).squared_norm
@@ -294,6 +317,7 @@ def width_sweep_summary(sw: WidthSweep) -> dict:
         cols["final_loss"].append(t.loss[:, -1])
         cols["rel_gap"].append((metrics.squared_norm(t.final) - min_sq) / min_sq)
         cols["directions"].append(metrics.distinct_directions(t.final.W))
+        cols["rates"].append(distinct_growth_rates(t.final.to("cpu"), data))
         cols["escapes"].append(sv["escapes"])
         cols["ends_on_plateau"].append(sv["ends_on_plateau"])
         cols["uncovered_floor"].append(((~ok) * data.y ** 2).sum(1) / (2 * data.n))
