@@ -210,8 +210,8 @@ display(pd.DataFrame(ex.source_rows(run, criteria)).style.hide(axis="index"))
 lines = []
 if "Balance/relu-gd-first-order" in {c.id for c in claims.checks}:
     lines.append("For ReLU, gradient descent's drift " + (
-        "is proportional to the step on every source's data, so it vanishes along the flow: the lemma of 001, 002, "
-        "003 and 000 holds on all five sources' data, beyond the orthogonal inputs of 003."
+        f"is proportional to the step on the data of {', '.join(run.sources)}, so it vanishes along the flow: the lemma "
+        "of 001, 002, 003 and 000 holds on each of these datasets, not only on the orthogonal inputs of 003."
         if claims.passed("Balance/relu-gd-first-order") else
         "is not proportional to the step on every source's data (see the check)."))
 if smooth:
@@ -223,5 +223,6 @@ if smooth:
     lines.append("000's reading of its sigmoid and tanh deviations as numerical " + (
         "is borne out." if claims.passed("Balance/numerical-origin") else
         "is refuted: the drift is the flow's own, the same at every step size, not an effect of rounding or of the step."))
-lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile).")
+lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile; the synthesis part's "
+             "budget on the 2-core CI machine is 90 s for all its chapters at book scale and 10 s per chapter at smoke scale).")
 display(Markdown(" ".join(lines)))

@@ -164,5 +164,6 @@ for key in ("000", "004"):
         done = bool((r.loss < 1e-10).all())
         lines.append(f"On {key}'s data no source states the end point; here the final loss is "
                      f"{float(r.loss.median()):.3g} ({'an interpolator' if done else 'not an interpolator within the time allowed'}).")
-lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile).")
+lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile; the synthesis part's "
+             "budget on the 2-core CI machine is 90 s for all its chapters at book scale and 10 s per chapter at smoke scale).")
 display(Markdown(" ".join(lines)))

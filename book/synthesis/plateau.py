@@ -218,5 +218,6 @@ if tanhs:
                  + ("000's reading that tanh follows 003's ReLU constant holds." if claims.passed("Plateau/tanh-as-relu")
                     else "000's reading that tanh follows 003's ReLU constant does not hold: tanh and ReLU escape at "
                          "different rates on the same data."))
-lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile).")
+lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile; the synthesis part's "
+             "budget on the 2-core CI machine is 90 s for all its chapters at book scale and 10 s per chapter at smoke scale).")
 display(Markdown(" ".join(lines)))

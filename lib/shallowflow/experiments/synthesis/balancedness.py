@@ -209,11 +209,11 @@ def source_rows(run: BalanceRun, criteria: dict) -> list[dict]:
                 name = "relu-flow" if a == "relu" else "numerical-origin"
             elif a == "relu" and len(run.lrs) > 1:
                 v = step_ratio(run, key, a) / (run.lrs[-1] / run.lrs[0])
-                cells.append(f"{a}: GD drift ratio / step ratio {float(v.median()):.3g}")
+                cells.append(f"{a}: GD drift ratio / step ratio {float(v.median()):.4f}")
                 name = "relu-ratio"
             elif a != "relu" and (key, a) in run.flow:
                 v = run.gd[key, a][0] / run.flow[key, a]
-                cells.append(f"{a}: GD drift (smallest step) / flow drift {float(v.median()):.3g}")
+                cells.append(f"{a}: GD drift (smallest step) / flow drift {float(v.median()):.4f}")
                 name = "smooth-ratio"
             else:
                 continue
