@@ -241,8 +241,9 @@ if P.profile != "smoke":  # timings: the smoke tier's re-execution (nbval) compa
     claims.check("P3/wall-clock", "wall-clock of ADLER / one SGD run (median over groups)", float(np.median(wall)),
                  C.below(2.5, strict=False), source_value="(spec) <= 2.5",
                  note="wall time of the optimisation steps on a shared machine")
-    claims.check("C4/grid-saving", f"wall time of the {cost['grid_size']}-rate grid / wall time of ADLER (whole comparison)",
-                 cost["total_seconds"]["sgd"] / cost["total_seconds"]["adler"], C.above(4.0),
+    claims.check("C4/grid-saving", f"wall time of the {cost['grid_size']}-rate grid / wall time of ADLER (median over groups "
+                 "with a finite ADLER run; the grid's cost is its size times its finite runs' median time)",
+                 float(np.median(cost["grid_saving"])) if cost["grid_saving"].size else float("nan"), C.above(4.0),
                  source_value="about 5x [derived: 10 runs against twice one run]",
                  note="measured in wall time: the pass count is fixed by Algorithm 1 (one forward, one backward, one "
                       "JVP per step: Alg1/passes), so a ratio of counted passes could not fail")

@@ -361,8 +361,11 @@ def cell_table(comp: Comparison, dataset: str) -> list[dict]:
 
 def cost(comp: Comparison) -> dict:
     """Wall time and passes of ADLER and GN relative to one SGD run of the same (dataset, model, activation,
-    seed), and the totals of the comparison."""
-    ratios, pass_ratios, gn_ratios = [], [], []
+    seed), and the totals of the comparison. ``grid_saving``: per group with a finite ADLER run, the grid's cost
+    (its size times the median wall time of its finite, full-length runs) over ADLER's wall time; a diverged run
+    stops early, so the comparison's raw totals would flatter whichever method diverged more."""
+    ratios, pass_ratios, gn_ratios, saving = [], [], [], []
+    grid_size = len(set(r.lr for r in comp.runs if r.method == "sgd"))
     for r in comp.runs:
         if r.method != "adler":
             continue
@@ -373,13 +376,15 @@ def cost(comp: Comparison) -> dict:
             continue
         t_sgd = float(np.median([s.seconds for s in sgd]))
         ratios.append(r.seconds / t_sgd)
+        saving.append(grid_size * t_sgd / r.seconds)
         gn_ratios.append(gn[0].seconds / t_sgd)
         p = lambda s: sum(s.passes.values())  # forward + backward + JVP passes
         pass_ratios.append(p(r) / float(np.median([p(s) for s in sgd])))
     total = {m: sum(r.seconds for r in comp.runs if r.method == m) for m in ("sgd", "adler", "gn")}
     passes = {m: sum(sum(r.passes.values()) for r in comp.runs if r.method == m) for m in ("sgd", "adler", "gn")}
     return dict(wall_ratio=np.array(ratios), pass_ratio=np.array(pass_ratios), gn_wall_ratio=np.array(gn_ratios),
-                total_seconds=total, total_passes=passes, runs=len(comp.runs), grid_size=len(set(r.lr for r in comp.runs if r.method == "sgd")))
+                grid_saving=np.array(saving), total_seconds=total, total_passes=passes, runs=len(comp.runs),
+                grid_size=grid_size)
 
 
 def local_maxima(series: np.ndarray, window: int) -> int:
