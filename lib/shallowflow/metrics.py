@@ -308,7 +308,7 @@ def converged_runs(loss_end: torch.Tensor, n: int, c_y_minus: float = 1.0) -> to
 def balancedness_drift(snap_a: torch.Tensor, snap_W: torch.Tensor, keep: torch.Tensor | None = None) -> dict:
     """Drift of a_j^2 - ||w_j||^2 along recorded states (S, R, m) / (S, R, m, d), state 0 the initialisation.
 
-    Returns per run ``absolute`` = max over states and neurons of |b_j(t) - b_j(0)| and ``relative`` = that over
+    Returns per run ``absolute`` = max over states and neurons of abs(b_j(t) - b_j(0)) and ``relative`` = that over
     the largest a_j^2 + ||w_j||^2 seen (the drift in units of the parameters' own size).  ``keep`` (S, R), optional,
     says which states count for each run (e.g. those within a flow time)."""
     b = snap_a ** 2 - (snap_W ** 2).sum(-1)  # (S, R, m)

@@ -9,7 +9,7 @@ step in total (000 spec, B1 [derived]).
 One experiment: for each source's dataset (:mod:`.sources`) and each activation (ReLU, sigmoid, tanh), the
 same balanced initialisation trained (a) by the exact gradient flow (adaptive Dormand-Prince,
 :func:`shallowflow.flow.gradient_flow`) and (b) by gradient descent at every step size of ``lrs``, seeds x step
-sizes as one ensemble; the drift max_t max_j |b_j(t) - b_j(0)| is measured over the flow time [0, T] on
+sizes as one ensemble; the drift max_t max_j abs(b_j(t) - b_j(0)) is measured over the flow time [0, T] on
 ``snapshots`` states, relative to the largest a_j^2 + ||w_j||^2 met.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ class BalanceRun:
 
 
 def law_residual(net: Network, snap_t, snap_a, snap_W, data) -> torch.Tensor:
-    """max_{t,j} |b_j(t) - b_j(0) - int_0^t rate_j| / max_{t,j} |b_j(t) - b_j(0)| per run: the drift measured along
+    """max_{t,j} abs(b_j(t) - b_j(0) - int_0^t rate_j) / max_{t,j} abs(b_j(t) - b_j(0)) per run: the drift measured along
     the flow against the integral of :func:`shallowflow.theory.balancedness_rate`, by Simpson's rule on the
     uniform snapshot grid (Richardson on the trapezoid: an odd number of snapshots, the even ones compared)."""
     from ...models import Params

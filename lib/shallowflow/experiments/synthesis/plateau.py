@@ -59,6 +59,7 @@ MAX_N = 10  # the most points among the sources' datasets
 
 
 def _steps(P) -> float:
+    """Gradient-descent iterations for the slowest dataset at the smallest scale (an upper estimate)."""
     return P.horizon * math.log(1 / min(P.init_scales)) / SLOWEST_RATE / P.lr
 
 
