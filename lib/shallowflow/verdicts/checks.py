@@ -233,7 +233,7 @@ class Claims:
                                                           else f"REGISTRY SAYS {c.expected}")
             out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
                             criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c),
-                            source_key=self.source))
+                            note=c.note, source_key=self.source))
         return out
 
     def report(self) -> str:
@@ -244,6 +244,8 @@ class Claims:
                          f"(criterion {r['criterion']}; {r['registry']})")
             if r["why"]:
                 lines.append(f"        why: {r['why']}")
+            if r["note"]:
+                lines.append(f"        note: {r['note']}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

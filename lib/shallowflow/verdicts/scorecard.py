@@ -53,6 +53,8 @@ def verdict_table_html(rows: list[dict]) -> str:
         body.append(f"<tr class='sf-check'{anchor}>{cells}</tr>")
         if r.get("why"):
             body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {html.escape(r['why'])}</td></tr>")
+        if r.get("note"):  # a deviation from the spec's criterion, the data a check uses, ...
+            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><b>note</b>: {html.escape(r['note'])}</td></tr>")
     return (f'<div class="sf-scroll" style="overflow-x:auto;max-width:100%"><table class="sf-claims">'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
@@ -366,6 +368,7 @@ def checks_html(rows: list[dict], here: str = "book") -> str:
                    f"({badge(r['verdict'])}, {_chapter_link(r['chapter'], here)})</h4>")
         out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
                                             measured=c["measured"], criterion=c["criterion"],
-                                            verdict=c["verdict"], why=explain(c), registry=c.get("note", ""))
-                                       for c in r["checks"]]).replace("<th>registry</th>", "<th>note</th>"))
+                                            verdict=c["verdict"], why=explain(c), note=c.get("note", ""),
+                                            registry="")
+                                       for c in r["checks"]]).replace("<th>registry</th>", "<th></th>"))
     return "\n".join(out)
