@@ -54,13 +54,12 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, metrics, plots
 from shallowflow.experiments.synthesis import balancedness as ex
-from shallowflow.experiments.synthesis.sources import chosen
+from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
@@ -71,8 +70,7 @@ claims = C.Claims(source="syn", chapter="book/synthesis/balancedness", profile=P
 # ## The data
 
 # %% tags=["remove-input"]
-display(pd.DataFrame([{"source": s.key, "dataset": s.what, "n": s.dataset().n, "d": s.dataset().d}
-                      for s in chosen(P.sources)]).style.hide(axis="index"))
+display(HTML(html_table(data_rows(P.sources))))
 
 # %% [markdown]
 # ## Training
@@ -91,9 +89,7 @@ print(f"{len(run.sources)} datasets x 3 activations, each: {len(P.seeds)} exact 
 # A drift proportional to the step gives the ratio of the steps, a drift that belongs to the flow gives 1.
 
 # %% tags=["remove-input"]
-tab = pd.DataFrame(ex.table(run))
-display(tab.style.format({c: "{:.3g}" for c in tab.columns if c not in ("source", "activation")}, na_rep="(not run)")
-        .hide(axis="index"))
+display(HTML(html_table(ex.table(run), digits=3)))
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)
@@ -201,7 +197,7 @@ claims.finish();
 # last column applies the check's criterion to those data alone.
 
 # %% tags=["remove-input"]
-display(pd.DataFrame(ex.source_rows(run, criteria)).style.hide(axis="index"))
+display(HTML(html_table(ex.source_rows(run, criteria))))
 
 # %% [markdown]
 # ## What we find

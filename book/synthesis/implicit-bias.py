@@ -46,13 +46,12 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
 from shallowflow.experiments.synthesis import implicit_bias as ex
-from shallowflow.experiments.synthesis.sources import chosen
+from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
@@ -63,8 +62,7 @@ claims = C.Claims(source="syn", chapter="book/synthesis/implicit-bias", profile=
 # ## The data
 
 # %% tags=["remove-input"]
-display(pd.DataFrame([{"source": s.key, "dataset": s.what, "n": s.dataset().n, "d": s.dataset().d}
-                      for s in chosen(P.sources)]).style.hide(axis="index"))
+display(HTML(html_table(data_rows(P.sources))))
 
 # %%
 run = ex.run_implicit_bias(P)
@@ -79,9 +77,7 @@ print(f"{len(run.results)} ensembles of {len(P.seeds)} runs, up to {math.ceil(P.
 # $\|\theta\|^2$ relative to the minimum over interpolators where that is computed.
 
 # %% tags=["remove-input"]
-tab = pd.DataFrame(ex.table(run))
-display(tab.style.format({c: "{:.4g}" for c in tab.columns if c != "source"}, na_rep="(not computed)")
-        .hide(axis="index"))
+display(HTML(html_table(ex.table(run), missing="(not computed)")))
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -140,7 +136,7 @@ claims.finish();
 # %% tags=["remove-input"]
 ids = {c.id for c in claims.checks}
 verdict = lambda cid: (("pass" if claims.passed(cid) else "fail") + f" ({cid})") if cid in ids else "not run"
-display(pd.DataFrame(ex.source_rows(run, verdict)).style.hide(axis="index"))
+display(HTML(html_table(ex.source_rows(run, verdict))))
 
 # %% [markdown]
 # ## What we find

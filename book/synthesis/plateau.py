@@ -62,13 +62,12 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
 from shallowflow import config, plots
 from shallowflow.experiments.synthesis import plateau as ex
-from shallowflow.experiments.synthesis.sources import chosen
+from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
@@ -79,8 +78,7 @@ claims = C.Claims(source="syn", chapter="book/synthesis/plateau", profile=P.prof
 # ## The data and the predicted rates
 
 # %% tags=["remove-input"]
-display(pd.DataFrame([{"source": s.key, "dataset": s.what, "n": s.dataset().n, "d": s.dataset().d}
-                      for s in chosen(P.sources)]).style.hide(axis="index"))
+display(HTML(html_table(data_rows(P.sources))))
 
 # %%
 run = ex.run_plateaus(P)
@@ -121,9 +119,7 @@ plt.show()
 # ## Fitted slopes and predicted constants
 
 # %% tags=["remove-input"]
-tab = pd.DataFrame(ex.table(run))
-display(tab.style.format({c: "{:.4g}" for c in tab.columns if c not in ("source", "activation", "runs")})
-        .hide(axis="index"))
+display(HTML(html_table(ex.table(run))))
 
 # %% [markdown]
 # ## Checks
@@ -195,7 +191,7 @@ claims.finish();
 # on that source's own data; 000's tanh reading is set against every source's data.
 
 # %% tags=["remove-input"]
-display(pd.DataFrame(ex.source_rows(run, band)).style.hide(axis="index"))
+display(HTML(html_table(ex.source_rows(run, band))))
 
 # %% [markdown]
 # ## What we find

@@ -46,3 +46,32 @@ SOURCES = {
 def chosen(indices) -> list[SourceData]:
     """The sources of a chapter's ``sources`` parameter (indices 0..4 into :data:`KEYS`), in key order."""
     return [SOURCES[KEYS[i]] for i in sorted(set(int(i) for i in indices))]
+
+
+def data_rows(indices) -> list[dict]:
+    """One row per chosen source: its key, the dataset in words, n and d (the table each chapter opens with)."""
+    rows = []
+    for s in chosen(indices):
+        ds = s.dataset()
+        rows.append({"source": s.key, "dataset": s.what, "n": ds.n, "d": ds.d})
+    return rows
+
+
+def html_table(rows: list[dict], digits: int = 4, missing: str = "(not run)") -> str:
+    """A plain HTML table of dict rows (the keys of the first row are the columns); floats with ``digits``
+    significant digits, NaN shown as ``missing``.  The chapters show their tables without importing pandas."""
+    import html
+    import math
+
+    if not rows:
+        return "<p>(no rows at this scale)</p>"
+    cols = list(rows[0])
+
+    def cell(v):
+        if isinstance(v, float):
+            return missing if math.isnan(v) else f"{v:.{digits}g}"
+        return html.escape(str(v))
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{cell(r.get(c, ''))}</td>" for c in cols) + "</tr>" for r in rows)
+    return f"<table class='sf-synthesis'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
