@@ -208,6 +208,11 @@ claims.check("Thm1/success", "L -> 0 with probability >= 1 - eps (eps = 0.05): b
              source_value=">= 1 - eps", valid=fin,
              note=f"failures per n: {fails} of {P.seeds}; deviation from the spec: {P.seeds} runs cannot resolve "
                   "a rate of 1 - eps, so the criterion is a one-sided binomial test")
+logp = [n for n in S if T.width_rule(n, P.eps) < n]
+claims.check("Thm1/log-width", "the theorem's regime p ~ log n < n: binomial p-value of the failures at every n whose width "
+             "p = floor(log(n/eps)/log(4/3)) + 1 is below n", [binom_pvalue(fails[list(S).index(n)], P.seeds, P.eps) for n in logp],
+             C.above(0.05), source_value="p ~ log n", valid=torch.cat([S[n]["finite"] for n in logp]) if logp else None,
+             note=f"widths per n: {[(n, T.width_rule(n, P.eps)) for n in S]}; n with p < n: {logp}")
 claims.check("Thm1/bound6", "eq. (6) holds at every iterate of every run (violations, tolerance 1e-9)",
              int(sum(int(S[n]["v6"].sum()) for n in S)), C.below(0.5), source_value="0", valid=fin)
 conv = torch.cat([S[n]["converged"] for n in S])

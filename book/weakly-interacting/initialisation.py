@@ -143,6 +143,12 @@ claims.check("Lemma5/necessary-orthogonal", "p <= 3 log(n/eps) - 2 gives P(I) <=
 claims.check("Lemma5/necessary-general", "the same for any data: identical inputs with positive labels, P(I) = 1 - (3/4)^p "
              "(margin (1 - eps) - P)", [(1 - r["eps"]) - r["identical"] for r in l5], C.above(0.0), source_value="<= 1 - eps",
              note="the spec's counterexample to the necessity half for correlated data")
+ident = [r for r in mc if r["key"] == "identical"]
+claims.check("Lemma5/counterexample", "identical inputs, positive labels, p = floor(3 log(n/eps) - 2), eps = 0.05: the Monte "
+             "Carlo P(I) exceeds 1 - eps (margin P - (1 - eps), every n of the Monte Carlo grid)",
+             [r["mc"] - 0.95 for r in ident], C.above(0.0, strict=True), source_value="P(I) <= 1 - eps (Lemma 5, any data)",
+             note="Monte Carlo with App-B initialisations, independent of the formula 1 - (3/4)^p: "
+                  + ", ".join(f"n = {r['n']}, p = {r['p']}: {r['mc']:.4f}" for r in ident))
 agree = (iff["event"] == iff["fitted"]).double()
 claims.check("Lemma5-iff/agreement", "orthogonal data: residuals vanish iff I holds (fraction of runs that agree)",
              float(agree.mean()), C.close_to(1.0, atol=1e-12), source_value="iff", valid=iff["finite"])

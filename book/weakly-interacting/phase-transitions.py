@@ -185,6 +185,13 @@ claims.check("Thm2/plateaus", f"plateaus 1.25, 0.25, 0 at n = {last['n']:.0e} (t
 dist = np.array([np.abs(np.array(r["plateaus"]) - np.array([1.25, 0.25, 0.0])) for r in rows])
 claims.check("Thm2/plateaus-converge", "the distance to every plateau level decreases as n grows", (np.diff(dist, axis=0) < 0).all(),
              C.is_true(), source_value="L_n -> L_inf")
+nn = np.array([r["n"] for r in rows], float)
+order = np.argsort(nn)
+shrink = dist[order[-1]] / dist[order[0]] * np.log(2 * nn[order[-1]]) / np.log(2 * nn[order[0]])
+claims.check("Thm2/plateaus-limit", "L_n -> L_inf (the source's limit): the distance to each plateau level shrinks at least "
+             "like 1/log(np) from the smallest to the largest n (distance ratio x log ratio)", shrink, C.below(1.0),
+             source_value="L_inf = lim L_n", note=f"distances at the smallest and largest n: {dist[order[0]].round(5).tolist()}, "
+                                                 f"{dist[order[-1]].round(6).tolist()}")
 te = np.array([[r[(D, 1.0)]["t_eps"] * D for D in PT.NORMS] for r in rows])
 claims.check("Thm2/times", "t(eps)/t_n -> 1/||D_j|| monotonically: ||D|| t(eps)/t_n decreases with n",
              bool((np.diff(te, axis=0) < 0).all()), C.is_true(), source_value="1/||D_j||",

@@ -310,6 +310,13 @@ def findings(claims, P, l12, l3):
                f"with 1 - eps, eq. (6) {'held' if ok('Thm1/bound6') else 'was violated'} at every iterate, and the "
                f"final curvature {'was' if ok('Thm1/late-mu') else 'was not'} above C/n in every converged run; "
                f"the any-scale claim {'holds' if ok('Thm1/any-scale') else 'fails'} on scales {P.scales}.")
+    widths = {n: T.width_rule(n, P.eps) for n in P.ns}
+    small = [n for n, p in widths.items() if p < n]
+    out.append(f"- The width rule gives p = {', '.join(f'{p} at n = {n}' for n, p in widths.items())}: "
+               + (f"the theorem's regime p ~ log n < n is tested at n = {small} and "
+                  f"{'holds' if ok('Thm1/log-width') else 'does not hold'} there." if small else
+                  "p >= n at every n of this run, so the theorem's regime p ~ log n, far below n, is not tested "
+                  "at this scale (the paper profile's larger n test it)."))
     out.append(f"- Lemma 1 under GD: the drift of a_j^2 - ||w_j||^2 is of order lr "
                f"({'confirmed' if ok('Lemma1/drift-order') else 'not confirmed'}); at lr = {min(P.lrs):g} it is "
                f"{l12['rows'][-1]['drift']:.2e}, {'below' if ok('Lemma1/drift-small') else 'above'} the spec's 1e-3 "

@@ -37,7 +37,14 @@ SCHEMA = {
     "cap_reps": Int("interpolation capacity: runs", low=1, high=100),
     "cap_mult": Float("interpolation capacity: horizon multiplier of the long runs", low=1, high=1000),
     "boot": Int("bootstrap resamples of the threshold fits", low=0, high=100000),
+    "first_layer": Str("first-layer law: gauss (App. B's N(0, I/d)) or uniform (the authors' code: torch's U(-1/sqrt(d), 1/sqrt(d)))",
+                       choices=("gauss", "uniform")),
+    "fl_mults": Floats("first-layer comparison at d = 20, p = fig4_p, lr 1: n grid as multiples of d, run under both laws; "
+                       "empty: none", low=0.5, high=100, min_len=0),
+    "fl_reps": Int("first-layer comparison: runs per n and law", low=1, high=500),
 }
+
+
 def _fig4_ns(d, mults):
     return sorted({max(2, int(round(m * d))) for m in mults})
 
@@ -91,15 +98,18 @@ AUTHORS_FIG4 = {"d": [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
 AUTHORS_FIG5 = {"p": [50, 100, 200, 400], "N": [220, 295, 347, 387]}
 
 
-def runs_at(n, d, p, reps, lr=1.0, epochs=None, base=0):
-    r = RD.dense_gd(n, d, p, list(range(base, base + reps)), lr=lr, epochs=epochs)
+def runs_at(n, d, p, reps, lr=1.0, epochs=None, base=0, first_layer="gauss"):
+    r = RD.dense_gd(n, d, p, list(range(base, base + reps)), lr=lr, epochs=epochs, first_layer=first_layer)
     r.update(n=n, d=d, p=p, lr=lr)
     return r
 
 
 def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
     """Logistic fit P(n) = top / (1 + exp((n - N) / w)) by maximum likelihood over every run (top = 1, or a free
-    upper plateau); bootstrap over runs within each n for a 95% interval of N."""
+    upper plateau); bootstrap over runs within each n for a 95% interval of N (the resamples are kept in
+    ``boot``).  ``bracketed``: the grid brackets the threshold (some n with P(converged) above 1/2 and some
+    below, and N inside the grid); a threshold that is not bracketed is an extrapolation and counts as
+    undecided."""
     ns = np.asarray(ns, float)
     conv = np.asarray(conv, float)
     scale = ns.max()
@@ -122,8 +132,9 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
 
     N, top = fit(ns, conv)
     means = np.array([conv[ns == v].mean() for v in np.unique(ns)])
-    bracketed = bool(means.max() >= 0.5 and means.min() <= 0.5 and np.unique(ns).min() <= N <= np.unique(ns).max())
+    bracketed = bool(means.max() > 0.5 and means.min() < 0.5 and np.unique(ns).min() <= N <= np.unique(ns).max())
     lo = hi = math.nan
+    bs = []
     if boot:
         rng = np.random.default_rng(seed)
         groups = [np.flatnonzero(ns == v) for v in np.unique(ns)]
@@ -132,7 +143,68 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
             pick = np.concatenate([rng.choice(g, g.size) for g in groups])
             bs.append(fit(ns[pick], conv[pick])[0])
         lo, hi = np.percentile(bs, [2.5, 97.5])
-    return dict(N=float(N), lo=float(lo), hi=float(hi), top=float(top), bracketed=bracketed)
+    grid = np.unique(ns)
+    below, above = grid[grid <= N], grid[grid >= N]
+    gap = (float(below.max()) if below.size else math.nan, float(above.min()) if above.size else math.nan)
+    resolved = bool(np.any((means > 0) & (means < 1)))
+    return dict(N=float(N), lo=float(lo), hi=float(hi), top=float(top), bracketed=bracketed, boot=np.asarray(bs, float),
+                gap=gap, resolved=resolved)
+
+
+def threshold_interval(fit):
+    """What one threshold is known to within: its bootstrap interval, widened to the grid gap around N when no
+    grid point has 0 < P(converged) < 1 (the transition then falls between two grid points, and resampling runs
+    cannot move it)."""
+    lo, hi = fit["lo"], fit["hi"]
+    if not fit["resolved"] or not (np.isfinite(lo) and np.isfinite(hi)):
+        lo, hi = np.nanmin([lo, fit["gap"][0]]), np.nanmax([hi, fit["gap"][1]])
+    return float(lo), float(hi)
+
+
+def bracketed_curve(rows, key):
+    """The thresholds of one curve (Fig. 4: key "d", Fig. 5: key "p"), sorted by the key, with the points whose
+    grid does not bracket the threshold left out: (x, N, the kept rows)."""
+    kept = sorted((r for r in rows if r["fit"]["bracketed"]), key=lambda r: r[key])
+    return np.array([r[key] for r in kept], float), np.array([r["fit"]["N"] for r in kept], float), kept
+
+
+def exponent_interval(x, rows):
+    """Power-law exponent of N against x (log-log least squares) over bracketed thresholds, and the range of
+    exponents consistent with every threshold's interval (:func:`threshold_interval`): the least-squares slope
+    is a weighted sum of the log N_i, so its extremes put each N_i at one end of its interval.  nan with fewer
+    than three points."""
+    x = np.asarray(x, float)
+    if len(rows) < 3:
+        return dict(beta=math.nan, lo=math.nan, hi=math.nan)
+    beta = power_fit(x, [r["fit"]["N"] for r in rows])["beta"]
+    lx = np.log(x)
+    w = (lx - lx.mean()) / ((lx - lx.mean()) ** 2).sum()
+    iv = np.array([threshold_interval(r["fit"]) for r in rows])
+    if not np.all(np.isfinite(iv)) or np.any(iv <= 0):
+        return dict(beta=beta, lo=math.nan, hi=math.nan)
+    llo, lhi = np.log(iv[:, 0]), np.log(iv[:, 1])
+    lo = float(np.sum(np.where(w > 0, w * llo, w * lhi)))
+    hi = float(np.sum(np.where(w > 0, w * lhi, w * llo)))
+    return dict(beta=beta, lo=lo, hi=hi)
+
+
+def power_fit_interval(x, y, level=0.95):
+    """Power-law exponent of published values (log-log least squares) with its t interval."""
+    from scipy import stats
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    r = stats.linregress(np.log(x), np.log(y))
+    t = stats.t.ppf(0.5 + level / 2, len(x) - 2)
+    return dict(beta=float(r.slope), lo=float(r.slope - t * r.stderr), hi=float(r.slope + t * r.stderr))
+
+
+def exponent_test(target=1.0, rival=2.0):
+    """Criterion on an exponent interval [lo, hi]: it contains ``target`` and excludes ``rival`` (a fit that
+    cannot tell the two apart does not pass)."""
+    from shallowflow.verdicts.criteria import Criterion
+
+    return Criterion(f"interval contains {target:g} and excludes {rival:g}",
+                     lambda v: np.array([v.size == 2 and v[0] <= target <= v[1] and not (v[0] <= rival <= v[1])]))
 
 
 def collect(rows):
@@ -145,13 +217,23 @@ def run_fig3(P):
     """Experiment 1 / Fig 3: convergence against n at d = fig3_d with the stated width rule and with 4x the
     width, and the bootstrapped threshold fit of the stated protocol."""
     d = P.fig3_d
-    stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000)
-              for n in progress.each(P.fig3_ns, "Fig 3, stated width", unit="n")]
-    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000)
-            for n in progress.each(P.wide_ns, "Fig 3, 4x width", unit="n")]
+    stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000, first_layer=P.first_layer)
+              for n in progress.each(sorted(set(P.fig3_ns)), "Fig 3, stated width", unit="n")]
+    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000, first_layer=P.first_layer)
+            for n in progress.each(sorted(set(P.wide_ns)), "Fig 3, 4x width", unit="n")]
     ns, conv = collect(stated)
     fit = fit_threshold(ns, conv, boot=P.boot, seed=3)
     return dict(stated=stated, wide=wide, fit=fit)
+
+
+def largest_example_share(n, seeds=range(20), d=100):
+    """The largest share of L(0) ~ sum_i y_i^2 / (2n) that one fully unfit example can carry,
+    max_i y_i^2 / sum_j y_j^2, over App-B label draws (one per seed; h(0) ~ 0)."""
+    out = []
+    for s in seeds:
+        _, y = datasets.weakly_interacting_draw(n, d, s)
+        out.append(float((y ** 2).max() / (y ** 2).sum()))
+    return np.array(out)
 
 
 def remaining_loss(r):
@@ -174,23 +256,48 @@ def run_fig45(P):
     for lr in (1.0, P.small_lr):
         f4[lr] = []
         mults = P.fig4_mults if lr == 1.0 else P.small_mults
-        for d in P.fig4_ds:
+        for d in sorted(set(P.fig4_ds)):
             ns = sorted({max(2, int(round(m * d))) for m in mults})
             rows = []
             for n in progress.each(ns, f"Fig 4, d = {d}, lr = {lr:g}", unit="n"):
                 ep = T.epochs_rule(n, P.fig4_p, 1.0)  # the stated horizon, in flow time
-                rows.append(runs_at(n, d, P.fig4_p, P.fig45_reps, lr=lr, epochs=int(math.ceil(ep / lr)), base=30_000))
+                rows.append(runs_at(n, d, P.fig4_p, P.fig45_reps, lr=lr, epochs=int(math.ceil(ep / lr)), base=30_000,
+                                    first_layer=P.first_layer))
             x, c = collect(rows)
             f4[lr].append(dict(d=d, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d),
                                fit_plateau=fit_threshold(x, c, plateau=True)))
     f5 = []
-    for p in P.fig5_ps:
-        rows = [runs_at(n, P.fig5_d, p, P.fig45_reps, base=40_000)
-                for n in progress.each(P.fig5_ns, f"Fig 5, p = {p}", unit="n")]
+    for p in sorted(set(P.fig5_ps)):
+        rows = [runs_at(n, P.fig5_d, p, P.fig45_reps, base=40_000, first_layer=P.first_layer)
+                for n in progress.each(sorted(set(P.fig5_ns)), f"Fig 5, p = {p}", unit="n")]
         x, c = collect(rows)
         f5.append(dict(p=p, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=p),
                        fit_plateau=fit_threshold(x, c, plateau=True)))
     return dict(fig4=f4, fig5=f5)
+
+
+def run_first_layer(P, d=20):
+    """The threshold at d, p = fig4_p, lr 1 under App. B's N(0, I/d) first layer and under the authors' code's
+    U(-1/sqrt(d), 1/sqrt(d)) (the same data and second-layer draws), on the grid fl_mults x d, and the ratio of
+    the two thresholds with a 95% interval from their independent bootstrap resamples."""
+    if not P.fl_mults:
+        return None
+    ns = sorted({max(2, int(round(m * d))) for m in P.fl_mults})
+    out = {}
+    for law in ("gauss", "uniform"):
+        rows = [runs_at(n, d, P.fig4_p, P.fl_reps, base=60_000, first_layer=law)
+                for n in progress.each(ns, f"first layer {law}, d = {d}", unit="n")]
+        x, c = collect(rows)
+        out[law] = dict(rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d + (0 if law == "gauss" else 1)))
+    g, u = out["gauss"]["fit"], out["uniform"]["fit"]
+    ratio = u["N"] / g["N"]
+    lo = hi = math.nan
+    if g["boot"].size and u["boot"].size:
+        B = min(g["boot"].size, u["boot"].size)
+        lo, hi = np.percentile(u["boot"][:B] / g["boot"][:B], [2.5, 97.5])
+    out.update(d=d, ratio=float(ratio), lo=float(lo), hi=float(hi),
+               bracketed=bool(g["bracketed"] and u["bracketed"]))
+    return out
 
 
 def linear_fit(x, y):
@@ -218,8 +325,8 @@ def run_capacity(P, d=20, p=30):
     continued for cap_mult times the horizon at the same step."""
     n = P.cap_n
     ep = T.epochs_rule(n, p)
-    base = runs_at(n, d, p, P.cap_reps, base=50_000)
-    long = runs_at(n, d, p, P.cap_reps, epochs=int(ep * P.cap_mult), base=50_000)
+    base = runs_at(n, d, p, P.cap_reps, base=50_000, first_layer=P.first_layer)
+    long = runs_at(n, d, p, P.cap_reps, epochs=int(ep * P.cap_mult), base=50_000, first_layer=P.first_layer)
     return dict(n=n, d=d, p=p, base=base, long=long, epochs=ep)
 
 
@@ -230,7 +337,9 @@ def findings(claims, f3, f45, P):
         f"- Stated protocol at d = {P.fig3_d}: threshold N = {fit['N']:.0f} (95% bootstrap {fit['lo']:.0f} to {fit['hi']:.0f}); "
         f"the paper's 3000 is {'inside' if fit['lo'] <= 3000 <= fit['hi'] else 'outside'} this interval.",
         f"- With 4x the width: " + ", ".join(f"n = {r['n']}: {int(r['converged'].sum())}/{len(r['converged'])} converged" for r in f3["wide"]) + ".",
-        f"- Fig. 4 (p = {P.fig4_p}): the linear fit {'passes' if ok('Fig4/linear') else 'fails'} R^2 >= 0.95 and the power-law "
-        f"exponent is {'<=' if ok('Fig4/power') else '>'} 1.3.",
+        f"- Fig. 4 (p = {P.fig4_p}): at lr 1 the linear fit {'passes' if ok('Fig4/linear') else 'fails'} R^2 >= 0.95 and the power-law "
+        f"exponent is {'<=' if ok('Fig4/power') else '>'} 1.3; the authors' own data {'are' if ok('Fig4/authors-exponent') else 'are not'} "
+        f"convex (exponent interval above 1) and the book's lr-1 exponent {'agrees' if ok('Fig4/matches-authors') else 'does not agree'} "
+        f"with theirs; at lr {P.small_lr:g} the exponent's interval {'contains 1 and excludes 2' if ok('Fig4/linear-small-step') else 'does not contain 1 while excluding 2'}.",
         f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not'} increasing and concave in p.",
     ])
