@@ -165,11 +165,14 @@ for key, where, says, cid in (
     r = R.get(key)
     if r is None:
         continue
-    i = ex.of_scale(r, big)
+    cells = []
+    for sc in (min(P.scales), big):
+        i = ex.of_scale(r, sc)
+        cells.append(f"norm {sc:g}: mu_0 {float(r.mu[0, i].median()):.3g}, kappa_0 {float(r.kappa[0, i].median()):.3g}, "
+                     f"min_t mu_t {float(r.mu[:, i].amin(0).median()):.3g}, final mu {float(ex.final_mu(r)[i].median()):.4g}")
     rows.append({"source": key, "where": where, "the source says": says,
-                 "the book measures (its data, largest scale)": f"mu_0 {float(r.mu[0, i].median()):.3g}, kappa_0 "
-                 f"{float(r.kappa[0, i].median()):.3g}, min_t mu_t {float(r.mu[:, i].amin(0).median()):.3g}, final mu "
-                 f"{float(ex.final_mu(r)[i].median()):.3g}", "verdict": verdict(cid) if cid else "(reported)"})
+                 "the book measures (its data; smallest and largest scale)": "; ".join(cells),
+                 "verdict": verdict(cid) if cid else "(reported)"})
 display(HTML(html_table(rows)))
 
 # %% [markdown]
