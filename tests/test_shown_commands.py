@@ -105,7 +105,10 @@ def validate(cmd: str, tmp_path: Path, chapter: str | None = None) -> None:
 
 
 @pytest.mark.parametrize("place", places())
-def test_every_shown_command_is_accepted_or_refused_as_it_says(place, tmp_path):
+def test_every_shown_command_is_accepted_or_refused_as_it_says(place, tmp_path, monkeypatch):
+    # the sources' scale is a cluster run: validated against a 128 GiB node's limits, as the limits tests do
+    monkeypatch.setenv("SHALLOWFLOW_MEMORY_GB", "64")
+    monkeypatch.setenv("SHALLOWFLOW_WORK_BUDGET", "1e16")
     commands = shown_commands(place)
     assert commands, f"{place} shows no command"
     wrong = []
