@@ -34,7 +34,7 @@
 #   with the parameter sets tried). Its why is generated from the measured values of this build.
 # - A target's checks are listed under the table, with the source's value and the measured one.
 # - The same data is in the built site as `scorecard.json` (linked below the table), whose JSON schema
-#   is `shallowflow.claims.SCORECARD_SCHEMA` (checked by the site test).
+#   is `shallowflow.verdicts.SCORECARD_SCHEMA` (checked by the site test).
 
 # %% tags=["parameters", "remove-cell"]
 profile = "book"  # which claim records to read

@@ -54,7 +54,7 @@ def test_every_registered_function_has_a_docstring():
     """The scorecard links each target to its function's API entry; autodoc documents only what has a docstring."""
     import importlib
 
-    from shallowflow.claims import load_registry
+    from shallowflow.verdicts import load_registry
 
     missing = []
     for entry in load_registry()["targets"].values():

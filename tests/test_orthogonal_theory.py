@@ -150,7 +150,7 @@ def test_binding_lambdas_and_step_sizes():
         def check(self, *a, **k):
             pass
 
-    from shallowflow import claims as C
+    from shallowflow import verdicts as C
     s.check(FakeClaims(), "X/a", "", [0.1, 0.2], [0.05, 0.025], C.below(0.15))
     s.check(FakeClaims(), "X/b", "", [0.1, 0.1], [0.05, 0.025], C.below(0.15))
     assert s.disagreements() == ["X/a"]

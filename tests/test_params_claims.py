@@ -88,7 +88,7 @@ def registry(tmp_path, monkeypatch):
     (root / "verdicts" / "999.yml").write_text(
         "source: {seed: x.txt}\ntargets:\n  T:\n    chapter: book/ch\n    checks:\n"
         "      a: {book: pass, smoke: undecided}\n"
-        "      b: {book: fail, smoke: fail, cause: method, why: 'a finite step'}\n")
+        "      b: {book: fail, smoke: fail, cause: not-reproduced, tried: [book], why: 'cause unknown'}\n")
     monkeypatch.setenv("SHALLOWFLOW_ROOT", str(root))
     return root
 

@@ -3,7 +3,7 @@ import jupytext
 import pytest
 
 from shallowflow import cli
-from shallowflow.claims import load_registry
+from shallowflow.verdicts import load_registry
 
 
 def test_every_chapter_has_one_parsable_parameters_cell():

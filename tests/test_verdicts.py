@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 import torch
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import metrics
 
 

@@ -60,7 +60,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.balboni_thesis import conditioning_at_init as X
 from shallowflow.params import validate

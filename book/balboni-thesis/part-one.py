@@ -63,7 +63,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.deep import data as ddata
 from shallowflow.experiments.balboni_thesis import part_one as T

@@ -50,7 +50,7 @@ seeds = [0, 1, 2]  # seeds of the random least-squares problems
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config
 from shallowflow.experiments.balboni_thesis import pl_lemmas as X
 from shallowflow.params import validate

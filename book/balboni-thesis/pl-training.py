@@ -90,7 +90,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 from scipy.stats import spearmanr
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.balboni_thesis import pl_training as X
 from shallowflow.params import validate

@@ -65,7 +65,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots, theory
 from shallowflow.models import Network
 from shallowflow.experiments.brisbois_thesis import activations as A

@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.brisbois_thesis import balancedness_complexity as B
 from shallowflow.experiments.brisbois_thesis import theory as T

@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.brisbois_thesis import gradients_hessians as G
 from shallowflow.experiments.brisbois_thesis import theory as T

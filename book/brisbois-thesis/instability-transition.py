@@ -56,7 +56,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import instability_transition as X

@@ -62,7 +62,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import metrics, plots
 from shallowflow.experiments.brisbois_thesis import multidimensional as MD
 from shallowflow.params import validate

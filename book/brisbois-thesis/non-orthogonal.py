@@ -57,7 +57,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import metrics, plots
 from shallowflow.experiments.brisbois_thesis import non_orthogonal as N
 from shallowflow.models import Network

@@ -56,7 +56,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, data as datasets, plots
 from shallowflow.experiments.brisbois_thesis import pl_analysis as PL
 from shallowflow.experiments.brisbois_thesis import theory as T

@@ -57,7 +57,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import plots
 from shallowflow.experiments.brisbois_thesis import quasi_orthogonal as Q
 from shallowflow.models import Network

@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import metrics, plots
 from shallowflow.experiments.brisbois_thesis import measures
 from shallowflow.experiments.brisbois_thesis import ten_point_data as T

@@ -62,7 +62,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.models import Network
 from shallowflow.experiments.brisbois_thesis import common as Cm

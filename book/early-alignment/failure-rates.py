@@ -69,7 +69,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.early_alignment import failure_rates as ex
 from shallowflow.experiments.early_alignment import findings as fnd

@@ -60,7 +60,7 @@ import pandas as pd
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots, train
 from shallowflow import data as datasets
 from shallowflow.experiments.early_alignment import staircase as ex

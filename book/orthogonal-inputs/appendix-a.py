@@ -68,9 +68,9 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
-from shallowflow.claims import fmt
+from shallowflow.verdicts import fmt
 from shallowflow.experiments.orthogonal_inputs import appendix_a as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate

@@ -65,7 +65,7 @@ import pandas as pd
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.experiments.orthogonal_inputs import balancedness as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd

@@ -72,7 +72,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.experiments.orthogonal_inputs import high_dim as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd

@@ -73,7 +73,7 @@ import pandas as pd
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.experiments.orthogonal_inputs import phases as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd

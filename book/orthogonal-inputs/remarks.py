@@ -71,9 +71,9 @@ import torch
 from IPython.display import HTML, Markdown, display
 from scipy.stats import spearmanr
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, data as datasets, metrics, plots, theory
-from shallowflow.claims import fmt
+from shallowflow.verdicts import fmt
 from shallowflow.experiments.orthogonal_inputs import remarks as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.models import Network

@@ -69,7 +69,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots, theory
 from shallowflow.experiments.orthogonal_inputs import toy
 from shallowflow.experiments.orthogonal_inputs import findings as fnd

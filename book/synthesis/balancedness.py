@@ -56,7 +56,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
 from shallowflow.experiments.synthesis import balancedness as ex
 from shallowflow.experiments.synthesis.sources import data_rows, html_table

@@ -55,7 +55,7 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow import config, plots
 from shallowflow.experiments.synthesis import pl_conditioning as ex
 from shallowflow.experiments.synthesis.sources import SOURCES, data_rows, html_table

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from .claims import repo_root
+from .verdicts import repo_root
 from .executor import (SCORECARD, _atomic_write, chapters, cluster, code_version, engine_and_device, prepare,
                        publish, run_tasks)
 
@@ -99,7 +99,7 @@ def run_book(profile: str = "book", scheduler: str | None = None, workers: int |
             if errors:
                 errors[SCORECARD] = "not executed: chapters failed"
             else:
-                from .claims import claims_dir
+                from .verdicts import claims_dir
 
                 card = prepare(SCORECARD, profile)
                 card.env = {"SHALLOWFLOW_CLAIMS_DIR": str(claims_dir(profile).parent)}  # the published records

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from .claims import repo_root
+from .verdicts import repo_root
 
 # pages written as Jupytext notebooks that are not chapters of a part
 PAGES = {"scorecard": "the scorecard"}

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from . import executor as X
-from .claims import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
+from .verdicts import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
 from .executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported for tests and tools)
 
 PROFILES = X.PROFILES

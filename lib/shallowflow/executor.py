@@ -38,7 +38,7 @@ from typing import Any, Callable
 import yaml
 
 from . import params as _params
-from .claims import repo_root
+from .verdicts import repo_root
 from .outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 
 PROFILES = ("book", "smoke", "paper")
@@ -524,7 +524,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 def _claims_root(claims_root: Path | None = None) -> Path:
-    from .claims import claims_dir
+    from .verdicts import claims_dir
 
     return Path(claims_root) if claims_root else claims_dir("x").parent
 

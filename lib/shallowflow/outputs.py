@@ -41,7 +41,7 @@ def _within(path: str, root: str) -> bool:
 def jail(path, root=None) -> Path:
     """The folder ``path`` must stay inside: the repository when ``path`` lies in it, else ``root`` (the
     folder the user chose), else the path's own folder."""
-    from .claims import repo_root
+    from .verdicts import repo_root
 
     p = _abs(path)
     for candidate in (root, repo_root()):

@@ -35,7 +35,7 @@ def edition() -> str:
 
 
 def runs_dir() -> Path:
-    from shallowflow.claims import repo_root
+    from shallowflow.verdicts import repo_root
 
     return repo_root() / "artifacts" / "runs" / edition()
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from . import executor as X
-from .claims import repo_root
+from .verdicts import repo_root
 from .outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 
 TIMING = ("wall_s", "cached", "started", "worker")  # columns that differ between identical sweeps

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from shallowflow import cli
-from shallowflow.claims import load_registry
+from shallowflow.verdicts import load_registry
 
 ROOT = cli.repo_root()
 HTML = ROOT / "_build" / "html"
@@ -147,7 +147,7 @@ def test_scorecard_json_in_the_site_validates_and_matches_the_page(pages):
 
     import jsonschema
 
-    from shallowflow.claims import SCORECARD_SCHEMA
+    from shallowflow.verdicts import SCORECARD_SCHEMA
 
     doc = json.loads((HTML / "scorecard.json").read_text())
     jsonschema.validate(doc, SCORECARD_SCHEMA)

@@ -14,7 +14,7 @@ from .theory import SUCCESS
 
 def summarise(claims, lines: Sequence[str] = ()) -> str:
     """One bullet per target (checks passed, failing checks with their measured values), then ``lines``."""
-    from ...claims import target_verdict
+    from ...verdicts import target_verdict
 
     targets = {}
     for c in claims.checks:

@@ -72,7 +72,7 @@ def _verdicts(by: dict, prefix: str) -> tuple[int, int, list[str]]:
 
 def phases_findings(claims, run: PhasesRun, fits: dict, theory_slope: dict) -> str:
     """The phases chapter's conclusions, written from its checks and measurements (Markdown)."""
-    from ...claims import fmt
+    from ...verdicts import fmt
 
     by = _by(claims)
     out = []
@@ -244,7 +244,7 @@ def extras_findings(claims, targets: dict) -> str:
 
 def toy_findings(claims, run: ToyRun, first: torch.Tensor, second: torch.Tensor) -> str:
     """The chapter's conclusions, written from this execution's checks and measurements (Markdown)."""
-    from ...claims import fmt
+    from ...verdicts import fmt
 
     by = {c.id: c for c in claims.checks}
 
