@@ -44,10 +44,12 @@ def _prop2_groups(P):
 
 def memory_estimate(P) -> float:
     """The largest of: the flow's dense X = I (n x n), the GD validation's per-step records and their closed
-    form (about 20 arrays of its step count), Prop. 2's group states (13 arrays of 60 times x p groups)."""
+    form (about 20 arrays of its step count), Prop. 2's group states (13 arrays of a chunk of its 60 times x p
+    groups, T.mu_chunk) beside its data (4 arrays of n)."""
     steps = P.t_max * T.t_n(P.gd_n, 2) / min(P.gd_lrs)
     return max(array_bytes(P.flow_n, P.flow_n, copies=3), array_bytes(steps, copies=20) + array_bytes(P.gd_n, copies=8),
-               max(array_bytes(60, p, copies=13) + array_bytes(n, copies=4) for n, p in _prop2_groups(P)))
+               max(array_bytes(min(60, T.mu_chunk(p)), p, copies=13) + array_bytes(n, copies=4)
+                   for n, p in _prop2_groups(P)))
 
 
 def work_estimate(P) -> float:

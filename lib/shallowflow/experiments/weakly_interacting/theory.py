@@ -200,10 +200,28 @@ def group_state(t, k, D, n, p, u0, rho0):
     return u, rho, q, one_m_rho2
 
 
+MU_CHUNK_BYTES = 2 ** 28  # the group states of one chunk of times: about 13 arrays of (times, groups) float64
+
+
+def mu_chunk(groups: int) -> int:
+    """How many times :func:`group_network_mu` evaluates at once, so that its group states of ``groups`` groups
+    fit in :data:`MU_CHUNK_BYTES` (at least one time: a time is one row of every state array)."""
+    return max(1, int(MU_CHUNK_BYTES // (13 * 8 * max(int(groups), 1))))
+
+
 def group_network_mu(t, ks, Ds, n, p, u0s, rho0s):
     """mu(t) of a network of p groups (Prop. 2 / Thm 2), from the exact per-group solution:
     norm(R_j)^2 = (q_j/p)^2 + (u_j/p)^2 (1 - rho_j^2), (v_j^T R_j)^2 = u_j (rho_j sqrt(k)norm(D_j) - u_j/p)^2 and
-    mu = 2/(n p) sum_j [(v_j^T R_j)^2 + u_j norm(R_j)^2] / sum_j norm(R_j)^2.  t: (T,), groups: (G,)."""
+    mu = 2/(n p) sum_j [(v_j^T R_j)^2 + u_j norm(R_j)^2] / sum_j norm(R_j)^2.  t: (T,), groups: (G,).
+    The times are taken a chunk at a time (:func:`mu_chunk`), so memory stays bounded at 2^24 groups."""
+    t = np.asarray(t, float)
+    size = max(np.size(ks), np.size(Ds), np.size(u0s), np.size(rho0s), 1)
+    step = mu_chunk(size)
+    return np.concatenate([_group_network_mu(t[i:i + step], ks, Ds, n, p, u0s, rho0s)
+                           for i in range(0, t.size, step)]) if t.size else np.zeros(0)
+
+
+def _group_network_mu(t, ks, Ds, n, p, u0s, rho0s):
     t = np.asarray(t, float)[:, None]
     u, rho, q, omr2 = group_state(t, ks, Ds, n, p, u0s, rho0s)
     R2 = (q / p) ** 2 + (u / p) ** 2 * omr2
