@@ -140,6 +140,12 @@ for r in f3["stated"]:
 # The [amended] spec notes that at lr 1 and small $d$ GD oscillates near the threshold, so each Fig. 4
 # threshold is also measured with step `small_lr` and the same flow time. A plain logistic from 1 to 0 is
 # shown with the fit that has a free upper plateau (event $\mathcal I$ can fail at $p=30$).
+#
+# A threshold counts only where its $n$ grid brackets it (some $n$ with $P(\text{converged})>1/2$ and some with
+# $P<1/2$); elsewhere it is an extrapolation and is left out of every curve check. Linearity is tested on the
+# power-law exponent: the range of exponents consistent with every threshold's interval (its bootstrap interval,
+# or the grid gap when the transition falls between two grid points) must contain 1 and exclude 2, which a
+# coefficient of determination on four points cannot do (a quadratic $N$ also passes $R^2\ge0.95$).
 
 # %%
 f45 = TH.run_fig45(P)

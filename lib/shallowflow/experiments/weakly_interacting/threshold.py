@@ -340,6 +340,8 @@ def findings(claims, f3, f45, P):
         f"- Fig. 4 (p = {P.fig4_p}): at lr 1 the linear fit {'passes' if ok('Fig4/linear') else 'fails'} R^2 >= 0.95 and the power-law "
         f"exponent is {'<=' if ok('Fig4/power') else '>'} 1.3; the authors' own data {'are' if ok('Fig4/authors-exponent') else 'are not'} "
         f"convex (exponent interval above 1) and the book's lr-1 exponent {'agrees' if ok('Fig4/matches-authors') else 'does not agree'} "
-        f"with theirs; at lr {P.small_lr:g} the exponent's interval {'contains 1 and excludes 2' if ok('Fig4/linear-small-step') else 'does not contain 1 while excluding 2'}.",
-        f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not'} increasing and concave in p.",
+        f"with theirs; at lr {P.small_lr:g} the range of exponents the thresholds allow "
+        f"{'contains 1 and excludes 2: linear' if ok('Fig4/linear-small-step') else 'does not single out linear (it must contain 1 and exclude 2)'}.",
+        f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not shown to be'} increasing and concave in p "
+        f"(bracketed thresholds at p = {[r['p'] for r in f45['fig5'] if r['fit']['bracketed']]}).",
     ])
