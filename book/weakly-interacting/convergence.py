@@ -40,6 +40,7 @@
 # %% tags=["parameters"]
 profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
 ns = [10, 20]  # Theorem 1: dataset sizes
+log_ns = [50]  # Theorem 1 also where the width rule gives p below n
 d = 1e6  # input dimension (Gram space: any d)
 seeds = 16  # Theorem 1: runs per n (data and initialisation)
 eps = 0.05  # epsilon of the width rule
@@ -86,6 +87,8 @@ print(config.describe())
 #
 # Data sets that violate Assumption 2 are rejected and redrawn (the theorem is conditional on it).
 # A run *converges* when $L/L(0)<10^{-20}$ within the step cap.
+# At the small $n$ of `ns` the width rule gives $p\ge n$, which is not the theorem's regime $p\sim\log n\ll n$;
+# the runs at `log_ns` (where the rule's $p$ is below $n$) test that regime (check `Thm1/log-width`).
 
 # %%
 th = CV.run_theorem1(P)

@@ -20,6 +20,8 @@ from . import theory as T
 SCHEMA = {
     "profile": PROFILE,
     "ns": Ints("Theorem 1: dataset sizes n", low=2, high=400),
+    "log_ns": Ints("Theorem 1 also at these n, where the width rule's p ~ log n is below n (the theorem's regime); "
+                   "empty: none", low=2, high=400, min_len=0),
     "d": Float("Theorem 1: input dimension (any: Gram space)", low=2, high=1e12),
     "seeds": Int("Theorem 1: initialisations (and data sets) per n", low=1, high=2000),
     "eps": Float("failure probability epsilon of Lemma 5's width rule", low=1e-4, high=0.5),
@@ -91,6 +93,7 @@ NAMES = ("ns", "seeds", "eps", "lr", "max_steps", "scales", "scale_seeds", "kapp
          "l12_n", "l3_ns", "l3_draws", "l4_ns", "l4_ps", "l4_draws", "l6_ns", "l6_ps", "l6_draws")
 RULES = (
     Rule(("ns", "d"), lambda P: max(P.ns) <= P.d, "Theorem 1 needs d >= n (Bartlett)"),
+    Rule(("log_ns", "d"), lambda P: max(P.log_ns, default=0) <= P.d, "Theorem 1 needs d >= n (Bartlett)"),
     Rule(("l4_ns",), lambda P: max(P.l4_ns) <= 2000, "Lemma 4 uses d = 2000 >= n"),
     Rule.budget(("max_steps", "scales"), lambda P: max(_scale_steps(P, s)[1] for s in P.scales), STEP_BUDGET,
                 what="the any-scale runs (max_steps x scale^2 steps)"),
@@ -142,7 +145,7 @@ def run_theorem1(P):
     """Theorem 1 at every n of P.ns: p from the width rule, Bartlett data satisfying Assumption 2, App-B
     init; then the initialisation-scale sweep at the largest n."""
     out = {"per_n": []}
-    for n in P.ns:
+    for n in list(P.ns) + sorted(set(P.log_ns) - set(P.ns)):  # the scale sweep below stays at max(P.ns)
         p = T.width_rule(n, P.eps)
         G, y, drawn = _valid_gram(n, P.d, P.seeds, seed=1000 + n)
         run, C = run_gram(G, y, list(range(P.seeds)), p, int(P.d), P.lr, P.max_steps)
@@ -310,7 +313,7 @@ def findings(claims, P, l12, l3):
                f"with 1 - eps, eq. (6) {'held' if ok('Thm1/bound6') else 'was violated'} at every iterate, and the "
                f"final curvature {'was' if ok('Thm1/late-mu') else 'was not'} above C/n in every converged run; "
                f"the any-scale claim {'holds' if ok('Thm1/any-scale') else 'fails'} on scales {P.scales}.")
-    widths = {n: T.width_rule(n, P.eps) for n in P.ns}
+    widths = {n: T.width_rule(n, P.eps) for n in sorted(set(P.ns) | set(P.log_ns))}
     small = [n for n, p in widths.items() if p < n]
     out.append(f"- The width rule gives p = {', '.join(f'{p} at n = {n}' for n, p in widths.items())}: "
                + (f"the theorem's regime p ~ log n < n is tested at n = {small} and "
