@@ -173,6 +173,9 @@ last = rows[-1]
 claims.check("Fig2/closed-form-vs-flow", "the closed form is the network's loss: max relative deviation from the "
              "Dormand-Prince flow of the full network", fl["rel"], C.below(1e-6), source_value="exact (Thm 2 proof)",
              valid=fl["finite"])
+claims.check("Lemma1/flow-conserved", "Lemma 1 for the gradient flow: a_j^2 - ||w_j||^2 is conserved (largest change relative "
+             "to ||w_j||^2, Dormand-Prince flow with rtol 1e-10, while ||w_j||^2 grows)", fl["balance_drift"], C.below(1e-6),
+             source_value="conserved (Lemma 1)", valid=fl["finite"])
 claims.check("Fig2/gd-matches", f"GD matches the closed form within 1e-3 at small lr (lr = {min(P.gd_lrs):g})",
              val["gd"][-1]["rel"], C.below(1e-3), source_value="< 1e-3 (spec)", valid=val["gd"][-1]["finite"])
 lrs = np.array([g["lr"] for g in val["gd"]])

@@ -141,7 +141,10 @@ def run_validation(P):
     L_cf = loss_curve(taus, n, u0=1.0, rho0=rho0)
     out["flow"] = dict(n=n, taus=taus, L_flow=L_flow, L_cf=L_cf, rho0=rho0, rel=float(np.max(np.abs(L_flow - L_cf) / L_cf)),
                        final_w2=(fl.final.W[0] ** 2).sum(-1).numpy(), target=2 * math.sqrt(k) * np.array(NORMS),
-                       finite=bool(np.isfinite(L_flow).all()))
+                       finite=bool(np.isfinite(L_flow).all()),
+                       # Lemma 1 for the flow: change of a_j^2 - norm(w_j)^2 relative to the larger norm(w_j)^2
+                       balance_drift=float(((fl.final.a ** 2 - (fl.final.W ** 2).sum(-1)) - (G0.a ** 2 - (G0.W ** 2).sum(-1))).abs().div(
+                           torch.maximum((fl.final.W ** 2).sum(-1), (G0.W ** 2).sum(-1))).max()))
     n = P.gd_n
     _, y = orthonormal_groups(n)
     k = n // 2
