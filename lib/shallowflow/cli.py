@@ -277,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shallowflow: {describe(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
+        import logging
+
+        # the interrupted notebook client leaves a cell-execution task whose DeadKernelError (the kernel is killed
+        # on the way out) asyncio would log as "Task exception was never retrieved" when it is collected at exit:
+        # the line below is the whole report
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
         print(f"shallowflow: interrupted by {name}; nothing was written, the previous notebook and claim "
               f"records are untouched", file=sys.stderr)
