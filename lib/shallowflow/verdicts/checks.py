@@ -30,7 +30,7 @@ from .causes import EVIDENCE_CAUSES, PENDING, UNVERIFIED, VERIFIED, evidence_sta
 from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
-                       load_registry, validate_registry)
+                       registry_view, validate_registry)
 
 
 def _short(items: list, limit: int = 8) -> str:
@@ -148,7 +148,7 @@ class Claims:
 
     # -- registry ---------------------------------------------------------------------------
     def _registry_targets(self) -> dict:
-        return load_registry().get("targets", {})
+        return registry_view().get("targets", {})  # read only
 
     def _registered(self, c: Check) -> dict:
         entry = self._registry_targets().get(f"{self.source}:{c.target}", {})
@@ -162,7 +162,7 @@ class Claims:
     def settle(self) -> "Claims":
         """Attach each failing check's registered cause, its why filled from this run's checks, and
         whether its evidence holds here (idempotent: every table and the record call it)."""
-        registry = load_registry()
+        registry = registry_view()
 
         def elsewhere(ev: str) -> bool:
             other = chapter_of(registry, self.source, ev)
@@ -187,7 +187,7 @@ class Claims:
         if self.profile not in COMPARED_PROFILES:
             return []
         self.settle()
-        problems = [p for p in validate_registry(load_registry(), sources=(self.source,))
+        problems = [p for p in validate_registry(registry_view(), sources=(self.source,))
                     if self._concerns_this_chapter(p)]
         for c in self.checks:
             if c.expected == "missing":

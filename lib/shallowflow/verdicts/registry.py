@@ -52,9 +52,15 @@ def load_registry(directory: Path | None = None) -> dict:
     are cached by path, modification time and size (a chapter consults the registry once per check),
     and every call returns a fresh copy, so an edit to a file is seen at the next call.
     """
+    return copy.deepcopy(registry_view(directory))
+
+
+def registry_view(directory: Path | None = None) -> dict:
+    """The parsed registry itself, shared and cached (a chapter consults it once per check): read it, never
+    change it (:func:`load_registry` gives a copy to change)."""
     paths = sorted((directory or registry_dir()).glob("*.yml"))
     stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
-    return copy.deepcopy(_parse_registry(stamp))
+    return _parse_registry(stamp)
 
 
 @functools.lru_cache(maxsize=8)
