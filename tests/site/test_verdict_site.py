@@ -62,6 +62,7 @@ REPORTS = {"000": "brisbois-thesis", "001": "weakly-interacting", "002": "early-
 def test_reproduction_reports_are_generated_from_this_build(scorecard):
     """Each source's report page shows the label and counts that scorecard.json's reports computed from the
     targets' verdicts by the stated rule, and its typed prose states no count."""
+    import html
     import re
 
     from shallowflow.verdicts import report
@@ -71,7 +72,7 @@ def test_reproduction_reports_are_generated_from_this_build(scorecard):
         verdicts = [t["verdict"] for t in scorecard["targets"] if t["source"] == key]
         assert rep["label"] == report.summary_label(verdicts)[0]
         page = (HTML / "book" / part / "report.html").read_text(encoding="utf-8")
-        assert f"<b>{rep['label']}</b>" in page and report.SUMMARY_RULE.split(",")[0] in page
+        assert f"<b>{rep['label']}</b>" in page and html.escape(report.SUMMARY_RULE.split(",")[0]) in page
         assert f"{rep['reproduced']} of {rep['decided']} decided targets reproduced" in page
         for t in rep["targets"]:
             assert f"<b>{t['target']}</b>" in page, (key, t["target"])
