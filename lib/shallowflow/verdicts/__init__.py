@@ -15,7 +15,7 @@ module, kept for re-runs of older notebooks).
 """
 from .causes import (CAUSES, DEVIATION_CAUSES, EVIDENCE_CAUSES, SOURCE_CAUSES, TARGET_VERDICTS, classify,
                      evidence_status, explain, render_why, target_verdict)
-from .checks import Check, Claims, _fault_hold, _short
+from .checks import NO_TRAINING, Check, Claims, _fault_hold, _short
 from .criteria import Criterion, _fmt1, _values, above, below, close_to, fmt, is_true, within
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        load_records, load_registry, placeholder_ids, registered, registry_dir, repo_root,

@@ -14,7 +14,10 @@ shows the table, and calls :meth:`Claims.finish`, which
 
 Evidence from trained runs is passed with ``valid=`` (one flag per run, see
 :func:`shallowflow.metrics.finite_runs`): a run whose loss or parameters are not finite never counts as
-evidence; the check fails and names the invalid runs.
+evidence; the check fails and names the invalid runs.  A check that no trained run stands behind (an
+exact identity, a closed form, a draw at initialisation) says so with ``valid=NO_TRAINING``: every check of
+every chapter passes ``valid=`` explicitly (``tests/test_valid_law.py``), so a check on trained runs that
+forgot its flags is found by a test, not by a reader.
 """
 from __future__ import annotations
 
@@ -31,6 +34,10 @@ from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        registry_view, validate_registry)
+
+
+#: ``valid=NO_TRAINING``: the check rests on no trained run (exact computation, closed form, initial draw)
+NO_TRAINING = None
 
 
 def _short(items: list, limit: int = 8) -> str:
