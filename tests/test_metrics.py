@@ -30,3 +30,17 @@ def test_kinks_signed_norms_cosines():
 def test_max_relative_increase():
     c = torch.tensor([[3.0, 2.0, 1.0], [1.0, 1.5, 1.0]], dtype=torch.float64)
     torch.testing.assert_close(metrics.max_relative_increase(c), torch.tensor([-1 / 3, 0.5], dtype=torch.float64))
+
+
+def test_share_and_mean_intervals_match_closed_forms():
+    from scipy import stats
+    s = metrics.share_interval([True] * 19 + [False], level=0.95)
+    assert (s["k"], s["n"]) == (19, 20) and s["low"] < 0.95 < s["high"] <= 1
+    # Wilson at p = 1/2, n = 4, z = 1.96: centre 1/2, half-width z sqrt(1/16 + z^2/64) / (1 + z^2/4)
+    z = stats.norm.ppf(0.975)
+    w = metrics.share_interval([1, 0, 1, 0])
+    assert abs(w["high"] - (0.5 + z * (1 / 16 + z * z / 64) ** 0.5 / (1 + z * z / 4))) < 1e-12
+    assert metrics.share_interval([1, 0, 1, 0], level=0.5)["high"] < w["high"]  # a lower level is narrower
+    m = metrics.mean_interval([1.0, 2.0, 3.0, float("nan")])
+    assert m["n"] == 3 and m["mean"] == 2.0 and abs(m["high"] - (2 + stats.t.ppf(0.975, 2) / 3 ** 0.5)) < 1e-12
+    assert "1 run" in metrics.describe_mean([4.0]) and "3 runs" in metrics.describe_mean([1, 2, 3.0])

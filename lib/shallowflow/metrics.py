@@ -358,3 +358,62 @@ def slope_interval(x, y, level: float = 0.95) -> dict:
     q = stats.t.ppf(0.5 + level / 2, x.size - 2)
     return dict(slope=float(fit.slope), low=float(fit.slope - q * fit.stderr), high=float(fit.slope + q * fit.stderr),
                 intercept=float(fit.intercept), r2=float(fit.rvalue ** 2), points=int(x.size))
+
+
+# --- shares and means of several runs, with their intervals (every printed mean comes with its spread) ---
+
+def _z(level: float) -> float:
+    from scipy import stats
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def share_interval(flags, level: float = 0.95) -> dict:
+    """The share of true ``flags`` with its Wilson score interval at ``level``.
+
+    Returns ``share``, ``low``, ``high``, ``k`` (true flags), ``n`` (runs) and ``level``; NaN without runs.
+    Where a source describes a typical curve, a check states this share and its interval, not "every run"."""
+    f = np.asarray(torch.as_tensor(flags).cpu() if isinstance(flags, torch.Tensor) else flags, dtype=bool).reshape(-1)
+    n, k = int(f.size), int(f.sum())
+    if n == 0:
+        return dict(share=math.nan, low=math.nan, high=math.nan, k=0, n=0, level=level)
+    z, p = _z(level), k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return dict(share=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n, level=level)
+
+
+def mean_interval(values, level: float = 0.95) -> dict:
+    """Mean of finite ``values`` with its sample standard deviation, run count and two-sided Student-t
+    interval at ``level``: ``mean``, ``sd``, ``low``, ``high``, ``n``, ``level`` (``sd``/interval NaN for one run)."""
+    from scipy import stats
+
+    v = np.asarray(torch.as_tensor(values).double().cpu() if isinstance(values, torch.Tensor) else values,
+                   dtype=float).reshape(-1)
+    v = v[np.isfinite(v)]
+    n = int(v.size)
+    if n == 0:
+        return dict(mean=math.nan, sd=math.nan, low=math.nan, high=math.nan, n=0, level=level)
+    mean = float(v.mean())
+    if n == 1:
+        return dict(mean=mean, sd=math.nan, low=math.nan, high=math.nan, n=1, level=level)
+    sd = float(v.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return dict(mean=mean, sd=sd, low=mean - half, high=mean + half, n=n, level=level)
+
+
+def describe_mean(values, level: float = 0.95, digits: int = 3) -> str:
+    """'mean ± sd (n runs; level interval [lo, hi])', or 'value (1 run)': how a chapter prints a mean."""
+    m = mean_interval(values, level)
+    if m["n"] <= 1:
+        return f"{m['mean']:.{digits}g} ({m['n']} run)"
+    return (f"{m['mean']:.{digits}g} ± {m['sd']:.2g} ({m['n']} runs; {level:.0%} interval "
+            f"[{m['low']:.{digits}g}, {m['high']:.{digits}g}])")
+
+
+def describe_share(flags, level: float = 0.95) -> str:
+    """'k/n runs (share, level Wilson interval [lo, hi])': how a chapter prints a share of runs."""
+    s = share_interval(flags, level)
+    return f"{s['k']}/{s['n']} runs ({s['share']:.0%}, {level:.0%} interval [{s['low']:.2f}, {s['high']:.2f}])"
