@@ -231,6 +231,8 @@ def in_bounds(name: str, spec: Spec):
     hi = spec.high if spec.high is not None else 1e6
     if spec.kind == "str":
         return st.sampled_from(spec.choices) if spec.choices else st.just("x")
+    if spec.kind == "names":  # params.Sections: distinct names from the choices, at least one
+        return st.lists(st.sampled_from(spec.choices), min_size=spec.min_len, max_size=len(spec.choices), unique=True)
     if spec.kind == "bool":
         return st.booleans()
     if spec.kind in ("int", "ints"):

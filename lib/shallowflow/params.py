@@ -119,7 +119,7 @@ def short(value: Any, limit: int = REPR_MAX) -> str:
 
 @dataclass(frozen=True)
 class Spec:
-    kind: str  # "int", "float", "str", "bool", "ints", "floats"
+    kind: str  # "int", "float", "str", "bool", "ints", "floats", "names" (Sections)
     doc: str = ""
     low: float | None = None  # inclusive bounds
     high: float | None = None
@@ -129,6 +129,9 @@ class Spec:
     max_len: int = MAX_LEN
 
     def accepted(self) -> str:
+        if self.kind == "names":
+            return (f"a list of distinct names from {', '.join(repr(c) for c in self.choices)} "
+                    f"(at least {self.min_len})")
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         parts = []
@@ -174,6 +177,36 @@ def Floats(doc="", low=None, high=None, low_open=False, min_len=1, max_len=MAX_L
     return Spec("floats", doc, low, high, low_open=low_open, min_len=min_len, max_len=max_len)
 
 
+def Sections(doc="", choices=()) -> Spec:
+    """A chapter's ``sections`` parameter: a list of distinct names from ``choices`` (at least one), normalised to
+    the order of ``choices``.  The chapter's default is every name (``sections = ["fig3", "fig4"]``) and it runs
+    only the parts named; a run whose sections differ from its profile's is a custom run, and the checks of the
+    skipped parts are reported as not run (:meth:`shallowflow.verdicts.Claims.finish`)."""
+    choices = tuple(choices)
+    if not choices or len(set(choices)) != len(choices) or not all(isinstance(c, str) and c for c in choices):
+        raise ValueError(f"Sections needs distinct non-empty names, got {short(choices)}")
+    return Spec("names", doc, choices=choices, min_len=1, max_len=len(choices))
+
+
+def _names(name: str, value: Any, spec: Spec) -> list:
+    """A :func:`Sections` value: distinct names from the choices, at least ``min_len``, in the choices' order."""
+    def bad(why: str = ""):
+        return ParameterError(f"parameter {name!r} = {short(value)} is invalid: expected {spec.accepted()}{why}")
+
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise bad()
+    if len(value) > MAX_LEN:
+        raise bad(f" (got {len(value)} items)")
+    for i, v in enumerate(value):
+        if not isinstance(v, str) or v not in spec.choices:
+            raise bad(f" (item {i}, {short(v, 40)}, is not one of them)")
+    if len(set(value)) != len(value):
+        raise bad(" (a name is given twice)")
+    if len(value) < spec.min_len:
+        raise bad()
+    return [c for c in spec.choices if c in value]
+
+
 def _scalar(name: str, value: Any, spec: Spec, kind: str, where: str = ""):
     def bad(why: str = ""):
         return ParameterError(f"parameter {name!r} = {short(value)}{where} is invalid: expected "
@@ -217,6 +250,8 @@ def _scalar(name: str, value: Any, spec: Spec, kind: str, where: str = ""):
 
 def check(name: str, value: Any, spec: Spec):
     """Validate one value; returns it normalised (ints as int, floats as float, lists as lists)."""
+    if spec.kind == "names":
+        return _names(name, value, spec)
     if spec.kind in ("ints", "floats"):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: expected {spec.accepted()}")

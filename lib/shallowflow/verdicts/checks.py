@@ -63,6 +63,7 @@ class Check:
     evidence_status: str = ""  # verified / pending (another chapter) / unverified ("" when not failing)
     evidence_reason: str = ""
     refutes: bool = False  # an erratum whose evidence shows the claim itself false
+    runs: int | None = None  # the runs behind the check (the length of valid=); None for valid=NO_TRAINING
 
     @property
     def target(self) -> str:
@@ -101,6 +102,8 @@ class Claims:
     chapter: str  # the chapter's docname, e.g. "book/orthogonal-inputs/toy"
     profile: str = "book"
     checks: list[Check] = field(default_factory=list)
+    sections: list | None = None  # the sections this run ran (a chapter's ``P.sections``), for the not-run rows
+    sections_all: tuple | None = None  # every section of the chapter (its Sections spec's choices)
 
     def __post_init__(self):
         _fault_hold()
@@ -127,8 +130,9 @@ class Claims:
             n = _values(valid).size
             shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
                     f"measured {shown}"
+        runs = None if valid is None else int(_values(valid).size)
         c = Check(id=id, claim=claim, source_value=source_value, measured=shown, values=values,
-                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid)
+                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid, runs=runs)
         c.expected = self._expected(c)
         self.checks.append(c)
         return c
@@ -230,6 +234,31 @@ class Claims:
                       or "fails without a registered cause" in problem)
         return head in ids and structural
 
+    def not_run(self) -> list[Check]:
+        """For a run that is not compared with the registry (custom, paper): every check the registry holds for
+        this chapter that did not run here, as a :class:`Check` with verdict ``not-run`` and no values (a skipped
+        section, a parameter that turned a part off).  Empty for a compared profile (book, smoke), where a
+        missing check is a mismatch (:meth:`mismatches`)."""
+        if self.profile in COMPARED_PROFILES:
+            return []
+        ran = {c.id for c in self.checks}
+        skipped = [s for s in (self.sections_all or ()) if s not in (self.sections or ())]
+        note = (f"section skipped (this run ran {', '.join(self.sections)}; skipped {', '.join(skipped)})"
+                if self.sections is not None and skipped else "not run in this run")
+        out = []
+        for key, entry in self._registry_targets().items():
+            if not key.startswith(self.source + ":"):
+                continue
+            target = key.split(":", 1)[1]
+            for name, verdicts in (entry.get("checks") or {}).items():
+                verdicts = verdicts or {}
+                cid = f"{target}/{name}"
+                if verdicts.get("chapter", entry.get("chapter")) != self.chapter or cid in ran:
+                    continue
+                out.append(Check(id=cid, claim="", source_value="", measured="", values=[], criterion="",
+                                 verdict=NOT_RUN, expected=None, note=note))
+        return out
+
     # -- output -----------------------------------------------------------------------------
     def rows(self) -> list[dict]:
         self.settle()
@@ -241,6 +270,10 @@ class Claims:
             out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
                             criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c),
                             note=c.note, source_key=self.source))
+        for c in self.not_run():  # a custom or paper run: the chapter's registered checks that did not run
+            out.append(dict(check=c.id, claim="", source="", measured="", criterion="", verdict=NOT_RUN,
+                            registry="not compared (profile " + self.profile + ")", why="", note=c.note,
+                            source_key=self.source))
         return out
 
     def report(self) -> str:
@@ -267,7 +300,8 @@ class Claims:
         tmp = path.with_suffix(".tmp")
         try:
             tmp.write_text(json.dumps(dict(source=self.source, chapter=self.chapter, profile=self.profile,
-                                           checks=[asdict(c) for c in self.checks]), indent=1))
+                                           checks=[asdict(c) for c in self.checks],
+                                           not_run=[asdict(c) for c in self.not_run()]), indent=1))
             tmp.replace(path)
         finally:
             tmp.unlink(missing_ok=True)
