@@ -276,20 +276,23 @@ le4 = sw.lam <= 1e-4
 
 # %%
 claims.check("Def1/argmax-is-D", "the maximiser of G on a 10^6-point grid is the direction of D (rad)",
-             float(th.angle_distance(grid["argmax"], angle_D)), C.below(1e-5), source_value="atan2(1.3333, -0.51667)")
+             float(th.angle_distance(grid["argmax"], angle_D)), C.below(1e-5), source_value="atan2(1.3333, -0.51667)", valid=C.NO_TRAINING)
 claims.check("Def1/enumeration-matches-grid", "the enumerated critical points are the grid's strict extrema",
-             float(match), C.is_true("same count, within 3 grid steps"), source_value="critical points = extremal vectors")
+             float(match), C.is_true("same count, within 3 grid steps"), source_value="critical points = extremal vectors",
+             valid=C.NO_TRAINING)
 claims.check("Def1/single-extremal", "the Figure 2 data have exactly one extremal vector (count)", len(crit),
-             C.within(1, 1), source_value="a single extremal vector [T]")
+             C.within(1, 1), source_value="a single extremal vector [T]", valid=C.NO_TRAINING)
 claims.check("Def1/flat-minimum", "G is >= 0 and vanishes on one arc (all points inactive): min of G on the grid",
-             float(grid["G"].min()), C.above(0.0), source_value="spec", note=f"{len(flat)} flat arc(s)")
+             float(grid["G"].min()), C.above(0.0), source_value="spec", note=f"{len(flat)} flat arc(s)", valid=C.NO_TRAINING)
 claims.check("Lem3/at-least-one", "every random dataset has an extremal vector (min count per size)",
              [int(v["count"].min()) for v in census.values()], C.above(1), source_value="almost surely [T]",
-             note=f"{P.random_datasets} datasets per n in {P.random_sizes}")
+             note=f"{P.random_datasets} datasets per n in {P.random_sizes}", valid=C.NO_TRAINING)
 claims.check("Lem2/generic-position", "no D_A on a cone boundary: min |cos(D_A, x_k)| over cones and points",
-             [v["min_boundary"] for v in census.values()], C.above(1e-12, strict=True), source_value="almost surely [T]")
+             [v["min_boundary"] for v in census.values()], C.above(1e-12, strict=True), source_value="almost surely [T]",
+             valid=C.NO_TRAINING)
 claims.check("Lem2/independent-pairs", "every pair of inputs is independent: min |det(x_k, x_l)| (unit inputs)",
-             [v["min_det"] for v in census.values()], C.above(1e-8, strict=True), source_value="almost surely [T]")
+             [v["min_det"] for v in census.values()], C.above(1e-8, strict=True), source_value="almost surely [T]",
+             valid=C.NO_TRAINING)
 
 ratio = torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in P.epsilons]).flatten()
 claims.check("Thm1(i)/bound", "max_j |a_j(tau_eps)| / |a_j(0)| <= lambda^(-eps) (times 1.05), every run and eps",
@@ -341,17 +344,18 @@ claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S
              note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad", valid=ok_sweep)
 claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
              fixed_share, C.above(1.0), source_value="spec: every cluster centre, cos >= 1 - 1e-3",
-             note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them")
+             note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them",
+             valid=torch.tensor([r_["finite"] for r_ in gen]))
 first = ex1["leaving"][min(ex1["leaving"])]
 claims.check("Ex1/stays", f"sigma'(0) = 0 (the library's GD): largest change of the boundary neuron over "
              f"{P.example_steps} iterations", ex1["moved"], C.below(0.0, strict=False),
-             source_value="the solution that stays (Condition 2) [R]")
+             source_value="the solution that stays (Condition 2) [R]", valid=ex1["finite"][:1])
 claims.check("Ex1/leaves", f"sigma'(0) = 1 at the first step: loss after {P.example_steps} iterations over the initial loss",
              float(first["loss"][-1] / first["loss"][0]), C.below(1e-6),
-             source_value="another Clarke solution: leaves at t_0 = 0 [R]")
+             source_value="another Clarke solution: leaves at t_0 = 0 [R]", valid=ex1["finite"][1:2])
 claims.check("Ex1/shifted-family", "leaving at k_0 is the same path shifted by k_0 iterations (max |z difference|)",
              ex1["shift_error"], C.below(1e-15, strict=False), source_value="one solution per t_0 [R]",
-             note=f"k_0 in {sorted(ex1['leaving'])}")
+             note=f"k_0 in {sorted(ex1['leaving'])}", valid=ex1["finite"][1:])
 
 # %% [markdown]
 # ### Verdicts

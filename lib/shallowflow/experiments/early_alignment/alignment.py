@@ -12,6 +12,7 @@ import torch
 
 from ... import data as datasets
 from ...config import DTYPE
+from ...metrics import finite_runs
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
@@ -220,7 +221,8 @@ def run_general_d(P) -> list[dict]:
             q = tr.final
             W, a = q.W[0], q.a[0]
             act = (W @ X.T > 0).any(-1)
-            res = dict(d=d, n=n, seed=s, tau=tau, C=C, clusters=[], h_max=float(net.forward(q, X).abs().max()))
+            res = dict(d=d, n=n, seed=s, tau=tau, C=C, clusters=[], h_max=float(net.forward(q, X).abs().max()),
+                       finite=bool(finite_runs(tr.loss, q)[0]))
             gen2 = torch.Generator().manual_seed(int(s))
             for sign in (1, -1):
                 sel = torch.nonzero(act & (a * sign > 0)).flatten()
@@ -278,6 +280,7 @@ def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2
     z_stay = stay.snap_W[:, 0, 0, :] @ X[0]
     moved = float(((stay.snap_W - p0.W).abs().amax() + (stay.snap_a - p0.a).abs().amax()))
     leaving = {}
+    finite = [bool(finite_runs(stay.loss, stay.final)[0])]
     for k0 in leave_at:
         q = gradient_descent(p0, data, net, steps=k0, lr=lr, loss=LOSS).final if k0 else p0
         h = net.forward(q, X)  # (1, 1); sigma(0) = 0, so h = 0 and the a-gradient vanishes
@@ -285,6 +288,7 @@ def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2
         q1 = Params(q.a.clone(), q.W - lr * q.a[..., None] * g[:, None, :])
         after = gradient_descent(q1, data, net, steps=steps - k0 - 1, lr=lr, loss=LOSS,
                                  snapshots=range(steps - k0))
+        finite.append(bool(finite_runs(after.loss, after.final)[0]))
         leaving[k0] = dict(z=torch.cat([z_stay[:k0 + 1], after.snap_W[:, 0, 0, :] @ X[0]]),
                            loss=torch.cat([stay.loss[0, :k0 + 1], after.loss[0]]))
     shift = 0.0
@@ -293,4 +297,4 @@ def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2
         base = leaving[leave_at[0]]["z"]
         shift = max(shift, float((v["z"][d:] - base[:len(base) - d]).abs().max()))
     return dict(iterations=torch.arange(steps + 1), z_stay=z_stay, loss_stay=stay.loss[0], moved=moved,
-                leaving=leaving, shift_error=shift, data=data, p0=p0)
+                leaving=leaving, shift_error=shift, data=data, p0=p0, finite=torch.tensor(finite))

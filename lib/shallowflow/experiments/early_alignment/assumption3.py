@@ -178,6 +178,8 @@ def assumption_census(X: torch.Tensor, y: torch.Tensor, P) -> dict:
         lf = linear_flow(X[:K], y[:K], c0, P.flow_time)
         flows[c0] = dict(neuron=nf["min_cos"], neuron_err=nf["final_err"], linear=lf)
     a5 = torch.stack([(f["neuron"] > 0) for f in flows.values()]).all(0)
+    # the integrated single-neuron flows are the census's only trained quantity: their finiteness, per draw
+    flow_finite = torch.stack([metrics.finite_runs(f["neuron"], f["neuron_err"]) for f in flows.values()]).all(0)
     a5_lin = torch.stack([(f["linear"] > 0) for f in flows.values()]).all(0)
     o = ols(X, y)
     order = torch.argsort(X[..., 0], dim=-1)
@@ -187,7 +189,8 @@ def assumption_census(X: torch.Tensor, y: torch.Tensor, P) -> dict:
     a6_general = (gen["worst"] <= 1e-12) & (gen["mid"] < 0)
     return dict(gram_pos=gram_pos, y_pos=y_pos, rank2=rank2, indep=indep, single=single, n_crit=n_crit, a4=a4,
                 a5=a5, a5_linear=a5_lin, flows=flows, a6_signs=signs, a6_general=a6_general, a6_worst=gen["worst"],
-                a6_mid=gen["mid"], a6=signs & a6_general, all=a4[:K] & a5 & signs[:K] & a6_general[:K], ols=o, flow_draws=K)
+                a6_mid=gen["mid"], a6=signs & a6_general, all=a4[:K] & a5 & signs[:K] & a6_general[:K], ols=o, flow_draws=K,
+                flow_finite=flow_finite)
 
 
 def run_lemma8(P) -> dict:
@@ -309,6 +312,7 @@ def figure1(P) -> dict:
     p0 = initialise("balanced", [0], m, 2, P.gd_scale)
     tr = gradient_descent(p0, data, net, steps=int(round(P.gd_time / P.lr)), lr=P.lr, loss=LOSS)
     return dict(data=data, ols=o, two=two, two_loss=float(net.loss(two, data.X, data.y, LOSS)), gd=tr.final,
+                gd_finite=metrics.finite_runs(tr.loss, tr.final),
                 gd_loss=float(net.loss(tr.final, data.X, data.y, LOSS)), gram=data.X @ data.X.T,
                 in_boxes=bool(in_assumption3(data.X[None], data.y[None], P.eta)[0]))
 
