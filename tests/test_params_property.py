@@ -128,6 +128,12 @@ def hostile(name: str, spec: Spec) -> list:
         if spec.choices is None:
             bad = ["x" * (STR_MAX + 1), "x" * 100_000, "a\nb", "\x00"]
         return out + bad + [3, 1.5, True, [spec.choices[0] if spec.choices else "a"]]
+    if spec.kind == "data":  # params.DataFile: a named data set or a readable, well-shaped .npz/.csv file
+        return out + [s for s in BAD_STRINGS if s not in (spec.choices or ())] + \
+            ["/nonexistent/x.npz", "missing.csv", "/dev/null.npz", "/", "x" * 2000 + ".npz", 3, 1.5, True, ["x.npz"]]
+    if spec.kind == "names":  # params.Sections
+        return out + ["", "x", 3, True, [], [None], [3], ["\x00"]] + \
+            ([[spec.choices[0], spec.choices[0]], spec.choices[0]] if spec.choices else [])
     nums = [float("nan"), float("inf"), float("-inf"), 10 ** 400, -(10 ** 400), "1", True, False, [1], 1e300, -1e300]
     if spec.kind == "int":  # a seed value (name ending in 'seed') may be any 64-bit value; a count may not
         return out + nums + [0.5, -1e-300, -(10 ** 12), 2 ** 63, -(2 ** 63) - 1, 2 ** 70, 2.0 ** 70] + \
@@ -231,6 +237,8 @@ def in_bounds(name: str, spec: Spec):
     hi = spec.high if spec.high is not None else 1e6
     if spec.kind == "str":
         return st.sampled_from(spec.choices) if spec.choices else st.just("x")
+    if spec.kind == "data":  # the named data sets (files: tests/test_rerun_interface.py)
+        return st.sampled_from(spec.choices)
     if spec.kind == "names":  # params.Sections: distinct names from the choices, at least one
         return st.lists(st.sampled_from(spec.choices), min_size=spec.min_len, max_size=len(spec.choices), unique=True)
     if spec.kind == "bool":

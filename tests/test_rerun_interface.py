@@ -93,3 +93,147 @@ def test_compared_profiles_still_fail_on_a_missing_check(registry):
     assert c.not_run() == []
     with pytest.raises(C.VerdictMismatch, match="T/b is registered for this chapter but was not checked"):
         c.finish()
+
+
+# ------------------------------------------------------------------------------------------------
+# data files: params.DataFile, datafile.read_xy, data.load_xy
+import os  # noqa: E402
+import zipfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from shallowflow import data as D  # noqa: E402
+from shallowflow.datafile import DataFileError, read_xy  # noqa: E402
+from shallowflow.params import DataFile  # noqa: E402
+
+DATA = {"profile": PROFILE, "data": DataFile("inputs", names=("digits", "correlated"), min_n=4, max_d=8)}
+
+
+def _npz(path, X, y):
+    np.savez(path, X=np.asarray(X), y=np.asarray(y))
+    return path
+
+
+def _bytes(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+def _text(path, text: str):
+    path.write_text(text)
+    return path
+
+
+def _validate(value):
+    return validate({"profile": "book", "data": value}, DATA).data
+
+
+def _refused(value) -> str:
+    with pytest.raises(ParameterError) as e:
+        _validate(value)
+    msg = str(e.value)
+    assert "'data'" in msg and "\n" not in msg and len(msg) < 400, msg
+    return msg
+
+
+def test_a_named_data_set_or_a_good_file_is_accepted(tmp_path):
+    assert _validate("digits") == "digits"
+    X = np.arange(15.0).reshape(5, 3)
+    p = _npz(tmp_path / "good.npz", X, np.ones(5))
+    assert _validate(str(p)) == str(p.resolve())
+    Xt, yt = D.load_xy(p)
+    assert Xt.dtype == torch.float64 and yt.dtype == torch.float64 and Xt.shape == (5, 3) and yt.shape == (5,)
+    assert torch.equal(Xt, torch.as_tensor(X))
+    k = _npz(tmp_path / "multi.npz", X, np.ones((5, 2)))
+    assert D.load_xy(k)[1].shape == (5, 2)
+    c = tmp_path / "good.csv"
+    c.write_text("x1,x2,y\n" + "\n".join(f"{i},{i * 2}.5,{-i}" for i in range(6)) + "\n")
+    assert _validate(str(c)) == str(c.resolve())
+    Xc, yc = D.load_xy(c)
+    assert Xc.shape == (6, 2) and yc.tolist() == [0.0, -1.0, -2.0, -3.0, -4.0, -5.0]
+    c2 = tmp_path / "noheader.csv"
+    c2.write_text("1,2,3\n4,5,6\n7,8,9\n1,1,1\n")
+    assert D.from_file(c2).X.shape == (4, 2) and D.from_file(c2).name == "noheader"
+
+
+def test_a_file_in_a_read_only_folder_is_read(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    p = _npz(folder / "x.npz", np.ones((4, 2)), np.zeros(4))
+    folder.chmod(0o555)
+    try:
+        assert _validate(str(p)) == str(p)
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("make,expect", [
+    (lambda t: t / "missing.npz", "does not exist"),
+    (lambda t: (t / "dir.npz").mkdir() or t / "dir.npz", "not a regular file"),
+    (lambda t: _npz(t / "nan.npz", [[1.0, 2.0]] * 3 + [[np.nan, 1.0]] + [[0.0, 0.0]], np.ones(5)), "NaN or an infinity at row 3"),
+    (lambda t: _npz(t / "inf.npz", np.ones((5, 2)), [0, 0, np.inf, 0, 0]), "y holds a NaN or an infinity at row 2"),
+    (lambda t: _npz(t / "small.npz", np.ones((3, 2)), np.ones(3)), "3 rows, at least 4"),
+    (lambda t: _npz(t / "wide.npz", np.ones((5, 9)), np.ones(5)), "d = 9 columns, expected 1 to 8"),
+    (lambda t: _npz(t / "flat.npz", np.ones(5), np.ones(5)), "X has shape (5,)"),
+    (lambda t: _npz(t / "rows.npz", np.ones((5, 2)), np.ones(4)), "X has 5 rows and y has 4"),
+    (lambda t: _npz(t / "cube.npz", np.ones((5, 2)), np.ones((5, 2, 2))), "y has shape (5, 2, 2)"),
+    (lambda t: _npz(t / "text.npz", np.array([["a", "b"]] * 5), np.ones(5)), "expected real numbers"),
+    (lambda t: (np.savez(t / "nox.npz", A=np.ones((5, 2)), y=np.ones(5)), t / "nox.npz")[1], "no array X"),
+    (lambda t: _bytes(t / "garbage.npz", b"not a zip at all"), "truncated or corrupt"),
+    (lambda t: _text(t / "bad.csv", "1,2,3\n4,x,6\n7,8,9\n1,1,1\n"), "line 2, column 2"),
+    (lambda t: _text(t / "ragged.csv", "1,2,3\n4,5\n7,8,9\n1,1,1\n"), "line 2 has 2 columns"),
+    (lambda t: _text(t / "one.csv", "1\n2\n3\n4\n5\n"), "at least 2 columns"),
+    (lambda t: _text(t / "nan.csv", "1,2,3\n4,5,6\n7,nan,9\n1,1,1\n"), "X holds a NaN or an infinity at row 2"),
+    (lambda t: _text(t / "empty.csv", ""), "0 rows"),
+    (lambda t: _bytes(t / "latin.csv", b"\xff\xfe1,2\n"), "not UTF-8"),
+    (lambda t: t / "x.txt", "expected one of 'digits', 'correlated', or a path"),
+])
+def test_bad_files_are_refused_in_one_line(tmp_path, make, expect):
+    assert expect in _refused(str(make(tmp_path)))
+
+
+def test_a_truncated_npz_is_refused(tmp_path):
+    good = _npz(tmp_path / "good.npz", np.random.default_rng(0).normal(size=(200, 4)), np.ones(200))
+    data = good.read_bytes()
+    for cut in (len(data) // 2, len(data) - 30, 40):
+        bad = tmp_path / f"cut{cut}.npz"
+        bad.write_bytes(data[:cut])
+        assert "truncated or corrupt" in _refused(str(bad))
+
+
+def test_a_file_too_large_for_the_memory_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    p = _npz(tmp_path / "big.npz", np.zeros((1000, 8)), np.zeros(1000))
+    monkeypatch.setenv("SHALLOWFLOW_MEMORY_GB", str(40_000 / 2 ** 30))
+    assert "in memory, the limit is" in _refused(str(p))
+    c = tmp_path / "big.csv"
+    c.write_text("0,0\n" * 20_000)
+    assert "memory limit" in _refused(str(c))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_refused(tmp_path):
+    p = _npz(tmp_path / "secret.npz", np.ones((5, 2)), np.ones(5))
+    p.chmod(0)
+    assert "permission denied" in _refused(str(p))
+
+
+def test_required_dimension_and_outputs(tmp_path):
+    p = _npz(tmp_path / "x.npz", np.ones((5, 3)), np.ones((5, 1)))
+    with pytest.raises(DataFileError, match="d = 3 columns, this chapter needs d = 2"):
+        read_xy(p, d=2)
+    with pytest.raises(DataFileError, match="y has 1 column"):
+        read_xy(p, outputs=2)
+    assert read_xy(p, d=3, outputs=1)[1].shape == (5,)
+    with pytest.raises(DataFileError, match="must end in .npz or .csv"):
+        read_xy(tmp_path / "x.json")
+
+
+def test_data_file_spec_and_task_key_follow_the_file(tmp_path):
+    with pytest.raises(ValueError):
+        DataFile("x", names=("a.npz",))
+    from shallowflow import executor as X
+
+    p = _npz(tmp_path / "x.npz", np.ones((5, 3)), np.ones(5))
+    stamps = X._input_stamps(DATA, {"data": str(p)})
+    assert list(stamps) == [str(p)] and X._input_stamps(DATA, {"data": "digits"}) == {}

@@ -482,3 +482,28 @@ def correlated_binary(n: int = 10, d: int = 64, cosine: float = 0.8, seed: int =
 
 
 BUILDERS["correlated-binary"] = correlated_binary
+
+
+# --------------------------------------------------------------------------------------------
+# a reader's own data (issue 29 item 3): a .npz (X, y) or .csv (y last) file, validated by shallowflow.datafile
+def load_xy(path, *, min_n: int = 1, max_n: int | None = None, min_d: int = 1, max_d: int | None = None,
+            d: int | None = None, outputs: int | None = None, copies: float = 1.0, max_bytes: float | None = None,
+            device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``X`` (n, d) and ``y`` ((n,) or (n, k)) of a data file as float64 tensors, after the checks of
+    :func:`shallowflow.datafile.read_xy` (shape, finiteness, size; :class:`~shallowflow.datafile.DataFileError`
+    in one line otherwise).  The same checks validate a :func:`shallowflow.params.DataFile` parameter before a
+    kernel starts, so a chapter that loads a validated value does not fail here."""
+    from .datafile import read_xy
+
+    X, y = read_xy(path, min_n=min_n, max_n=max_n, min_d=min_d, max_d=max_d, d=d, outputs=outputs, copies=copies,
+                   max_bytes=max_bytes)
+    dev = device if device is not None else default_device()
+    return torch.as_tensor(X, dtype=DTYPE, device=dev), torch.as_tensor(y, dtype=DTYPE, device=dev)
+
+
+def from_file(path, device=None, **limits) -> Dataset:
+    """A :class:`Dataset` of a data file (:func:`load_xy`), named by the file's stem."""
+    from pathlib import Path
+
+    X, y = load_xy(path, device=device, **limits)
+    return Dataset(Path(path).stem, X, y, source=str(path), meta={"file": str(path)})

@@ -168,10 +168,14 @@ class Task:
     root: str
     label: str = ""  # e.g. "point 3" in a sweep, for messages
     env: dict = field(default_factory=dict)  # environment variables of the kernel (e.g. where records are read)
+    inputs: dict = field(default_factory=dict)  # data files the values name: path -> [size, mtime_ns]
 
     @property
     def key(self) -> str:
-        blob = json.dumps(dict(chapter=self.chapter, values=self.values, code=self.code), sort_keys=True)
+        doc = dict(chapter=self.chapter, values=self.values, code=self.code)
+        if self.inputs:  # an edited data file is another task (a sweep does not read back the old result)
+            doc["inputs"] = self.inputs
+        blob = json.dumps(doc, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     @property
@@ -218,7 +222,22 @@ def prepare(chapter: str, profile: str = "book", overrides: dict | None = None, 
     values.update(vars(P))
     values, inject = _jsonable(values), _jsonable({n: values[n] for n in given})
     return Task(chapter=chapter, profile=values["profile"], inject=inject, values=values, code=code_version(),
-                root=str(root or tasks_root()), label=label)
+                root=str(root or tasks_root()), label=label, inputs=_input_stamps(sch, values))
+
+
+def _input_stamps(sch: dict, values: dict) -> dict:
+    """The data files a task's values name (:func:`shallowflow.params.DataFile` paths), with their size and
+    modification time, so that the task's key changes when a file does."""
+    out = {}
+    for name, spec in sch.items():
+        v = values.get(name)
+        if getattr(spec, "kind", None) == "data" and isinstance(v, str) and v not in (spec.choices or ()):
+            try:
+                st = os.stat(v)
+                out[v] = [st.st_size, st.st_mtime_ns]
+            except OSError:
+                out[v] = None
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
