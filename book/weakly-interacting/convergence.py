@@ -240,32 +240,34 @@ claims.check("Lemma1/no-sign-flip", "a_j keeps its sign (flips over all steps an
              sum(r["flips"] for r in l12["rows"]), C.below(0.5), source_value="0",
              valid=[r["finite"] for r in l12["rows"]])
 claims.check("Lemma1/step-identity", "one GD step changes delta_j by lr^2 (g_a^2 - ||g_w||^2) (relative error)",
-             g["identity"], C.below(1e-12), source_value="[derived]")
+             g["identity"], C.below(1e-12), source_value="[derived]", valid=[g["finite"]])
 claims.check("Lemma1/monotone", "per-step change of delta_j <= 0 up to round-off (largest increase)", g["max_inc"],
-             C.below(1e-12), source_value="<= 0")
+             C.below(1e-12), source_value="<= 0", valid=[g["finite"]])
 claims.check("Lemma1/drift-order", "the GD drift of delta_j is of order lr at a fixed flow time (log-log slope)",
-             drift_slope, C.within(0.9, 1.1), source_value="[derived] 1")
+             drift_slope, C.within(0.9, 1.1), source_value="[derived] 1",
+             valid=[r["finite"] for r in l12["rows"]])
 claims.check("Lemma1/drift-small", f"max relative drift < 1e-3 at lr = {min(P.lrs):g}, Exp-2-size problem",
-             l12["rows"][-1]["drift"], C.below(1e-3), source_value="< 1e-3 (spec)")
+             l12["rows"][-1]["drift"], C.below(1e-3), source_value="< 1e-3 (spec)",
+             valid=[l12["rows"][-1]["finite"]])
 small = [r["lemma2"] for r in l12["rows"] if r["lr"] <= 0.1]
 claims.check("Lemma2/identity", "lr sum mu_k matches log(L0/L_K) within 1% for lr <= 0.1", small, C.below(1e-2),
              source_value="L = L0 exp(-<mu> t)", valid=[r["finite"] for r in l12["rows"] if r["lr"] <= 0.1])
 claims.check("Lemma2/shrinks", "the gap shrinks as lr -> 0 (log-log slope of the gap against lr)", l2_slope,
-             C.above(0.5), source_value="-> 0")
+             C.above(0.5), source_value="-> 0", valid=[r["finite"] for r in l12["rows"]])
 claims.check("Lemma3/slope", "d* grows like n^2: slope of log d* against log n", l3["slope"], C.within(1.8, 2.2),
-             source_value="d >~ n^2", note=f"n = {l3['ns']}")
+             source_value="d >~ n^2", note=f"n = {l3['ns']}", valid=C.NO_TRAINING)
 bigp = sorted(P.l4_ps)[-2:]
 ratio = [r2["pvar"] / r1["pvar"] for n_ in P.l4_ns
          for r1 in l4 if r1["n"] == n_ and r1["p"] == bigp[0] for r2 in l4 if r2["n"] == n_ and r2["p"] == bigp[1]]
 claims.check("Lemma4/variance", "p Var(n mu(0)) stabilises: ratio at the two largest p", ratio, C.within(0.9, 1.1),
-             source_value="CLT in p")
+             source_value="CLT in p", valid=C.NO_TRAINING)
 claims.check("Lemma4/normal", "KS p-value of the standardised n mu(0) at the largest p", [r["ks"] for r in big],
-             C.above(0.01), source_value="N(0, gamma0^2)")
+             C.above(0.01), source_value="N(0, gamma0^2)", valid=C.NO_TRAINING)
 means = [r["mean"] for r in big]
 claims.check("Lemma4/order-1", "n mu(0) is O(1) in n: max/min of its mean across n at the largest p",
-             max(means) / min(means), C.below(1.3), source_value="mu(0) of order 1/n")
+             max(means) / min(means), C.below(1.3), source_value="mu(0) of order 1/n", valid=C.NO_TRAINING)
 claims.check("Lemma6/bound", "L(theta0) <= 2 (C_y+)^2 in >= 99% of draws", [r["frac"] for r in l6], C.above(0.99),
-             source_value="probability >= 1 - eps")
+             source_value="probability >= 1 - eps", valid=C.NO_TRAINING)
 
 # %% [markdown]
 # ### Verdicts

@@ -181,43 +181,44 @@ claims.check("Fig2/gd-matches", f"GD matches the closed form within 1e-3 at smal
 lrs = np.array([g["lr"] for g in val["gd"]])
 claims.check("Fig2/gd-order", "the GD deviation is of order lr (log-log slope)",
              float(np.polyfit(np.log(lrs), np.log([g["rel"] for g in val["gd"]]), 1)[0]), C.within(0.9, 1.1),
-             source_value="[derived] 1")
+             source_value="[derived] 1", valid=[g["finite"] for g in val["gd"]])
 claims.check("Thm2/plateaus", f"plateaus 1.25, 0.25, 0 at n = {last['n']:.0e} (t/t_n = 0.25, 0.75, 1.5), within 1e-3",
              np.abs(np.array(last["plateaus"]) - np.array([1.25, 0.25, 0.0])), C.below(1e-3), source_value="L_inf",
-             note="L_n converges to L_inf only as O(1/log n)")
+             valid=C.NO_TRAINING, note="L_n converges to L_inf only as O(1/log n)")
 dist = np.array([np.abs(np.array(r["plateaus"]) - np.array([1.25, 0.25, 0.0])) for r in rows])
 claims.check("Thm2/plateaus-converge", "the distance to every plateau level decreases as n grows", (np.diff(dist, axis=0) < 0).all(),
-             C.is_true(), source_value="L_n -> L_inf")
+             C.is_true(), source_value="L_n -> L_inf", valid=C.NO_TRAINING)
 nn = np.array([r["n"] for r in rows], float)
 order = np.argsort(nn)
 shrink = dist[order[-1]] / dist[order[0]] * np.log(2 * nn[order[-1]]) / np.log(2 * nn[order[0]])
 claims.check("Thm2/plateaus-limit", "L_n -> L_inf (the source's limit): the distance to each plateau level shrinks at least "
              "like 1/log(np) from the smallest to the largest n (distance ratio x log ratio)", shrink, C.below(1.0),
-             source_value="L_inf = lim L_n", note=f"distances at the smallest and largest n: {dist[order[0]].round(5).tolist()}, "
+             source_value="L_inf = lim L_n", valid=C.NO_TRAINING, note=f"distances at the smallest and largest n: {dist[order[0]].round(5).tolist()}, "
                                                  f"{dist[order[-1]].round(6).tolist()}")
 te = np.array([[r[(D, 1.0)]["t_eps"] * D for D in PT.NORMS] for r in rows])
 claims.check("Thm2/times", "t(eps)/t_n -> 1/||D_j|| monotonically: ||D|| t(eps)/t_n decreases with n",
-             bool((np.diff(te, axis=0) < 0).all()), C.is_true(), source_value="1/||D_j||",
+             bool((np.diff(te, axis=0) < 0).all()), C.is_true(), source_value="1/||D_j||", valid=C.NO_TRAINING,
              note=f"at n = {last['n']:.0e}: {te[-1].round(4).tolist()}")
 lognp = np.log(np.array([r["n"] for r in rows]) * 2)[:, None]
 dev = (te - 1) * lognp
 claims.check("Thm2/times-rate", "the approach is O(1/log n): (||D|| t(eps)/t_n - 1) log(np) is constant in n (relative spread)",
-             (dev.max(0) - dev.min(0)) / dev.mean(0), C.below(0.1), source_value="O(1/log n)",
+             (dev.max(0) - dev.min(0)) / dev.mean(0), C.below(0.1), source_value="O(1/log n)", valid=C.NO_TRAINING,
              note=f"values {dev.round(3).tolist()}")
 win = np.array([[r[(D, 1.0)]["window"] for D in PT.NORMS] for r in rows])
 claims.check("Thm2/window-constant-in-n", "window x log(np) / t_n is constant in n (relative spread)",
-             (win.max(0) - win.min(0)) / win.mean(0), C.below(0.01), source_value="order 1/log n")
+             (win.max(0) - win.min(0)) / win.mean(0), C.below(0.01), source_value="order 1/log n",
+             valid=C.NO_TRAINING)
 corr = np.array([2 / D * T.window_constant_corrected(P.eps_window) for D in PT.NORMS])
 claims.check("Thm2/window-corrected", "the window constant equals the corrected (2/||D||) log ratio (spec erratum (b))",
-             np.abs(win[-1] / corr - 1), C.below(1e-3), source_value="[derived]")
+             np.abs(win[-1] / corr - 1), C.below(1e-3), source_value="[derived]", valid=C.NO_TRAINING)
 paper = np.array([T.window_constant_paper(P.eps_window, D) for D in PT.NORMS])
 claims.check("Thm2/window-paper", "the window constant equals the paper's (1/(2||D||)) log C(eps), eq. (12)/(86)-(87)",
-             np.abs(win[-1] / paper - 1), C.below(0.1), source_value=f"{paper.round(3).tolist()}")
+             np.abs(win[-1] / paper - 1), C.below(0.1), source_value=f"{paper.round(3).tolist()}", valid=C.NO_TRAINING)
 claims.check("Thm2/parts", "at most p parts: number of distinct transition times (tolerance 0.05 t_n) for p = 3 groups "
              "with norms (1, 1, 2)", PT.distinct(th["three_group_times"], 0.05), C.close_to(2, atol=0.5),
-             source_value="distinct ||D_j||")
+             source_value="distinct ||D_j||", valid=C.NO_TRAINING)
 claims.check("Thm2/norm-growth", "||w_j||^2 grows from O(1) to p sqrt(k) ||D_j||: ratio at t_max (flow run)",
-             fl["final_w2"] / fl["target"], C.within(0.9, 1.1), source_value="sqrt(np)||D_j||")
+             fl["final_w2"] / fl["target"], C.within(0.9, 1.1), source_value="sqrt(np)||D_j||", valid=[fl["finite"]])
 claims.check("Prop2/bounds", "(10) K1/n^alpha <= mu(t) <= K2/n^alpha for t >= C n^(3 alpha - 1) log(Cn) (violations)",
              sum(r["viol"] for r in pr), C.below(0.5), source_value="0", valid=[r["finite"] for r in pr])
 claims.check("Prop2/slope", "late mu ~ n^-alpha: |slope + alpha| over the n grid", [abs(v + a) for (a, w), v in slopes.items()],

@@ -253,15 +253,16 @@ claims.check("Fig3/remaining-loss", "above N the remaining loss rises monotonica
              [bool(np.all(np.diff(rl) > 0)) if len(rl) > 1 else False, bool(len(rl) > 0 and 1e-4 <= rl[-1] <= 1e-1)], C.is_true(),
              source_value="0.6% at n = 3500", valid=fin3, note=f"values {[f'{v:.2e}' for v in rl]}")
 claims.check("Fig3/one-example", "0.6% of L(0) 'is equivalent to fitting all but one example': examples it corresponds to",
-             equiv, C.within(0.5, 1.5), source_value="one example", note="App-B labels at n = 3500")
+             equiv, C.within(0.5, 1.5), source_value="one example", valid=C.NO_TRAINING, note="App-B labels at n = 3500")
 big = TH.largest_example_share(3500)
 claims.check("Fig3/largest-example", "no single example carries 0.6% of L(0) at n = 3500: 0.6% over the largest share any "
              "one example carries, max_i y_i^2 / sum_j y_j^2 (App-B labels, one value per label draw)", 0.006 / big, C.above(2.0),
-             source_value="0.6% is 'all but one example'", note=f"largest share {big.max():.3%} over {big.size} draws")
+             source_value="0.6% is 'all but one example'", valid=C.NO_TRAINING, note=f"largest share {big.max():.3%} over {big.size} draws")
 fin4 = torch.cat([rr["finite"] for rows in f45["fig4"].values() for r in rows for rr in r["rows"]])
 claims.check("Fig4/bracketed", "every fitted threshold (Figs. 4-5, both steps) lies inside its n grid with P > 1/2 and < 1/2 on it",
              [r["fit"]["bracketed"] for rows in f45["fig4"].values() for r in rows] + [r["fit"]["bracketed"] for r in f45["fig5"]],
-             C.is_true(), source_value="(the book's grids)", note="a threshold its grid does not bracket is an extrapolation: left out of the curve checks below")
+             C.is_true(), source_value="(the book's grids)",
+             valid=torch.cat([fin4] + [rr["finite"] for r in f45["fig5"] for rr in r["rows"]]), note="a threshold its grid does not bracket is an extrapolation: left out of the curve checks below")
 claims.check("Fig4/increasing", "N(d, 30) increases with d (lr 1; bracketed thresholds, sorted by d)",
              bool(len(N4[1.0]) >= 2 and np.all(np.diff(N4[1.0]) > 0)), C.is_true(), source_value="increasing", valid=fin4,
              note=f"bracketed at d = {D4[1.0].astype(int).tolist()}")
@@ -272,7 +273,7 @@ claims.check("Fig4/power", "power-law exponent of N(d) (lr 1) <= 1.3 (spec's fla
              note=f"exponents consistent with the thresholds' intervals: [{exp4[1.0]['lo']:.3f}, {exp4[1.0]['hi']:.3f}]")
 claims.check("Fig4/authors-exponent", "the authors' own Fig. 4 data (d = 10 .. 100, p = 30): 95% interval of the power-law "
              "exponent (above 1: N/d is not constant)", [auth["lo"], auth["hi"]], C.above(1.0, strict=True),
-             source_value="N(d, p) = C(p) d (caption)", note=f"exponent {auth['beta']:.3f}; values read from the authors' CSVs (spec)")
+             source_value="N(d, p) = C(p) d (caption)", valid=C.NO_TRAINING, note=f"exponent {auth['beta']:.3f}; values read from the authors' CSVs (spec)")
 claims.check("Fig4/matches-authors", "the authors' data's exponent on the book's d values lies in the range of lr-1 exponents "
              "consistent with the book's thresholds", auth_same, C.within(exp4[1.0]["lo"], exp4[1.0]["hi"]),
              source_value="the paper's Fig. 4", valid=fin4, note=f"book exponent {exp4[1.0]['beta']:.3f}")

@@ -176,7 +176,8 @@ def run_kink(steps=200, lr=0.1):
         ga = (torch.clamp_min(Z, 0) * r[:, None, :]).sum(-1) / n
         Z = Z + lr * (a2[:, :, None] / n) * act * r[:, None, :]
         a2 = a2 + lr * ga
-    return dict(a_r=float(a[0, 0] * r0[0, 0]), max_zero_path=float(zero_path.abs().max()), regrown=float(Z[0, 0, 0]))
+    return dict(a_r=float(a[0, 0] * r0[0, 0]), max_zero_path=float(zero_path.abs().max()), regrown=float(Z[0, 0, 0]),
+                finite_zero=metrics.finite_runs(tr.loss, tr.final), finite_one=metrics.finite_runs(a2, Z))
 
 
 def findings(claims, iff, prop3):
