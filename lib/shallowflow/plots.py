@@ -1,4 +1,11 @@
-"""The figure types the chapters share, drawn with matplotlib under a seaborn theme."""
+"""The figure types the chapters share, drawn with matplotlib under seaborn's "whitegrid" theme.
+
+The theme is written out (:data:`THEME`, :data:`PALETTE`) rather than applied by ``seaborn.set_theme``:
+importing seaborn imports pandas and scipy.stats, about a second per kernel, and every chapter starts two
+kernels in the test command.  ``tests/test_plots_theme.py`` compares the written theme with seaborn's own,
+so the two cannot drift; seaborn's ``rocket`` colour map, registered only by importing seaborn, is the one
+key replaced (by matplotlib's ``viridis``).
+"""
 from __future__ import annotations
 
 import re
@@ -6,7 +13,6 @@ from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 import torch
 
 from . import metrics
@@ -17,9 +23,40 @@ DATA_COLOUR = "tab:green"
 NEURON_COLOUR = "tab:blue"
 
 
+#: seaborn's "deep" palette (its first six colours also become the shorthands b, g, r, m, y, c)
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
+           "#64b5cd")
+_CODES = {"b": "#4c72b0", "g": "#55a868", "r": "#c44e52", "m": "#8172b3", "y": "#ccb974", "c": "#64b5cd",
+          "k": (0.1, 0.1, 0.1)}
+_FONT = 12 * 0.95  # seaborn's "notebook" context at font_scale 0.95
+_TICK = 11 * 0.95
+#: seaborn.axes_style("whitegrid") | seaborn.plotting_context("notebook", font_scale=0.95)
+THEME = {
+    "figure.facecolor": "white", "axes.labelcolor": ".15", "xtick.direction": "out", "ytick.direction": "out",
+    "xtick.color": ".15", "ytick.color": ".15", "axes.axisbelow": True, "grid.linestyle": "-", "text.color": ".15",
+    "font.family": ["sans-serif"],
+    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
+    "lines.solid_capstyle": "round", "patch.edgecolor": "w", "patch.force_edgecolor": True, "image.cmap": "viridis",
+    "xtick.top": False, "ytick.right": False, "axes.grid": True, "axes.facecolor": "white", "axes.edgecolor": ".8",
+    "grid.color": ".8", "axes.spines.left": True, "axes.spines.bottom": True, "axes.spines.right": True,
+    "axes.spines.top": True, "xtick.bottom": False, "ytick.left": False,
+    "axes.linewidth": 1.25, "grid.linewidth": 1, "lines.linewidth": 1.5, "lines.markersize": 6, "patch.linewidth": 1,
+    "xtick.major.width": 1.25, "ytick.major.width": 1.25, "xtick.minor.width": 1, "ytick.minor.width": 1,
+    "xtick.major.size": 6, "ytick.major.size": 6, "xtick.minor.size": 4, "ytick.minor.size": 4,
+    "font.size": _FONT, "axes.labelsize": _FONT, "axes.titlesize": _FONT, "xtick.labelsize": _TICK,
+    "ytick.labelsize": _TICK, "legend.fontsize": _TICK, "legend.title_fontsize": _FONT,
+}
+
+
 def setup() -> None:
-    """The book's plotting theme (call once per chapter)."""
-    sns.set_theme(context="notebook", style="whitegrid", font_scale=0.95)
+    """The book's plotting theme (call once per chapter): seaborn's whitegrid theme and deep palette."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    plt.rcParams.update(THEME)
+    plt.rcParams["axes.prop_cycle"] = cycler(color=list(PALETTE))
+    for code, colour in _CODES.items():
+        mpl.colors.colorConverter.colors[code] = mpl.colors.to_rgb(colour)
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold"})
 
 
