@@ -343,12 +343,12 @@ claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the para
 claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], C.below(1e-10),
              source_value="zero loss", valid=th.valid()[r6t])
 claims.check("Conj1/one-direction-simultaneous", "Sigmoid: one alignment direction and a joint fit of both labels (Fig. 3.7's two checks)",
-             claims.passed("Fig3.7/one-direction") and claims.passed("Fig3.7/simultaneous"), C.is_true(), source_value="Conjecture 1")
+             claims.passed("Fig3.7/one-direction") and claims.passed("Fig3.7/simultaneous"), C.is_true(), source_value="Conjecture 1", valid=sg.valid()[r6s])
 claims.check("Conj1/zero-loss", "Sigmoid: zero loss for every rich lambda (final MSE)",
              sg.traj.loss[[r for lam in rich for r in sel(sg, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 1",
              valid=sg.valid()[[r for lam in rich for r in sel(sg, scale=lam)]])
 claims.check("Conj2/sequential", "Tanh: one alignment direction (circular std < 0.05 rad) and the positive label first",
-             bool(max(one_dir["tanh"]) < 0.05) and claims.passed("Fig3.8/positive-first"), C.is_true(), source_value="Conjecture 2")
+             bool(max(one_dir["tanh"]) < 0.05) and claims.passed("Fig3.8/positive-first"), C.is_true(), source_value="Conjecture 2", valid=th.valid()[r6t])
 claims.check("Conj2/zero-loss", "Tanh: zero loss for every rich lambda (final MSE)",
              th.traj.loss[[r for lam in rich for r in sel(th, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 2",
              valid=th.valid()[[r for lam in rich for r in sel(th, scale=lam)]])

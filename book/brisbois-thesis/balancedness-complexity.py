@@ -135,7 +135,8 @@ ident = {act: B.discrete_identity(act) for act in T.ACTIVATIONS}
 for act, v in ident.items():
     print(f"{act:8s}: largest identity error {v['error']:.2e}, largest first-order term |a g_a - w.g_w| {v['first_order']:.2e}")
 lin_lrs = [1e-2, 5e-3, 2.5e-3]
-lin = B.linear_balance_drift(lin_lrs)
+lin_run = B.linear_balance_drift(lin_lrs)
+lin = lin_run["drift"]
 print("linear network, drift of ||a a^T - W W^T||_F:", {k: f"{v:.3e}" for k, v in lin.items()})
 
 # %% [markdown]
@@ -194,11 +195,12 @@ print(f"min-norm value sqrt(2 sum |y_k|/||x_k||): Dataset 1.1.0 {T.relu_min_norm
 
 # %%
 c1 = {act: B.min_norm_interpolator(act, P.width, P.starts) for act in ("sigmoid", "tanh")}
-gd_rich = {}
+gd_rich, gd_rich_valid = {}, {}
 for act in ("sigmoid", "tanh"):
     e = cx["ens"][act]
     idx = [r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]
     gd_rich[act] = norms[act][idx]
+    gd_rich_valid[act] = e.valid()[idx]
     print(f"{act:8s}: solver {c1[act]['best']:.6f} ({c1[act]['feasible']} of {P.starts} starts feasible); "
           f"GD rich values {gd_rich[act].min():.6f}-{gd_rich[act].max():.6f}; ratio solver / best GD {c1[act]['best'] / gd_rich[act].min():.4f}")
 
@@ -219,9 +221,9 @@ for act in ("sigmoid", "tanh"):
                  (bal[act]["err"]["l1"][-1, rs] / bal[act]["err"]["mean_a"][-1, rs]), C.below(0.1),
                  source_value="mostly balanced, slight deviations", valid=v[act][rs])
 claims.check("B1/identity", "the one-step identity holds along GD: largest error over 200 steps, three activations",
-             max(x["error"] for x in ident.values()), C.below(1e-14), source_value="(derived)")
+             max(x["error"] for x in ident.values()), C.below(1e-14), source_value="(derived)", valid=np.concatenate([x["finite"] for x in ident.values()]))
 claims.check("B1/relu-first-order-zero", "ReLU: the first-order term a g_a - w.g_w vanishes (largest value)",
-             ident["relu"]["first_order"], C.below(1e-14), source_value="sigma(z) = z sigma'(z)")
+             ident["relu"]["first_order"], C.below(1e-14), source_value="sigma(z) = z sigma'(z)", valid=ident["relu"]["finite"])
 lam_b1 = max(P.balance_scales)
 claims.check("B1/relu-drift-linear", f"ReLU (lambda {lam_b1:g}): drift at alpha {max(P.balance_lrs):g} / at alpha {min(P.balance_lrs):g}",
              ratio["relu"][lam_b1], C.within(0.8 * max(P.balance_lrs) / min(P.balance_lrs), 1.2 * max(P.balance_lrs) / min(P.balance_lrs)),
@@ -234,9 +236,9 @@ for act in ("sigmoid", "tanh"):
                  f"(finite step) implies: ratio above below 0.5", ratio[act][lam_f], C.below(0.5),
                  source_value="'due to the step-size'", valid=v[act][rr])
     claims.check(f"B2/{act}-flow", f"{act}: the exact gradient flow drifts as much as GD (flow drift / GD drift at alpha {min(P.balance_lrs):g})",
-                 flow[act]["drift"] / bal[act]["drift"][rr[0]], C.within(0.8, 1.25), source_value="(derived) not conserved")
+                 flow[act]["drift"] / bal[act]["drift"][rr[0]], C.within(0.8, 1.25), source_value="(derived) not conserved", valid=flow[act]["finite"] & v[act][rr[:1]])
 claims.check("Lemma5/flow-relu", "ReLU, exact gradient flow: drift of a_j^2 - ||w_j||^2 relative to the largest ||w_j||^2",
-             flow["relu"]["drift"] / flow["relu"]["scale"], C.below(1e-8), source_value="conserved (Lemma 5)")
+             flow["relu"]["drift"] / flow["relu"]["scale"], C.below(1e-8), source_value="conserved (Lemma 5)", valid=flow["relu"]["finite"])
 claims.check("Lemma5/gd-relu", f"ReLU, GD at lambda {lam_f:g}: largest |a_j - s_j ||w_j|| | over training (alpha {lr_f:g})",
              bal["relu"]["err"]["linf"][:, rf].amax(0), C.below(1e-8), source_value="a_j = s_j ||w_j||", valid=v["relu"][rf])
 c3v = {act: c3[act]["ens"].valid() for act in T.ACTIVATIONS}
@@ -248,10 +250,10 @@ claims.check("C.3/relu-signs", "Fig. C.3: ReLU output weights keep their sign (n
              C.below(0, strict=False), source_value="a_j^t = s_j ||w_j^t||", valid=c3v["relu"])
 claims.check("B4/fig3.10", "Fig. 3.10 reproduced: the ReLU and the Sigmoid/Tanh criteria hold",
              all(claims.passed(f"Fig3.10/{a}") for a in T.ACTIVATIONS), C.is_true(), source_value="Fig. 3.10",
-             note="the Fig. C.28 half of B4 (Dataset 1.3.2) is checked with C.28")
+             note="the Fig. C.28 half of B4 (Dataset 1.3.2) is checked with C.28", valid=np.concatenate([v[a][runs_of(a, scale=lam_f, lr=lr_f)] for a in T.ACTIVATIONS]))
 claims.check("Arora-dbal/linear-drift", f"linear network: drift of a a^T - W W^T halves with the step (ratios for alpha {lin_lrs})",
              [lin[lin_lrs[i]] / lin[lin_lrs[i + 1]] for i in range(len(lin_lrs) - 1)], C.within(1.8, 2.2),
-             source_value="conserved by the flow, O(alpha) under GD")
+             source_value="conserved by the flow, O(alpha) under GD", valid=lin_run["finite"])
 
 cv = {act: cx["ens"][act].valid() for act in T.ACTIVATIONS}
 for act in T.ACTIVATIONS:
@@ -305,14 +307,14 @@ claims.check("Thm6/zero-loss", f"ReLU, lambda in [1e-10, 1e-2], Datasets 1.1.0, 
              allz, C.below(1e-10), source_value="L -> 0", valid=allv)
 claims.check("Thm6/min-norm-limit", "and the limit is the min-norm interpolator (the T0 checks on three datasets)",
              all(claims.passed(f"T0/{n}") for n in ["relu-min-norm"] + [f"dataset-{v}" for v in cx["others"]]), C.is_true(),
-             source_value="theta* in argmin ||theta||^2")
+             source_value="theta* in argmin ||theta||^2", valid=np.concatenate([cv["relu"][t0_idx]] + [e.valid()[[r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]] for d, e in cx["others"].values()]))
 for act in ("sigmoid", "tanh"):
     claims.check(f"C1/{act}", f"{act}: solver's minimum norm / GD's smallest rich ||theta*|| (>= 0.99 supports the conjecture)",
                  c1[act]["best"] / gd_rich[act].min(), C.above(0.99), source_value="GD limit in argmin ||theta||",
-                 note="the spec: >= 0.99 supports, 2% or more below refutes")
+                 note="the spec: >= 0.99 supports, 2% or more below refutes", valid=gd_rich_valid[act])
     claims.check(f"{'Conj1' if act == 'sigmoid' else 'Conj2'}/min-norm", f"Conjecture {'1' if act == 'sigmoid' else '2'}'s limit "
                  f"in argmin ||theta||: the C1 ratio for {act} (>= 0.99)", c1[act]["best"] / gd_rich[act].min(), C.above(0.99),
-                 source_value="lim theta in argmin ||theta||^2 (3.4)/(3.5)")
+                 source_value="lim theta in argmin ||theta||^2 (3.4)/(3.5)", valid=gd_rich_valid[act])
 
 # %% [markdown]
 # ### Verdicts

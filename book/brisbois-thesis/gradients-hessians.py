@@ -174,34 +174,34 @@ smooth = ("sigmoid", "tanh")
 rel_const = [abs(consts[a]["L"] / T.STATED_CONSTANTS[a]["L"] - 1) for a in T.ACTIVATIONS] + \
     [abs(consts[a]["beta"] / T.STATED_CONSTANTS[a]["beta"] - 1) for a in smooth]
 claims.check("Fig1.4/constants", "max|sigma'| and max|sigma''| equal the stated L and beta constants (largest relative error)",
-             max(rel_const), C.below(1e-6), source_value="L = 1, 1/4, 1; beta = 1/(6 sqrt 3), 4/(3 sqrt 3)")
+             max(rel_const), C.below(1e-6), source_value="L = 1, 1/4, 1; beta = 1/(6 sqrt 3), 4/(3 sqrt 3)", valid=C.NO_TRAINING)
 claims.check("G1/autograd", "closed-form gradient = autograd gradient: max |grad_F - grad_PT| / max(1, |grad|) over all draws "
              "(ReLU away from kinks)", max(v["autograd"] for v in gt.values()), C.below(1e-12),
-             source_value="formulas of Section 4.1.1")
+             source_value="formulas of Section 4.1.1", valid=C.NO_TRAINING)
 claims.check("TableD.1/fd-at-most-thesis", "float64 finite-difference error / the thesis's value, largest over the 9 cells",
              max(gt[k]["fd64"] / THESIS_D1[k] for k in THESIS_D1 if k in gt), C.below(10.0),
-             source_value="Table D.1", note="the closed form agrees with finite differences at least as well as the thesis found")
+             source_value="Table D.1", note="the closed form agrees with finite differences at least as well as the thesis found", valid=C.NO_TRAINING)
 match = sum(1 for k in THESIS_D1 if k in gt and abs(np.log10(gt[k]["fd64"] / THESIS_D1[k])) <= 1)
 claims.check("TableD.1/magnitudes", "cells whose float64 finite-difference error is within a factor 10 of the thesis's",
-             match, C.within(len([k for k in THESIS_D1 if k in gt]), 1e9), source_value="Table D.1 (9 cells)")
+             match, C.within(len([k for k in THESIS_D1 if k in gt]), 1e9), source_value="Table D.1 (9 cells)", valid=C.NO_TRAINING)
 claims.check("H1/autograd", "closed-form Hessian = torch.func.hessian: largest entry error over all draws, datasets and widths "
              "(ReLU away from kinks)", max(v["autograd"] for v in ht.values()), C.below(1e-10),
-             source_value="formulas of Section 4.1.2")
+             source_value="formulas of Section 4.1.2", valid=C.NO_TRAINING)
 claims.check("TableD.2/smooth-fd64", "Sigmoid/Tanh: float64 finite-difference Hessian error / the thesis's value, largest cell",
              max(ht[k]["fd64"] / THESIS_D2[k] for k in THESIS_D2 if k[0] in smooth and k in ht), C.below(1.0),
-             source_value="Table D.2", note="the thesis calls its errors 'not satisfying'; this says whether that is the formulas or the differences")
+             source_value="Table D.2", note="the thesis calls its errors 'not satisfying'; this says whether that is the formulas or the differences", valid=C.NO_TRAINING)
 claims.check("TableD.2/relu-kink", "ReLU: the finite-difference Hessian misses the closed form by O(1) at lambda <= 1e-2 "
              "(smallest mean Frobenius error)", min(ht[k]["fd64"] for k in ht if k[0] == "relu" and k[1] <= 1e-2),
-             C.above(0.1), source_value="0.88, 2.0")
+             C.above(0.1), source_value="0.88, 2.0", valid=C.NO_TRAINING)
 claims.check("H2/printed", "autograd Hessian at the D.2 point = the printed matrix (max entry error), order (a1, a2, w11, w12, w21, w22)",
              d2["autograd_vs_printed"], C.below(1e-7), source_value="printed 6x6 matrix",
              note="the rows/columns are ordered a first, not in the (W, a) order in which theta is listed "
-                  f"(that order misses by {d2['autograd_vs_printed_listed_order']:.2f})")
+                  f"(that order misses by {d2['autograd_vs_printed_listed_order']:.2f})", valid=C.NO_TRAINING)
 claims.check("H2/printed-fd-error", "Frobenius distance between the printed finite-difference and the printed closed-form matrices",
-             d2["printed_fd_error"], C.close_to(9.410e-4, rtol=1e-3), source_value="9.410e-4")
+             d2["printed_fd_error"], C.close_to(9.410e-4, rtol=1e-3), source_value="9.410e-4", valid=C.NO_TRAINING)
 claims.check("H2/float32-fd", "the thesis's stencil in float32 gives an error of the thesis's order (within a factor 10 of 9.410e-4)",
              d2["fd32_error"], C.within(9.410e-5, 9.410e-3), source_value="9.410e-4 (expected 6e-8)",
-             note=f"in float64 the same stencil misses by {d2['fd64_error']:.1e}")
+             note=f"in float64 the same stencil misses by {d2['fd64_error']:.1e}", valid=C.NO_TRAINING)
 valid = np.array([tr[a]["valid"] for a in T.ACTIVATIONS])
 claims.check("FigD.1/float64", "|grad L_PT - grad L_F| along training, largest over the three runs (float64)",
              max(tr[a]["pt_l2"].max() for a in T.ACTIVATIONS), C.below(1e-10), source_value="under 7e-4", valid=valid)

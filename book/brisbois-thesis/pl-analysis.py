@@ -57,7 +57,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, data as datasets, plots
+from shallowflow import config, data as datasets, metrics, plots
 from shallowflow.experiments.brisbois_thesis import pl_analysis as PL
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.params import validate
@@ -169,6 +169,7 @@ print(f"lazy: a = {oy['a']:.4f}, b = {oy['b']:.4f}, final ||r|| = {oy['r'][-1]:.
 e = pl["tanh"]["ens"]
 r = e.runs(scale=min(P.pl_scales))[0]
 th_star = e.traj.final.select(r).flat()
+star_valid = e.valid()[[r]]  # Props 1 and 3 stand on this trained run
 g_star = float(T.gradient(th_star, data.X.cpu(), data.y.cpu(), "tanh", P.width).norm())
 H_star = torch.linalg.eigvalsh(T.hessian(th_star, data.X.cpu(), data.y.cpu(), "tanh", P.width)[0])
 print(f"Prop. 1 at GD's interpolator: ||grad L|| = {g_star:.2e}, smallest Hessian eigenvalue {float(H_star[0]):.2e} "
@@ -195,24 +196,24 @@ for act, k in kap.items():
 
 # %% tags=["remove-cell"]
 claims.check("Fig4.1/pl", "F is PL: mu = min F'^2/(2F) over [-50, 50] (theta != 0)", ex["mu"], C.above(0.0, strict=True),
-             source_value="PL, nonconvex")
-claims.check("Fig4.1/nonconvex", "F is nonconvex: min F''", ex["min_d2"], C.below(0.0), source_value="nonconvex")
+             source_value="PL, nonconvex", valid=C.NO_TRAINING)
+claims.check("Fig4.1/nonconvex", "F is nonconvex: min F''", ex["min_d2"], C.below(0.0), source_value="nonconvex", valid=C.NO_TRAINING)
 claims.check("PL-rate/bound", "GD with alpha = 1/beta from -10, 3, 7: largest F(theta^t) / ((1 - mu/beta)^t F(theta^0)), t <= 500",
-             rate["ratio"], C.below(1 + 1e-12, strict=False), source_value="linear rate (1 - mu/beta)^t")
+             rate["ratio"], C.below(1 + 1e-12, strict=False), source_value="linear rate (1 - mu/beta)^t", valid=rate["finite"])
 claims.check("Thm2/bound", "Theorem 2 on F (beta-smooth, alpha = 1/beta): min_s F'(theta^s)^2 / (2 beta F(theta^0)/(t+1)), largest over t",
-             rate["thm2_ratio"], C.below(1.0, strict=False), source_value="||grad F|| -> 0")
+             rate["thm2_ratio"], C.below(1.0, strict=False), source_value="||grad F|| -> 0", valid=rate["finite"])
 claims.check("Lemma8/stationary-global", "on F (PL): every stationary point found on [-50, 50] is a global minimiser (largest F there)",
-             float(np.max(ex["stationary_values"])), C.below(1e-6), source_value="PL => stationary points are global minima")
+             float(np.max(ex["stationary_values"])), C.below(1e-6), source_value="PL => stationary points are global minima", valid=C.NO_TRAINING)
 claims.check("Lemma8/network-not-pl", "the network loss has a non-optimal stationary point: ||grad L(0)|| (ReLU, Sigmoid, Tanh; Dataset 1.1.0) "
-             "while L(0) = 0.5", max(v["grad"] for v in z.values()), C.below(1e-15, strict=False), source_value="not PL on R^D")
+             "while L(0) = 0.5", max(v["grad"] for v in z.values()), C.below(1e-15, strict=False), source_value="not PL on R^D", valid=C.NO_TRAINING)
 claims.check("PL2/tanh-saddle", "Tanh: the Hessian at 0 has eigenvalues +-||v|| (m each), largest deviation",
-             float(np.abs(np.sort(z["tanh"]["eig"]) - pred).max()), C.below(1e-8), source_value="saddle, +-1.25")
+             float(np.abs(np.sort(z["tanh"]["eig"]) - pred).max()), C.below(1e-8), source_value="saddle, +-1.25", valid=C.NO_TRAINING)
 claims.check("PL2/sigmoid-saddle", "Sigmoid (sum y = 0): smallest Hessian eigenvalue at 0 (a saddle)", float(z["sigmoid"]["eig"].min()),
-             C.below(0.0), source_value="saddle")
+             C.below(0.0), source_value="saddle", valid=C.NO_TRAINING)
 claims.check("PL2/sigmoid-1.1.2", "Sigmoid on Dataset 1.1.2: ||grad L(0)|| / (sqrt(m) sigma(0) |sum y| / n)",
-             z112["grad"] / (np.sqrt(3) * 0.5 * 2 / 2), C.close_to(1.0, rtol=1e-12), source_value="gradient != 0")
+             z112["grad"] / (np.sqrt(3) * 0.5 * 2 / 2), C.close_to(1.0, rtol=1e-12), source_value="gradient != 0", valid=C.NO_TRAINING)
 claims.check("PL3/sigmoid-singular", "Sigmoid: lambda_min(J(0) J(0)^T) / lambda_max, every width", [lo / hi for lo, hi in lam3.values()],
-             C.below(1e-14, strict=False), source_value="lambda_min = 0 (Theorem 9)")
+             C.below(1e-14, strict=False), source_value="lambda_min = 0 (Theorem 9)", valid=C.NO_TRAINING)
 claims.check("PL3/positive-away", "Sigmoid along its rich GD path: lambda_min(J J^T) at the end of training",
              float(pl["sigmoid"]["lmin"][-1, pl["sigmoid"]["ens"].runs(scale=min(P.pl_scales))[0]]), C.above(1e-3),
              source_value="positive away from 0", valid=pl["sigmoid"]["ens"].valid()[:1])
@@ -220,15 +221,15 @@ pv = np.concatenate([pl[a]["ens"].valid() for a in T.ACTIVATIONS])
 claims.check("PL1/inequality", "mu_t >= nu_t along every run: min (mu_t - nu_t) / max_t nu_t", min(gap.values()), C.above(-1e-12),
              source_value="Theorem 7", valid=pv, note="eigenvalues are accurate relative to the largest, hence the normalisation")
 claims.check("Thm7/corrected", "||grad L||^2 >= (2 lambda_min / n) L holds along the runs (the PL1 check)", claims.passed("PL1/inequality"),
-             C.is_true(), source_value="lambda_min >= mu => PL")
+             C.is_true(), source_value="lambda_min >= mu => PL", valid=pv)
 claims.check("Thm7/as-printed", "the printed chain ||grad L||^2 >= 2 lambda_min L: smallest mu_t / lambda_min(J J^T) along the runs",
              min(printed.values()), C.above(1.0 - 1e-9), source_value="mu = lambda_min", valid=pv)
 rich_min = [mins[(a, min(P.pl_scales))] for a in T.ACTIVATIONS]
 lazy_min = [mins[(a, max(P.pl_scales))] for a in T.ACTIVATIONS]
 claims.check("PL1/rich-saddle", f"rich (lambda {min(P.pl_scales):g}): min_t mu_t, three activations (~0 on the saddle plateau)",
-             rich_min, C.below(1e-6), source_value="mu_t ~ 0 on plateaus", valid=pv[::2] if len(pv) == 6 else None)
+             rich_min, C.below(1e-6), source_value="mu_t ~ 0 on plateaus", valid=np.concatenate([pl[a]["ens"].valid()[pl[a]["ens"].runs(scale=min(P.pl_scales))] for a in T.ACTIVATIONS]))
 claims.check("PL1/lazy-bounded", f"lazy (lambda {max(P.pl_scales):g}): min_t mu_t, three activations", lazy_min, C.above(1e-2),
-             source_value="bounded away from 0", valid=pv[1::2] if len(pv) == 6 else None)
+             source_value="bounded away from 0", valid=np.concatenate([pl[a]["ens"].valid()[pl[a]["ens"].runs(scale=max(P.pl_scales))] for a in T.ACTIVATIONS]))
 claims.check("T2/relu-rate", "ReLU final-phase decay rate / alpha (8/n) min_k |y_k| ||x_k|| - 1",
              abs(rates["relu"] / T.final_rate(data, P.lr) - 1), C.below(0.01), source_value="(derived) local PL rate",
              valid=pl["relu"]["ens"].valid()[:1])
@@ -241,22 +242,22 @@ claims.check("Thm3/path-length", "(2.35) path length / (4 ||r_0|| / a)", c235, C
 claims.check("Cor4/distance", "(2.36) max_t ||theta_t - theta_0|| / ((4b/a) ||theta* - theta_0||)", c236, C.below(1.0, strict=False),
              source_value="(2.36)", valid=[oy["finite"]])
 claims.check("Prop1/necessary", "at GD's Tanh interpolator: smallest Hessian eigenvalue / largest (PSD up to rounding)",
-             float(H_star[0] / H_star[-1]), C.above(-1e-8), source_value="grad = 0, Hessian PSD", note=f"||grad L|| = {g_star:.1e}")
+             float(H_star[0] / H_star[-1]), C.above(-1e-8), source_value="grad = 0, Hessian PSD", note=f"||grad L|| = {g_star:.1e}", valid=star_valid)
 claims.check("Prop2/as-transcribed", "theta^3 at 0 meets the transcribed conditions (F' = 0, F'' >= 0): is it a local minimum? "
-             f"(F(-{eps}) >= F(0))", (-eps) ** 3 >= 0.0, C.is_true(), source_value="PSD Hessian sufficient")
+             f"(F(-{eps}) >= F(0))", (-eps) ** 3 >= 0.0, C.is_true(), source_value="PSD Hessian sufficient", valid=C.NO_TRAINING)
 claims.check("Prop2/strict", "the correct sufficient condition: F(theta) = theta^2 + 3 sin^2 theta at 0 has F'' = 8 > 0 and F >= F(0) nearby",
              bool(T.pl_function(0.0)[2] > 0 and np.all(T.pl_function(np.linspace(-0.1, 0.1, 201))[0] >= 0)), C.is_true(),
-             source_value="Hessian positive definite")
+             source_value="Hessian positive definite", valid=C.NO_TRAINING)
 claims.check("Thm1/armijo", "GD with an Armijo line search (Tanh, m = 10): final ||grad L||", armijo[-1], C.below(1e-8),
-             source_value="limit points stationary")
+             source_value="limit points stationary", valid=metrics.finite_runs(torch.as_tensor(armijo)[None]))
 claims.check("Prop3/nonconvex", "around GD's interpolator, points with a negative Hessian eigenvalue at r = 1e-2 and 1e-3 (fraction, smallest)",
-             min(float((v < -neg_tol).mean()) for v in nonconv.values()), C.above(0.0, strict=True), source_value="not locally convex")
+             min(float((v < -neg_tol).mean()) for v in nonconv.values()), C.above(0.0, strict=True), source_value="not locally convex", valid=star_valid)
 claims.check("Prop4/lipschitz", "|h(x) - h(x')| / ||x - x'|| <= ||a|| ||W||_2: largest ratio over random networks and inputs",
-             max(float(v.max()) for v in lipr.values()), C.below(1.0, strict=False), source_value="L_h <= product of layer norms")
+             max(float(v.max()) for v in lipr.values()), C.below(1.0, strict=False), source_value="L_h <= product of layer norms", valid=C.NO_TRAINING)
 for act in T.ACTIVATIONS:
     claims.check(f"Chizat-kappa/{act}", f"{act}: kappa(theta^0) decreases as lambda grows ({P.kappa_scales})",
                  bool(np.all(np.diff(kap[act]) < 0)), C.is_true(), source_value="lazy for large scale",
-                 note="values " + ", ".join(f"{x:.3g}" for x in kap[act]))
+                 note="values " + ", ".join(f"{x:.3g}" for x in kap[act]), valid=C.NO_TRAINING)
 
 # %% [markdown]
 # ### Verdicts

@@ -111,7 +111,7 @@ def flow_drift(P, t_end: float) -> dict:
         fl = gradient_flow(p0, data, Network(act), t_end=t_end, loss="mean", rtol=1e-11)
         q0, q1 = metrics.balancedness(p0), metrics.balancedness(fl.final)
         out[act] = dict(drift=float((q1 - q0).abs().max()), scale=float(fl.final.W.norm(dim=-1).max() ** 2),
-                        loss=float(fl.losses(0)[-1]))
+                        loss=float(fl.losses(0)[-1]), finite=metrics.finite_runs(fl.final).numpy())
     return out
 
 
@@ -131,13 +131,14 @@ def discrete_identity(act: str, steps: int = 200, lr: float = 0.05, m: int = 7, 
         p = Params(p.a - lr * ga, p.W - lr * gW)
         err = max(err, float((metrics.balancedness(p) - pred).abs().max()))
         first = max(first, float(lin.abs().max()))
-    return dict(error=err, first_order=first)
+    return dict(error=err, first_order=first, finite=metrics.finite_runs(p).numpy())
 
 
 def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: int = 0) -> dict:
     """Arora et al.'s delta-balancedness for a two-layer *linear* network h(x) = a^T W x on Dataset 1.1.0
     (d = 2 padded to ``d`` with zeros): the drift of ‖a a^T - W W^T‖_F over a GD run of the given time,
-    per step size.  Gradient flow conserves a a^T - W W^T exactly; GD drifts by O(lr) in total."""
+    per step size (``drift``, keyed by lr) and one finiteness flag per run (``finite``).  Gradient flow
+    conserves a a^T - W W^T exactly; GD drifts by O(lr) in total."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X = torch.zeros(data.n, d, dtype=DTYPE)
     X[:, :data.d] = data.X
@@ -145,7 +146,7 @@ def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: i
     gen = torch.Generator().manual_seed(seed)
     a0 = 0.5 * torch.randn(m, generator=gen, dtype=DTYPE)
     W0 = 0.5 * torch.randn(m, d, generator=gen, dtype=DTYPE)
-    out = {}
+    out, finite = {}, []
     for lr in lrs:
         a, W = a0.clone(), W0.clone()
         M0 = torch.outer(a, a) - W @ W.T
@@ -155,7 +156,8 @@ def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: i
             gW = (2 / data.n) * torch.outer(a, r @ X)
             a, W = a - lr * ga, W - lr * gW
         out[lr] = float((torch.outer(a, a) - W @ W.T - M0).norm())
-    return out
+        finite.append(bool(torch.isfinite(a).all() and torch.isfinite(W).all()))
+    return dict(drift=out, finite=np.array(finite))
 
 
 def run_c3(P) -> dict:

@@ -78,7 +78,8 @@ def pl_example(lo: float = -50.0, hi: float = 50.0, points: int = 2_000_001) -> 
 
 def pl_rate(starts=(-10.0, 3.0, 7.0), steps: int = 500) -> dict:
     """GD with alpha = 1/beta on F from each start: the largest ratio F(theta^t) / ((1 - mu/beta)^t F(theta^0))
-    over t <= steps (<= 1 is the PL rate), and Theorem 2's bound min_{s<=t} F'(theta^s)^2 <= 2 beta F(theta^0) / (t+1)."""
+    over t <= steps (<= 1 is the PL rate), and Theorem 2's bound min_{s<=t} F'(theta^s)^2 <= 2 beta F(theta^0) / (t+1);
+    ``finite`` flags each start's run whose losses stayed finite."""
     ex = pl_example()
     mu, beta = ex["mu"], ex["beta"]
     worst, worst2 = 0.0, 0.0
@@ -95,7 +96,8 @@ def pl_rate(starts=(-10.0, 3.0, 7.0), steps: int = 500) -> dict:
             worst2 = max(worst2, min(g2) / (2 * beta * F0 / (t + 1)))
             th = th - float(dF) / beta
         curves[t0] = np.array(Fs)
-    return dict(ratio=worst, thm2_ratio=worst2, curves=curves, mu=mu, beta=beta)
+    finite = np.array([bool(np.isfinite(c).all()) for c in curves.values()])  # one flag per GD run
+    return dict(ratio=worst, thm2_ratio=worst2, curves=curves, mu=mu, beta=beta, finite=finite)
 
 
 # -- the network at theta = 0 (PL2, PL3) ----------------------------------------------------------------
