@@ -1,0 +1,429 @@
+"""Cost of the paper edition (``--profile paper``), chapter by chapter, and the verdicts it changes.
+
+    python benchmarks/paper_scale.py                       # write benchmarks/paper_scale.json and .md
+    python benchmarks/paper_scale.py --run CHAPTER ...     # run chapters at paper scale first (nice 19, one
+                                                           # kernel each, cheapest first), then write both files
+    python benchmarks/paper_scale.py --claims DIR --runs FILE   # other measurements (another machine's)
+
+For every chapter (``shallowflow.chapters.all_chapters()``) the JSON gives ``book_s`` (its book-scale time
+from ``params/timings.json``) and ``paper``:
+
+- ``none``: the chapter has no ``params/paper/`` file (its book scale is the source's);
+- ``refused``: its paper profile is refused by its own rules on this machine (validated in this process,
+  as ``shallowflow run CHAPTER --profile paper`` does before a kernel starts); ``basis`` is the one-line
+  reason (a memory estimate above ``SHALLOWFLOW_MEMORY_GB``, a work estimate above
+  ``SHALLOWFLOW_WORK_BUDGET``, ...);
+- ``ran``: measured by a paper run recorded in the runs file (``--run`` appends to it): ``seconds`` is
+  the CLI's own execution time of the chapter; the basis adds the CPU seconds of the run's process
+  tree, the load average and what the extrapolation below had estimated;
+- ``estimated``: ``seconds`` = book_s x (paper work / book work), the work being the chapter's own
+  ``Rule.work`` estimate (``params.gd_work`` units) at both parameter sets; a chapter that declares no
+  ``Rule.work`` gets a proxy of the same units computed here from its parameters (:data:`PROXIES`),
+  and the basis says so.  Work estimates count every run to its step cap: chapters whose runs stop at
+  convergence cost less (the measured runs show by how much).
+
+``memory_gb`` is the largest ``Rule.memory`` estimate at paper scale (GiB).  ``verdict_changes`` lists
+every check whose paper verdict (``artifacts/claims/paper/``) differs from the registry's book verdict
+(``verdicts/<source>.yml``), a registered check the paper run did not run included.
+
+Run it with the package of the commit the runs used (``PYTHONPATH=<worktree>/lib``, from that worktree);
+``--out`` names where the two files go (default: ``benchmarks/`` beside this script).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_RUNS = HERE / "paper_scale.runs.jsonl"
+HOURS_ON_CPU = 8.0  # above this many hours on the 2-core machine, the paper profile is GPU/cluster work
+
+
+# ------------------------------------------------------------------------------------------------
+# work and memory from the chapters' own rules
+# ------------------------------------------------------------------------------------------------
+def _closure(fn) -> dict:
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in (fn.__closure__ or ()))))
+
+
+def rule_costs(rules, P) -> tuple[float | None, float | None]:
+    """(work units, bytes): the sum of the chapter's Rule.work estimates and the largest Rule.memory estimate
+    at parameters ``P`` (None where the chapter declares none)."""
+    work = mem = None
+    for r in rules:
+        free = _closure(r.test)
+        if "cost" in free and "fit the work budget" in r.message:
+            work = (work or 0.0) + float(free["cost"](P))
+        elif "estimate" in free and "must fit in" in r.message:
+            mem = max(mem or 0.0, float(free["estimate"](P)))
+    return work, mem
+
+
+def _gd(runs, width, n, dim, steps):
+    from shallowflow.params import gd_work
+
+    return gd_work(runs, width, n, dim, steps)
+
+
+# Chapters that declare no Rule.work: a proxy in gd_work units from their own parameters (the data sizes of
+# the spec: 002's examples are a few points in 2 dimensions; n = 4, d = 2 where the chapter does not set them).
+PROXIES = {
+    "early-alignment/spurious": (
+        "proxy: GD of the main run (seeds x width x steps) + the dominated run (width_dominated x steps_dominated)"
+        " + the balance runs (balance_width x 2 balance_time / lr), n = 4 points, d = 2",
+        lambda P: (_gd(len(P.seeds), P.width, 4, 2, P.steps) + _gd(len(P.seeds), P.width_dominated, 4, 2, P.steps_dominated)
+                   + _gd(len(P.seeds), P.balance_width, 4, 2, 2 * P.balance_time / P.lr))),
+    "early-alignment/staircase": (
+        "proxy: GD of seeds x width on n_points points, d = 1, time / lr steps",
+        lambda P: _gd(len(P.seeds), P.width, P.n_points, 1, P.time / P.lr)),
+    "early-alignment/failure-rates": (
+        "proxy: GD of the grid (seeds x scales per width, time / lr steps), the large runs, the step check"
+        " (x step_check_factor) and the contrasts (contrast_time / lr), n = 4, d = 2",
+        lambda P: (sum(_gd(P.seeds * len(P.scales), w, 4, 2, P.time / P.lr) for w in P.widths)
+                   + _gd(P.large_seeds * len(P.scales), P.large_width, 4, 2, P.time / P.lr)
+                   + _gd(P.step_check_seeds, P.step_check_width, 4, 2, P.time * P.step_check_factor / P.lr)
+                   + sum(_gd(P.contrast_seeds * len(P.contrast_scales), w, 4, 2, P.contrast_time / P.lr)
+                         for w in P.contrast_widths))),
+    "early-alignment/assumption3": (
+        "proxy: GD of gd_draws x gd_seeds per width (gd_time / lr steps), the neuron flows (flow_draws x"
+        " flow_time / flow_dt) and the fixed remark runs, n = 4, d = 2",
+        lambda P: (sum(_gd(k * P.gd_seeds, w, 4, 2, P.gd_time / P.lr) for w, k in zip(P.gd_widths, P.gd_draws))
+                   + _gd(P.flow_draws * len(P.flow_start), 1, 4, 2, P.flow_time / P.flow_dt)
+                   + _gd(P.unbalanced_seeds, P.unbalanced_width, 4, 2, P.unbalanced_time / P.lr)
+                   + _gd(P.small_draws, P.remark_width, 4, 2, P.small_time / P.small_lr)
+                   + _gd(1, P.remark_width, 4, 2, P.fast_time / P.fast_lr))),
+    "early-alignment/alignment": (
+        "proxy: GD of the sweep (scales x seeds x width, time / lr steps) and the general-d runs (seeds x"
+        " width, general_eps ln(1/general_scale) / general_lr steps), n = 4, d = 2 (general: their n and d)",
+        lambda P: (_gd(len(P.scales) * len(P.seeds), P.width, 4, 2, P.time / P.lr)
+                   + sum(_gd(len(P.general_seeds), P.general_width, n, d,
+                             P.general_eps * math.log(1 / P.general_scale) / P.general_lr)
+                         for d, n in zip(P.general_dims, P.general_n)))),
+}
+
+
+def namespace(chapter: str, profile: str) -> SimpleNamespace:
+    """The validated single values of a profile (the rules are not checked here: see :func:`refusal`)."""
+    from shallowflow import chapters, params
+
+    sch, _ = chapters.schema(chapter)
+    values = chapters.defaults(chapter)
+    if profile != "book":
+        path = chapters.profile_file(chapter, profile)
+        if path.exists():
+            values.update(yaml.safe_load(path.read_text()) or {})
+    return SimpleNamespace(**{n: params.check(n, values[n], s) for n, s in sch.items() if n in values})
+
+
+def refusal(chapter: str) -> str:
+    """'' when ``shallowflow run CHAPTER --profile paper`` would start a kernel here, else its one-line reason."""
+    from shallowflow import executor
+
+    try:
+        executor.prepare(chapter, "paper")
+    except Exception as e:  # ChapterError / ConfigError: the CLI's one line
+        return " ".join(str(e).split())
+    return ""
+
+
+def cost_model(chapter: str) -> dict:
+    from shallowflow import chapters
+
+    _, rules = chapters.schema(chapter)
+    out = {}
+    for prof in ("book", "paper"):
+        P = namespace(chapter, prof)
+        work, mem = rule_costs(rules, P)
+        basis = "the chapter's Rule.work"
+        if work is None and chapter in PROXIES:
+            basis, fn = PROXIES[chapter]
+            work = float(fn(P))
+        out[prof] = dict(work=work, mem=mem, basis=basis)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# measurements
+# ------------------------------------------------------------------------------------------------
+def machine() -> str:
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    gpu = "no GPU"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            gpu = torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    return (f"{cpu or platform.processor()} ({os.cpu_count()} cores), {mem:.0f} GiB, {gpu}, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}; shared with other jobs")
+
+
+def commit(root: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "lib", "book", "params"],
+                               capture_output=True, text=True).stdout.strip()
+        return out + (" (+ uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
+    """Run one chapter at paper scale (nice 19, one kernel) and append its record to ``runs_file``."""
+    exe = Path(sys.executable).with_name("shallowflow")
+    env = dict(os.environ, SHALLOWFLOW_PROGRESS="0")
+    r0, t0, l0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.time(), os.getloadavg()[0]
+    p = subprocess.run(["nice", "-n", "19", str(exe), "run", chapter, "--profile", "paper", "--workers", "1",
+                        "--quiet"], cwd=root, env=env, capture_output=True, text=True)
+    t1, r1, l1 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg()[0]
+    rec = dict(chapter=chapter, rc=p.returncode, wall_s=round(t1 - t0, 1),
+               cpu_s=round(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, 1),
+               load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+               commit=commit(root), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
+    with open(runs_file, "a") as fh:
+        fh.write(json.dumps(rec) + "\n")
+    return rec
+
+
+def load_runs(path: Path) -> dict:
+    """chapter -> its last record (a later success replaces a failure, a later failure is kept only when no
+    success exists)."""
+    out = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        prev = out.get(r["chapter"])
+        if prev is None or r["rc"] == 0 or prev["rc"] != 0:
+            out[r["chapter"]] = r
+    return out
+
+
+def executed_seconds(rec: dict) -> float:
+    m = re.search(r"executed \S+ \(paper\) in ([0-9.]+) s", rec.get("stdout", ""))
+    return float(m.group(1)) if m else float(rec["wall_s"])
+
+
+def failure_line(rec: dict) -> str:
+    lines = [l.strip() for l in (rec.get("stderr", "") + "\n" + rec.get("stdout", "")).splitlines() if l.strip()]
+    pick = [l for l in lines if "failed" in l or "Error" in l or "died" in l]
+    return (pick or lines or [f"exit status {rec['rc']}"])[-1][:300]
+
+
+# ------------------------------------------------------------------------------------------------
+# verdicts
+# ------------------------------------------------------------------------------------------------
+def registry(root: Path) -> dict:
+    out = {}
+    for p in sorted((root / "verdicts").glob("*.yml")):
+        doc = yaml.safe_load(p.read_text()) or {}
+        out[p.stem] = doc.get("targets") or {}
+    return out
+
+
+def book_verdict(reg: dict, source: str, check_id: str) -> tuple[str, str] | None:
+    """(verdict, cause) the registry expects at book scale for ``TARGET/check``."""
+    for target, entry in (reg.get(source) or {}).items():
+        if check_id.startswith(target + "/"):
+            c = (entry.get("checks") or {}).get(check_id[len(target) + 1:])
+            if isinstance(c, dict):
+                return str(c.get("book")), str(c.get("cause") or "")
+    return None
+
+
+def claims_record(claims_dir: Path, chapter: str) -> dict | None:
+    for p in sorted(claims_dir.glob("*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("chapter", "").removeprefix("book/") == chapter:
+            return d
+    return None
+
+
+def verdict_changes(reg: dict, rec: dict) -> list[dict]:
+    out = []
+    for c in rec.get("checks", []):
+        exp = book_verdict(reg, rec["source"], c["id"])
+        if exp is None:
+            out.append(dict(check=f"{rec['source']}:{c['id']}", book="not in the registry",
+                            paper=f"{c['verdict']} (measured {c.get('measured', '')})"))
+        elif exp[0] != c["verdict"]:
+            book = exp[0] + (f" (cause: {exp[1]})" if exp[1] else "")
+            out.append(dict(check=f"{rec['source']}:{c['id']}", book=book,
+                            paper=f"{c['verdict']} (measured {c.get('measured', '')}; criterion {c.get('criterion', '')})"))
+    for n in rec.get("not_run", []):
+        cid = n if isinstance(n, str) else n.get("id", str(n))
+        exp = book_verdict(reg, rec["source"], cid)
+        if exp and exp[0] != "not-run":
+            out.append(dict(check=f"{rec['source']}:{cid}", book=exp[0], paper="not-run"))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the table
+# ------------------------------------------------------------------------------------------------
+def _fmt_s(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def where_estimated(seconds: float | None, mem_gb: float | None) -> str:
+    from shallowflow.params import memory_limit
+
+    if seconds is None:
+        return "unknown (no work estimate)"
+    hours = seconds / 3600
+    big_mem = mem_gb is not None and mem_gb * 2 ** 30 > memory_limit()
+    if hours <= HOURS_ON_CPU and not big_mem:
+        return f"CPU: this 2-core machine, about {hours:.2g} CPU-hours unloaded"
+    need = f"{mem_gb:.0f} GiB of memory, " if big_mem else ""
+    return f"a GPU or a cluster ({need}about {hours:.2g} hours on this 2-core machine)"
+
+
+def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
+    from shallowflow import chapters
+
+    timings = json.loads((root / "params" / "timings.json").read_text()).get("book", {})
+    runs, reg = load_runs(runs_file), registry(root)
+    out = {"machine": machine(), "commit": commit(root), "chapters": {}}
+    for ch in chapters.all_chapters():
+        book_s = timings.get(ch)
+        row = {"book_s": float(book_s) if book_s is not None else None}
+        if not chapters.profile_file(ch, "paper").exists():
+            row["paper"] = dict(status="none", seconds=None, where="", memory_gb=None, verdict_changes=[],
+                                basis="no params/paper file: the book's parameters are the source's scale")
+            out["chapters"][ch] = row
+            continue
+        try:
+            cm = cost_model(ch)
+        except Exception as e:  # a profile value the schema refuses
+            cm = None
+            cm_err = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+        mem_gb = cm["paper"]["mem"] / 2 ** 30 if cm and cm["paper"]["mem"] is not None else None
+        est = None
+        basis_est = "no estimate: " + (cm_err if cm is None else "the chapter declares no Rule.work and has no proxy")
+        if cm and cm["book"]["work"] and cm["paper"]["work"] is not None and book_s is not None:
+            ratio = cm["paper"]["work"] / cm["book"]["work"]
+            est = float(book_s) * ratio
+            basis_est = (f"estimate: book {book_s:.1f} s (params/timings.json) x work ratio {ratio:.3g} "
+                         f"({cm['paper']['work']:.3g} / {cm['book']['work']:.3g} units, {cm['paper']['basis']})")
+        why = refusal(ch)
+        rec = runs.get(ch)
+        claims = claims_record(claims_dir, ch)
+        changes = verdict_changes(reg, claims) if (claims and rec and rec["rc"] == 0) else []
+        mem = round(mem_gb, 3) if mem_gb is not None else None
+        if why:
+            paper = dict(status="refused", seconds=est, where=where_estimated(est, mem_gb), basis=why,
+                         memory_gb=mem, verdict_changes=[])
+        elif rec and rec["rc"] == 0:
+            s = executed_seconds(rec)
+            paper = dict(status="ran", seconds=s,
+                         where=f"this machine, nice 19, one kernel, shared (load average {rec['load_start']:.1f} at "
+                               f"start, {rec['load_end']:.1f} at end)",
+                         basis=f"measured {rec['started']} at {rec.get('commit', '?')}: {s:.1f} s executed, "
+                               f"{rec['cpu_s']:.1f} CPU-s; the extrapolation had estimated "
+                               f"{_fmt_s(est)} ({basis_est.removeprefix('estimate: ')})",
+                         memory_gb=mem, verdict_changes=changes)
+        else:
+            failed = f"; a paper run failed here: {failure_line(rec)}" if rec else ""
+            paper = dict(status="estimated", seconds=est, where=where_estimated(est, mem_gb), basis=basis_est + failed,
+                         memory_gb=mem, verdict_changes=[])
+        row["paper"] = paper
+        row["_estimate_s"] = est  # for the table only (removed from the JSON)
+        row["_cpu_s"] = rec["cpu_s"] if rec and rec["rc"] == 0 else None
+        out["chapters"][ch] = row
+    return out
+
+
+def markdown(data: dict) -> str:
+    ch = data["chapters"]
+    lines = ["# Paper edition: cost and verdicts per chapter", "",
+             "Generated by `benchmarks/paper_scale.py` (do not edit by hand). "
+             f"Machine: {data['machine']}. Code: {data['commit']}.", "",
+             "*ran*: measured by `shallowflow run CHAPTER --profile paper` (nice 19, one kernel, the machine shared "
+             "with other jobs, so wall times are upper bounds); *estimated*: book time x the ratio of the chapter's "
+             "work estimate at paper and book parameters (an estimate, basis in the column); *refused*: the "
+             "profile's own rules refuse it on this machine; *none*: no paper profile (the book runs at the "
+             "source's scale).", "",
+             "| chapter | book s | paper | paper time | where | memory (GiB) | basis | verdicts that differ from book |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, row in ch.items():
+        p = row["paper"]
+        vc = "; ".join(f"`{c['check']}` {c['book']} -> {c['paper']}" for c in p["verdict_changes"]) or \
+             ("none" if p["status"] == "ran" else "-")
+        mem = f"{p['memory_gb']:.2g}" if p["memory_gb"] is not None else "-"
+        book = f"{row['book_s']:.1f}" if row["book_s"] is not None else "-"
+        basis = p["basis"].replace("|", "/")
+        lines.append(f"| {name} | {book} | {p['status']} | {_fmt_s(p['seconds'])} | {p['where']} | {mem} | "
+                     f"{basis} | {vc.replace('|', '/')} |")
+    ran = [(n, r) for n, r in ch.items() if r["paper"]["status"] == "ran"]
+    if ran:
+        lines += ["", "## The extrapolation against the measured runs", "",
+                  "| chapter | estimated | measured (executed) | CPU s of the run | measured / estimated |",
+                  "|---|---|---|---|---|"]
+        for n, r in ran:
+            est, s = r.get("_estimate_s"), r["paper"]["seconds"]
+            ratio = f"{s / est:.2f}" if est else "-"
+            lines.append(f"| {n} | {_fmt_s(est)} | {s:.1f} s | {r.get('_cpu_s')} | {ratio} |")
+    total = sum(r["paper"]["seconds"] or 0 for r in ch.values() if r["paper"]["status"] in ("estimated", "refused"))
+    lines += ["", f"Estimated paper time of the chapters not run: {total / 3600:.1f} hours on this machine, unloaded "
+              "(an estimate; refused chapters included at their estimated time).", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", nargs="*", default=[], metavar="CHAPTER", help="run these chapters at paper scale first")
+    ap.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="the runs file (JSON lines)")
+    ap.add_argument("--claims", type=Path, default=None, help="claims records of the paper runs")
+    ap.add_argument("--out", type=Path, default=HERE, help="folder for paper_scale.json and .md")
+    a = ap.parse_args(argv)
+    from shallowflow.verdicts import repo_root
+
+    root = repo_root()
+    claims = a.claims or root / "artifacts" / "claims" / "paper"
+    for chapter in a.run:
+        rec = run_chapter(chapter, a.runs, root)
+        print(f"{chapter}: rc {rec['rc']}, {rec['wall_s']} s")
+    data = build(root, a.runs, claims)
+    md = markdown(data)
+    for row in data["chapters"].values():
+        row.pop("_estimate_s", None)
+        row.pop("_cpu_s", None)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "paper_scale.json").write_text(json.dumps(data, indent=1) + "\n")
+    (a.out / "paper_scale.md").write_text(md)
+    print(f"wrote {a.out / 'paper_scale.json'} and {a.out / 'paper_scale.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
