@@ -120,16 +120,16 @@ rho = {rn: X.spearman([r for *_, r in ratios], [res.arr("relu", rn, "logcond").m
 claims.check("Fig6.1/early-slope-negative", "log-conditioning first decreases linearly (slope over layers 1-5 < 0, every configuration)",
              np.concatenate([slopes[True][[w for w, _, _ in ratios], [n for _, n, _ in ratios]],
                              slopes[False][[w for w, _, _ in ratios], [n for _, n, _ in ratios]]]),
-             C.below(0), source_value="initial linear decrease")
+             C.below(0), source_value="initial linear decrease", valid=C.NO_TRAINING)
 claims.check("Fig6.1/renorm-stagnates", "renormalised: a stagnation phase (log k_30 - min <= 0.1 (log k_1 - min))",
-             stag, C.below(0.1, strict=False), source_value="followed by a stagnation phase")
+             stag, C.below(0.1, strict=False), source_value="followed by a stagnation phase", valid=C.NO_TRAINING)
 claims.check("Fig6.1/plain-rises-again", "not renormalised: conditioning increases again at the largest n/width "
              "(the top third of the ratios: mean rise log k_30 - min_m log k_m, in units of 2 seed-std of the rise)",
              rise, C.above(1, strict=True), source_value="later starts to increase again",
              note="the rise is taken per seed (paired: the seed's own minimum), so the seed-to-seed spread of the level "
-                  "(different data subsets) does not count as noise of the rise")
+                  "(different data subsets) does not count as noise of the rise", valid=C.NO_TRAINING)
 claims.check("Fig6.1/ordered-by-ratio", "log-conditioning at the last layer increases with n/width (Spearman rho, renormalised and not)",
-             [rho[True], rho[False]], C.above(0.8, strict=True), source_value="smaller for higher width-examples ratio");
+             [rho[True], rho[False]], C.above(0.8, strict=True), source_value="smaller for higher width-examples ratio", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figure 6.2: the largest $n$ at every width, mean and 95% interval over seeds
@@ -161,11 +161,11 @@ mdiv = X.divergence_layer(res.arr("relu", True, "logcond")[:, :, ni], res.arr("r
 claims.check("Fig6.2/wider-better", f"at n = {N[ni]}, log-conditioning is ordered by width at every layer "
              "(layers where a wider net is worse beyond the 95% intervals, renormalised and not)",
              [width_order_violations(True), width_order_violations(False)], C.below(0, strict=False),
-             source_value="the wider the network, the lower conditioning is")
+             source_value="the wider the network, the lower conditioning is", valid=C.NO_TRAINING)
 claims.check("Fig6.2/later-departure", "the layer where renormalised and plain curves part (> 2 seed-std) "
              "does not decrease with width", np.diff(mdiv), C.above(0),
              source_value="larger widths allow for a latter departure",
-             note=f"departure layers at widths {W}: {mdiv.tolist()} ({P.depth + 1} = never)");
+             note=f"departure layers at widths {W}: {mdiv.tolist()} ({P.depth + 1} = never)", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figures 6.3 and 6.4: rescaled extreme eigenvalues, renormalised ReLU, and the infinite-width line
@@ -194,19 +194,19 @@ lmax = res.arr("relu", True, "lmax")[:, :, ni].mean(0)
 inf_min = inf["lmin"][:, ni].mean(0)
 late = slice(P.depth - 10, P.depth)
 claims.check("Fig6.3/grows", "the rescaled lowest eigenvalue at the last layer exceeds the first layer's (every width)",
-             lmin[:, -1] / lmin[:, 0], C.above(1, strict=True), source_value="increase a lot in the intermediate layers")
+             lmin[:, -1] / lmin[:, 0], C.above(1, strict=True), source_value="increase a lot in the intermediate layers", valid=C.NO_TRAINING)
 claims.check("Fig6.3/width-order", "at the last layer it increases with width (differences between consecutive widths)",
-             np.diff(lmin[:, -1]), C.above(0, strict=True), source_value="higher values for wider networks")
+             np.diff(lmin[:, -1]), C.above(0, strict=True), source_value="higher values for wider networks", valid=C.NO_TRAINING)
 claims.check("Fig6.3/infinite-to-one", "the infinite-width line reaches about 1 (|lambda_min - 1| at the last layer)",
-             abs(inf_min[-1] - 1), C.below(0.05, strict=False), source_value="values around one ... reached only at infinite width")
+             abs(inf_min[-1] - 1), C.below(0.05, strict=False), source_value="values around one ... reached only at infinite width", valid=C.NO_TRAINING)
 claims.check("Fig6.3/finite-below", "finite widths stay below the infinite-width line over the last 10 layers "
              "(largest ratio finite / infinite)", (lmin[:, late] / inf_min[late]).max(), C.below(1),
-             source_value="only reached in the case of infinite-width networks")
+             source_value="only reached in the case of infinite-width networks", valid=C.NO_TRAINING)
 drop = lmax[:, 0] - lmax[:, -1]
 claims.check("Fig6.4/decreases", "the rescaled highest eigenvalue at the last layer is below the first layer's (every width)",
-             lmax[:, -1] / lmax[:, 0], C.below(1), source_value="effectively decreases in the intermediate layers")
+             lmax[:, -1] / lmax[:, 0], C.below(1), source_value="effectively decreases in the intermediate layers", valid=C.NO_TRAINING)
 claims.check("Fig6.4/stabilises", "it stabilises: change over the last 10 layers < 10% of the total drop (every width)",
-             np.abs(lmax[:, -10] - lmax[:, -1]) / drop, C.below(0.1), source_value="later stabilizes");
+             np.abs(lmax[:, -10] - lmax[:, -1]) / drop, C.below(0.1), source_value="later stabilizes", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figures 6.9 and 6.10: the Gershgorin proxy and diagonal dominance
@@ -242,12 +242,12 @@ rise9 = [rises9[:, wi, nj].mean() / (2 * rises9[:, wi, nj].std(ddof=1)) for wi, 
 gap = [abs(int(np.argmin(rs_p.mean(0)[wi, nj])) - int(np.argmin(lcp.mean(0)[wi, nj]))) for wi, nj, _ in ratios]
 claims.check("Fig6.9/renorm-stagnates", "renormalised: the row sum decreases then stagnates "
              "(log scale: last - min <= 0.1 (first - min))", stag9, C.below(0.1, strict=False),
-             source_value="typical decrease which stabilizes for normalized networks")
+             source_value="typical decrease which stabilizes for normalized networks", valid=C.NO_TRAINING)
 claims.check("Fig6.9/plain-rises-again", "not renormalised: it grows again at the largest n/width (paired rise of the log row sum, "
              "top third of the ratios, in units of 2 seed-std)",
-             rise9, C.above(1, strict=True), source_value="starts growing again for non-normalized networks")
+             rise9, C.above(1, strict=True), source_value="starts growing again for non-normalized networks", valid=C.NO_TRAINING)
 claims.check("Fig6.9/aligned-with-Fig6.1", "its minimum is within 2 layers of the minimum of log-conditioning (not renormalised)",
-             gap, C.below(2, strict=False), source_value="aligns perfectly with the raise in conditioning")
+             gap, C.below(2, strict=False), source_value="aligns perfectly with the raise in conditioning", valid=C.NO_TRAINING)
 dmin, omax = res.arr("relu", False, "diag_min").mean(0), res.arr("relu", False, "offdiag_max").mean(0)
 dom = {(wi, nj): dmin[wi, nj] > omax[wi, nj] for wi, nj, _ in ratios}  # per layer
 dominant = [(wi, nj) for (wi, nj), ok in dom.items() if ok.any()]
@@ -259,11 +259,11 @@ for wi, nj in dominant:
         inverts.append(bool(np.any(~ok[int(np.argmax(ok)) + 1:])))
 claims.check("Fig6.10/diagonal-dominant", "some intermediate layers have min diagonal > max off-diagonal "
              "(number of configurations where it happens)", len(dominant), C.above(1), source_value="some intermediate layers",
-             note=f"configurations (width, n) with such layers: {[(W[wi], N[nj]) for wi, nj in dominant]} of {len(ratios)}")
+             note=f"configurations (width, n) with such layers: {[(W[wi], N[nj]) for wi, nj in dominant]} of {len(ratios)}", valid=C.NO_TRAINING)
 claims.check("Fig6.10/inverts-later", "where conditioning rises again (Fig. 6.1(c)) and the dominance appeared, it inverts "
              "at a later layer (every such configuration)", inverts if inverts else [0], C.is_true("true in every such configuration"),
              source_value="The condition later inverts", note=f"{len(inverts)} configuration(s) with both a dominance phase "
-             f"and a rise (> 2 seed-std); {sum(inverts)} invert");
+             f"and a rise (> 2 seed-std); {sum(inverts)} invert", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figure 6.13: non-renormalised Tanh against the random-matrix factor of (6.8)
@@ -289,11 +289,11 @@ plt.show()
 
 # %%
 claims.check("Fig6.13/correlated", "per layer, kappa correlates with the (6.8) factor across (n, w) (smallest Pearson r over layers)",
-             corr.min(), C.above(0.9), source_value="effectively proportional to the factor")
+             corr.min(), C.above(0.9), source_value="effectively proportional to the factor", valid=C.NO_TRAINING)
 claims.check("Fig6.13/proportional", "kappa(G) is proportional to the factor (log-log slope in [0.7, 1.3], every layer)",
-             slope, C.within(0.7, 1.3), source_value="proportional ... at every layer")
+             slope, C.within(0.7, 1.3), source_value="proportional ... at every layer", valid=C.NO_TRAINING)
 claims.check("Fig6.13/sqrt-proportional", "sqrt(kappa(G)) = kappa(F) is proportional to the factor (log-log slope in [0.7, 1.3], every layer)",
-             slope_s, C.within(0.7, 1.3), source_value="(spec erratum 9) the factor describes singular values of F");
+             slope_s, C.within(0.7, 1.3), source_value="(spec erratum 9) the factor describes singular values of F", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## The two readings of the input norm, at infinite width
@@ -332,15 +332,15 @@ for name, r in l24.items():
 
 # %%
 claims.check("Lemma23/error-rate", "G/width converges to sigma_hat(S) like width^(-1/2) (log-log slope, ReLU and Tanh)",
-             [l23["relu"]["slope"], l23["tanh"]["slope"]], C.within(-0.6, -0.4), source_value="(4.10), exact at infinite width")
+             [l23["relu"]["slope"], l23["tanh"]["slope"]], C.within(-0.6, -0.4), source_value="(4.10), exact at infinite width", valid=C.NO_TRAINING)
 claims.check("Lemma23/fixed-point-relu", "the normalised ReLU dual has sigma_hat(1) = 1",
-             abs(l23["relu"]["sigma_hat_1"] - 1), C.below(1e-12, strict=False), source_value="normalised activations")
+             abs(l23["relu"]["sigma_hat_1"] - 1), C.below(1e-12, strict=False), source_value="normalised activations", valid=C.NO_TRAINING)
 claims.check("Lemma23/fixed-point-tanh", "the normalised Tanh dual has sigma_hat(1) = 1",
              abs(l23["tanh"]["sigma_hat_1"] - 1), C.below(1e-7, strict=False), source_value="normalised activations",
              note="deviation from the spec: tolerance 1e-7 instead of 1e-12, the accuracy of the 64-node Gauss-Hermite "
-                  "quadrature that computes the Tanh dual")
+                  "quadrature that computes the Tanh dual", valid=C.NO_TRAINING)
 claims.check("Lemma24/bound-holds", "lambda_min(f[H]) >= f(1) - f(1 - delta) - 1e-10 (smallest margin over trials; exp, ReLU and Tanh duals)",
-             [r["min_margin"] for r in l24.values()], C.above(-1e-10), source_value="f[H] >= (f(1) - f(1 - delta)) I");
+             [r["min_margin"] for r in l24.values()], C.above(-1e-10), source_value="f[H] >= (f(1) - f(1 - delta)) I", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ### Verdicts

@@ -58,7 +58,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow.experiments.balboni_thesis import deep_kernels as D
 from shallowflow.params import validate
 
@@ -154,68 +154,68 @@ print(f"Theorem 1 (one layer, explicit features): relative distance primal/repre
 
 # %%
 claims.check("Lemma8/determinant", "det(BJ + (A - B)I) = (A - B)^(n-1) ((n - 1)B + A), n = 2..8: largest relative error",
-             l8, C.below(1e-9), source_value="identity")
+             l8, C.below(1e-9), source_value="identity", valid=C.NO_TRAINING)
 claims.check("Lemma9/closed-form", "H of the gamma points equals delta_jw(delta_ik A + (1 - delta_ik) B)",
-             max(r["err"] for r in l9), C.below(1e-12), source_value="closed form")
+             max(r["err"] for r in l9), C.below(1e-12), source_value="closed form", valid=C.NO_TRAINING)
 claims.check("Lemma9/full-rank", "the s gamma points are independent: rank(H) = s t for (s, t) = (3, 2), (5, 1), (6, 3)",
-             all(r["rank"] == r["full"] for r in l9), C.is_true(), source_value="s independent points")
+             all(r["rank"] == r["full"] for r in l9), C.is_true(), source_value="s independent points", valid=C.NO_TRAINING)
 claims.check("Lemma9/negative-control", "sigma(r) = -(s - 1) sigma(c) makes H singular (rank deficit)",
-             l9neg["full"] - l9neg["rank"], C.above(1), source_value="condition of Lemma 9")
+             l9neg["full"] - l9neg["rank"], C.above(1), source_value="condition of Lemma 9", valid=C.NO_TRAINING)
 claims.check("Lemma9/equal-values", "sigma(r) = sigma(c) (Remark 1's implicit condition) makes H singular (rank deficit)",
-             l9eq["full"] - l9eq["rank"], C.above(1), source_value="(spec) needs sigma(c) != sigma(r)")
+             l9eq["full"] - l9eq["rank"], C.above(1), source_value="(spec) needs sigma(c) != sigma(r)", valid=C.NO_TRAINING)
 claims.check("Lemma9/symbolic", "A - B = (s(r) - s(c))^2 and A + (s - 1)B = (s(r) + (s - 1)s(c))^2 (sympy)", sym,
-             C.is_true(), source_value="factorisations")
+             C.is_true(), source_value="factorisations", valid=C.NO_TRAINING)
 claims.check("Lemma6/fc-null-vector", "dependent FC points (more points than features): a null vector c of H gives "
              "sum_i c_i f(x_i) = 0 for 50 random f of the space (largest |.|)", l67["fc_dependent_residual"],
-             C.below(1e-12), source_value="dependent iff H singular")
+             C.below(1e-12), source_value="dependent iff H singular", valid=C.NO_TRAINING)
 claims.check("Lemma6/fc-independent", "independent FC points (as many as features): lambda_min(H) > 0",
-             l67["fc_independent_lambda_min"], C.above(1e-8), source_value="independent iff H non-singular")
+             l67["fc_independent_lambda_min"], C.above(1e-8), source_value="independent iff H non-singular", valid=C.NO_TRAINING)
 claims.check("Lemma7/rbf-distinct", "RBF kernel, distinct points: lambda_min(H) > 0", l67["rbf_lambda_min"], C.above(1e-8),
-             source_value="positive definite kernel")
+             source_value="positive definite kernel", valid=C.NO_TRAINING)
 claims.check("Lemma7/rbf-duplicate", "a duplicated point drops rank(H) by t", l67["rbf_rank_drop"], C.close_to(l67["t"], atol=0),
-             source_value="dependent points")
+             source_value="dependent points", valid=C.NO_TRAINING)
 for k, r in l14.items():
     claims.check(f"Lemma14/rank-{k[0]}{k[1]}{k[2]}", f"CNN kernel (w, h, c) = {k}: whc points give a full-rank H "
                  "(rank / full size)", min(r["rank_onehot"], r["rank_random"]) / r["full"], C.close_to(1.0, atol=0),
-                 source_value="whc independent points", note="expected to fail (spec section 4.2)")
+                 source_value="whc independent points", note="expected to fail (spec section 4.2)", valid=C.NO_TRAINING)
 for k, r in l15.items():
     claims.check(f"Lemma15/rank-{k[0]}{k[1]}", f"RNN kernel (q, T) = {k}: qT points give a full-rank H (rank / full size)",
                  r["rank"] / r["full"], C.close_to(1.0, atol=0), source_value="qT independent points",
-                 note="expected to fail for T > 1 (spec section 4.2)")
+                 note="expected to fail for T > 1 (spec section 4.2)", valid=C.NO_TRAINING)
 claims.check("Lemma14/counterexample", "Def. 3's block structure caps the rank below full size for every (w, h, c), and "
              "no point set exceeds the cap (largest max(rank one-hot, rank random, block bound) / full size)",
              max(max(r["rank_onehot"], r["rank_random"], r["bound"]) / r["full"] for r in l14.values()),
              C.below(1.0, strict=True), source_value="whc independent points",
-             note="the bound counts, per output, the rank-one terms of Def. 3 that are defined (at most m)")
+             note="the bound counts, per output, the rank-one terms of Def. 3 that are defined (at most m)", valid=C.NO_TRAINING)
 claims.check("Lemma15/counterexample", "each output block is a Gram matrix in R^q, which caps the rank at qT min(qT, q) "
              "below full size for every (q, T > 1), and no draw exceeds the cap (largest max(rank, bound) / full size)",
              max(max(r["rank"], r["bound"]) / r["full"] for r in l15.values()), C.below(1.0, strict=True),
-             source_value="qT independent points")
+             source_value="qT independent points", valid=C.NO_TRAINING)
 claims.check("Thm2/full-rank", f"sigma_N / sigma_1 of the last-layer factor over {P.draws} draws (smallest)", ratios.min(),
-             C.above(1e-10, strict=True), source_value="full rank for a.e. alpha")
+             C.above(1e-10, strict=True), source_value="full rank for a.e. alpha", valid=C.NO_TRAINING)
 claims.check("Lemma10/narrow-control", "a layer of width N - 1 never gives rank N (largest rank - N)", narrow.max() - P.N,
-             C.below(0.0), source_value="needs d_l >= N")
+             C.below(0.0), source_value="needs d_l >= N", valid=C.NO_TRAINING)
 claims.check("Lemma10/spoiled-control", "alpha^1 = 0 (all images equal): rank at most 1", spoiled.max(), C.below(1.0, strict=False),
-             source_value="the null set Theta")
+             source_value="the null set Theta", valid=C.NO_TRAINING)
 claims.check("Lemma4/bound", "||grad_X L|| <= ||grad_alpha C|| / sigma_min(M) at every GD iterate (largest lhs - rhs)",
-             l4["bound_margin"], C.below(1e-10, strict=False), source_value="(5.2), Ker H = 0")
+             l4["bound_margin"], C.below(1e-10, strict=False), source_value="(5.2), Ker H = 0", valid=l4["finite"])
 claims.check("Lemma4/stationary", "at the stationary point of C_alpha the output gradient vanishes (relative to the start)",
              l4["rel_out_grad"], C.below(1e-8), source_value="grad_X L = 0",
              note="deviation from the spec: the stationary point is the exact least-squares minimiser "
                   f"(||grad_alpha C|| = {l4['grad_alpha_star']:.1e}), not a GD iterate; GD needs about kappa^2 = "
-                  f"{l4['kappa'] ** 2:.0f} steps")
+                  f"{l4['kappa'] ** 2:.0f} steps", valid=l4["finite"])
 claims.check("Thm3/solution", "V with X^L(V) = Y exists (residual)", l4["V_residual"], C.below(1e-10),
-             source_value="G = V H^L")
+             source_value="G = V H^L", valid=C.NO_TRAINING)
 claims.check("Thm3/monotone", "C(t) along the straight path never increases (largest step / C(0))", l4["max_increase"],
-             C.below(1e-12, strict=False), source_value="PT property")
-claims.check("Thm3/global", "C(1) / C(0)", l4["C1_over_C0"], C.below(1e-20, strict=False), source_value="global minimum")
+             C.below(1e-12, strict=False), source_value="PT property", valid=C.NO_TRAINING)
+claims.check("Thm3/global", "C(1) / C(0)", l4["C1_over_C0"], C.below(1e-20, strict=False), source_value="global minimum", valid=C.NO_TRAINING)
 claims.check("Thm3/jensen", "C(t) <= (1 - t) C(0) + t C(1) (largest excess / C(0))", l4["jensen_gap"],
-             C.below(1e-12, strict=False), source_value="convexity in t")
+             C.below(1e-12, strict=False), source_value="convexity in t", valid=C.NO_TRAINING)
 claims.check("Thm4/proxy-wide", f"wide DKM (width 2N): starts ending below 1e-8 x the initial loss (of {len(wide)})",
              int((wide < 1e-8).sum()) / len(wide), C.above(0.98), source_value="weakly global landscape",
-             note="a proxy: Theorem 4 itself is cited [LDS18]")
+             note="a proxy: Theorem 4 itself is cited [LDS18]", valid=metrics.finite_runs(wide))
 claims.check("Thm1/representer", "one layer: the ridge minimiser lies in the span of the data's features (relative distance)",
-             rep, C.below(1e-8), source_value="representer theorem [BRG19]")
+             rep, C.below(1e-8), source_value="representer theorem [BRG19]", valid=C.NO_TRAINING)
 
 # %% [markdown]
 # ### Verdicts

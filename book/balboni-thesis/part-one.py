@@ -190,84 +190,84 @@ print("Lemma 21:", {k: round(v, 4) for k, v in l21.items()})
 # %%
 ordered, chaotic = mft[0.8], mft[2.5]
 claims.check("I-1/ordered-correlation", f"chi_1 = {ordered['chi1']:.3f} < 1: the correlation tends to 1 (1 - c at depth {P.mft_depth})",
-             1 - ordered["corr"][-1], C.below(1e-3), source_value="c -> 1 (ordered phase)")
+             1 - ordered["corr"][-1], C.below(1e-3), source_value="c -> 1 (ordered phase)", valid=C.NO_TRAINING)
 claims.check("I-1/chaotic-correlation", f"chi_1 = {chaotic['chi1']:.3f} > 1: the correlation stays below 1 (c at depth {P.mft_depth})",
-             chaotic["corr"][-1], C.below(0.99), source_value="c < 1 (chaotic phase)")
+             chaotic["corr"][-1], C.below(0.99), source_value="c < 1 (chaotic phase)", valid=C.NO_TRAINING)
 claims.check("I-1/chaotic-fixed-point", "the simulated correlation reaches the correlation map's fixed point c*",
              abs(chaotic["corr"][-1] - c_star), C.below(0.05), source_value="c -> c*",
-             note="finite width: the simulated correlation fluctuates around c* by O(1/sqrt(width))")
+             note="finite width: the simulated correlation fluctuates around c* by O(1/sqrt(width))", valid=C.NO_TRAINING)
 claims.check("I-1/gradient-ratio", "per-layer ratio of back-propagated squared gradients / chi_1 (geometric mean over layers)",
              [float(np.exp(np.log(r["grad_ratio"]).mean())) / r["chi1"] for r in mft.values()], C.within(0.95, 1.05),
-             source_value="q_l = q_(l+1) chi_1")
+             source_value="q_l = q_(l+1) chi_1", valid=C.NO_TRAINING)
 claims.check("Sec1.1-qstar/converges", "q^l -> q* for tanh on a (sigma_w^2, sigma_b^2) grid, 3 starts: |q^100 - q*|",
              max(qdev), C.below(1e-6), source_value="q^l -> q*",
-             note="the grid leaves out the critical point (1, 0), checked separately below")
+             note="the grid leaves out the critical point (1, 0), checked separately below", valid=C.NO_TRAINING)
 claims.check("Sec1.1-qstar/critical", "at the critical point (sigma_w^2, sigma_b^2) = (1, 0) q^l still tends to q* = 0 "
              "(monotone, q^10000)", crit[-1] if np.all(np.diff(crit) <= 0) else float("inf"), C.below(1e-3),
-             source_value="q^l -> q*", note="algebraically (q^l ~ 1/(2l)), not within 100 iterations")
+             source_value="q^l -> q*", note="algebraically (q^l ~ 1/(2l)), not within 100 iterations", valid=C.NO_TRAINING)
 claims.check("I-2/orthogonal-isometry", "orthogonal weights: every singular value of J equals 1 (max |s - 1| over depths)",
-             iso["orth_max_dev"].max(), C.below(1e-6), source_value="all singular values 1")
+             iso["orth_max_dev"].max(), C.below(1e-6), source_value="all singular values 1", valid=C.NO_TRAINING)
 claims.check("I-2/gaussian-spread-grows", "Gaussian weights: the spread of J's singular values grows with depth "
              "(smallest increase of log10(s_max/s_median) between listed depths)",
-             np.diff(iso["gauss_log_spread"]).min(), C.above(0.0, strict=True), source_value="spread grows")
+             np.diff(iso["gauss_log_spread"]).min(), C.above(0.0, strict=True), source_value="spread grows", valid=C.NO_TRAINING)
 claims.check("I-3/kernel-change-vanishes", "the relative kernel change decreases with width (largest change between "
-             "successive widths)", np.diff(ntk["change"].mean(1)).max(), C.below(0.0), source_value="K constant as m -> inf")
+             "successive widths)", np.diff(ntk["change"].mean(1)).max(), C.below(0.0), source_value="K constant as m -> inf", valid=np.isfinite(ntk["change"]).all(0))
 pl = metrics.slope_interval(np.log(np.repeat(ntk["widths"], ntk["change"].shape[1])), np.log(ntk["change"].reshape(-1)))
 claims.check("I-3/vanishes-power-law", f"the relative kernel change falls as a power of the width: log-log slope over every "
              f"(width, seed) {pl['slope']:.3f}, 95% interval [{pl['low']:.3f}, {pl['high']:.3f}] ({pl['points']} points); "
              "measured: the interval's upper end", pl["high"], C.below(0.0, strict=True),
              source_value="K constant as m -> inf", valid=np.isfinite(ntk["change"]).all(0))
 claims.check("I-3/slope", "fitted log-log slope of the relative kernel change against width", ntk["slope"],
-             C.within(-0.7, -0.3), source_value="(spec) about -1/2")
+             C.within(-0.7, -0.3), source_value="(spec) about -1/2", valid=np.isfinite(ntk["change"]).all(0))
 claims.check("I-4/monotone", "the Nystrom error decreases as the landmark set grows (largest successive change)",
-             np.diff(nys).max(), C.below(0.0), source_value="decreases")
+             np.diff(nys).max(), C.below(0.0), source_value="decreases", valid=C.NO_TRAINING)
 claims.check("I-5/rate", "GD with step 1/L contracts f by gamma = 1 - mu/L each step (worst f_(k+1)/f_k - gamma)",
-             kns["worst_ratio"] - kns["rate_bound"], C.below(1e-12, strict=False), source_value="(4.3)")
+             kns["worst_ratio"] - kns["rate_bound"], C.below(1e-12, strict=False), source_value="(4.3)", valid=kns["finite"])
 claims.check("I-5/radius", "the iterates stay within sqrt(2 f(x0)/L) / (1 - sqrt(gamma)) (largest distance / bound)",
-             kns["worst_dist_ratio"], C.below(1.0, strict=False), source_value="(4.4), corrected")
+             kns["worst_dist_ratio"], C.below(1.0, strict=False), source_value="(4.4), corrected", valid=kns["finite"])
 claims.check("I-5/pl-constant", "f is 1/32-PL: min over a grid of f'^2 / (2 f)", kns["empirical_mu"],
-             C.above(1 / 32), source_value="mu = 1/32")
+             C.above(1 / 32), source_value="mu = 1/32", valid=C.NO_TRAINING)
 claims.check("I-5/smoothness", "f is 8-smooth: max f'' on a grid", kns["max_curvature"], C.below(8.0, strict=False),
-             source_value="L = 8")
+             source_value="L = 8", valid=C.NO_TRAINING)
 claims.check("Def15/offdiag-depth30", f"max |off-diagonal| of the iterated normalised-ReLU dual kernel at depth {P.dual_depth}",
              dual["max_offdiag"][min(30, P.dual_depth)], C.below(1e-2), source_value="shrinks geometrically",
-             note="start: largest cosine similarity 0.95")
+             note="start: largest cosine similarity 0.95", valid=C.NO_TRAINING)
 claims.check("Def15/diagonal", "the diagonal stays at 1 (max deviation over layers)", dual["diag_dev"].max(),
-             C.below(1e-12), source_value="1")
+             C.below(1e-12), source_value="1", valid=C.NO_TRAINING)
 claims.check("Def15/geometric", "late geometric rate of the largest off-diagonal entry", dual["rate"], C.below(1.0, strict=True),
-             source_value="< 1")
+             source_value="< 1", valid=C.NO_TRAINING)
 claims.check("Lemma16/lipschitz", "sampled Lipschitz ratio of g o f / (G_g G_f)", l16["G_ratio"] / l16["G_bound"],
-             C.below(1.0, strict=False), source_value="G_h <= G_g G_f")
+             C.below(1.0, strict=False), source_value="G_h <= G_g G_f", valid=C.NO_TRAINING)
 claims.check("Lemma16/smoothness", "sampled smoothness ratio of g o f / (G_f^2 L_g + G_g L_f), corrected layer L",
              l16["L_ratio"] / l16["L_bound"], C.below(1.0, strict=False), source_value="L_h <= G_f^2 L_g + G_g L_f",
-             note="layer smoothness sigma_max(M) max|phi''| (Lemma 21's (B.18) is not valid for the vector map)")
+             note="layer smoothness sigma_max(M) max|phi''| (Lemma 21's (B.18) is not valid for the vector map)", valid=C.NO_TRAINING)
 claims.check("Lemma17/gradient-identity", "MSE: ||grad l||^2 = 2 l (largest relative error)", l17["identity_err"],
-             C.below(1e-12), source_value="(proof)")
+             C.below(1e-12), source_value="(proof)", valid=C.NO_TRAINING)
 claims.check("Lemma17/hessian-identity", "MSE: the Hessian is the identity (largest entry error)", l17["hessian_err"],
-             C.below(1e-12), source_value="1-strongly convex, Hessian I")
+             C.below(1e-12), source_value="1-strongly convex, Hessian I", valid=C.NO_TRAINING)
 claims.check("Lemma17/literal-G", "the statement 'G <= 2 MSE(x)' read as ||grad l|| <= 2 l: violating draws",
              l17["literal_violations"], C.below(0.5), source_value="G <= 2 MSE(x)",
              note=f"violated exactly when l < 1/2 (largest violating loss {l17['min_loss_violating']:.3f}); "
-                  "the proof shows ||grad l||^2 = 2 l")
+                  "the proof shows ||grad l||^2 = 2 l", valid=C.NO_TRAINING)
 claims.check("Lemma18/gradient", "cross-entropy: max ||grad l||^2", l18["grad_sq_max"], C.below(2 + 1e-12, strict=False),
-             source_value="<= 2")
+             source_value="<= 2", valid=C.NO_TRAINING)
 claims.check("Lemma18/hessian", "cross-entropy: max ||H||_F^2", l18["hess_fro_sq_max"], C.below(2.0, strict=False),
-             source_value="<= 2")
+             source_value="<= 2", valid=C.NO_TRAINING)
 claims.check("Lemma18/psd", "cross-entropy Hessian diag(p) - p p^T is PSD (min eigenvalue)", l18["hess_min_eig"],
-             C.above(-1e-12), source_value="weakly convex")
+             C.above(-1e-12), source_value="weakly convex", valid=C.NO_TRAINING)
 for k in range(1, 6):
     claims.check(f"Lemma19/fact{k}", f"matrix norm fact {k}, p in {{1, 2, inf}}: largest relative violation",
-                 l19[f"fact{k}"], C.below(1e-12), source_value="holds" if k < 4 else "identity")
+                 l19[f"fact{k}"], C.below(1e-12), source_value="holds" if k < 4 else "identity", valid=C.NO_TRAINING)
 claims.check("Lemma20/interpolation", "||A||_2^2 <= ||A||_p ||A||_q: largest relative violation", l19["lemma20"],
-             C.below(1e-12), source_value="(B.15)")
+             C.below(1e-12), source_value="(B.15)", valid=C.NO_TRAINING)
 claims.check("Lemma21/coordinate", "(B.18) bounds every coordinate's Hessian: max_ij |M_ij phi''(x_j)| / (B.18)",
-             l21["coord_hessian"] / l21["b18"], C.below(1 + 1e-12, strict=False), source_value="(B.18)")
+             l21["coord_hessian"] / l21["b18"], C.below(1 + 1e-12, strict=False), source_value="(B.18)", valid=C.NO_TRAINING)
 claims.check("Lemma21/vector-map", "(B.18) bounds the smoothness of the vector map: sampled ratio / (B.18)",
              max(l21["random_ratio"], l21["aligned_ratio"]) / l21["b18"], C.below(1.0, strict=False),
-             source_value="L_f = max|M_ij| max|phi''|", note="expected to fail (spec erratum 6)")
+             source_value="L_f = max|M_ij| max|phi''|", note="expected to fail (spec erratum 6)", valid=C.NO_TRAINING)
 claims.check("Lemma21/corrected", "sigma_max(M) max|phi''| bounds it: sampled ratio / corrected constant",
              max(l21["random_ratio"], l21["aligned_ratio"]) / l21["corrected"], C.below(1.0, strict=False),
-             source_value="(spec) corrected constant")
+             source_value="(spec) corrected constant", valid=C.NO_TRAINING)
 
 # %% [markdown]
 # ### Verdicts

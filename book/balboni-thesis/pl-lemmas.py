@@ -73,13 +73,13 @@ print(f"(a) worst f_(k+1)/f_k = {kns['worst_ratio']:.4f} against gamma = {kns['r
       f"largest distance / bound = {kns['dist_over_bound']:.4f}")
 print(f"(b) worst ratio - gamma = {ls['worst_ratio_minus_rate']:.3e}; distance / bound = {ls['dist_over_bound']:.4f}")
 claims.check("Lemma1/rate-pl-example", "f_(k+1) / f_k <= 1 - mu/L (+1e-12) at every step, f = x^2 + 3 sin^2 x",
-             kns["worst_ratio"] - kns["rate"], C.below(1e-12, strict=False), source_value="(4.3), gamma = 1 - 1/256")
+             kns["worst_ratio"] - kns["rate"], C.below(1e-12, strict=False), source_value="(4.3), gamma = 1 - 1/256", valid=kns["finite"])
 claims.check("Lemma1/radius-pl-example", "the iterates stay within the radius (4.4) (largest distance / bound)",
-             kns["dist_over_bound"], C.below(1, strict=False), source_value="(4.4) without the spurious 1/L")
+             kns["dist_over_bound"], C.below(1, strict=False), source_value="(4.4) without the spurious 1/L", valid=kns["finite"])
 claims.check("Lemma1/rate-least-squares", "f_(k+1) / f_k <= 1 - mu/L on least squares (worst ratio - gamma)",
-             ls["worst_ratio_minus_rate"], C.below(1e-12, strict=False), source_value="(4.3)")
+             ls["worst_ratio_minus_rate"], C.below(1e-12, strict=False), source_value="(4.3)", valid=ls["finite"])
 claims.check("Lemma1/radius-least-squares", "least squares: within the radius (4.4)", ls["dist_over_bound"],
-             C.below(1, strict=False), source_value="(4.4)");
+             C.below(1, strict=False), source_value="(4.4)", valid=ls["finite"]);
 
 # %% [markdown]
 # ## Lemma 11 (local PL rate)
@@ -89,11 +89,11 @@ net = X.lemma11_network(P)
 print(f"least squares: largest f_k / (f_0 prod(1 - mu_i/L)) - 1 = {ls['lemma11_excess']:.3e}")
 print(f"network: {net['fraction']:.3f} of {P.net_steps} steps satisfy the one-step bound; loss ratio final/initial {net['final_over_initial']:.3g}")
 claims.check("Lemma11/least-squares-exact", "f_k <= f_0 prod_i (1 - mu(x_i)/L) at every step on least squares (relative excess)",
-             ls["lemma11_excess"], C.below(1e-10, strict=False), source_value="(6.5)")
+             ls["lemma11_excess"], C.below(1e-10, strict=False), source_value="(6.5)", valid=ls["finite"])
 claims.check("Lemma11/network-steps", "one-hidden-layer Tanh network, steps 1/L_k (HVP power iteration): "
-             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], C.above(0.95), source_value="(6.5), local")
+             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], C.above(0.95), source_value="(6.5), local", valid=net["finite"])
 claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], C.below(1),
-             source_value="convergence");
+             source_value="convergence", valid=net["finite"]);
 
 # %% [markdown]
 # ## Sec. 4.2 identity, Sec. 4.3 Weyl step and (4.11)
@@ -107,13 +107,13 @@ print(f"Weyl along {P.weyl_steps} GD steps (tangent kernel by torch.func.jacrev,
       f"largest excess {weyl['excess']:.2e}")
 print(f"(4.11) over {P.matrix_trials} pairs: largest excesses {pert['weyl_excess']:.2e}, {pert['fro_excess']:.2e}")
 claims.check("Sec4.2-id/expectation", "E_I[<grad f, grad f_I>] = ||grad f||^2 over every minibatch (relative error)", mb,
-             C.below(1e-12, strict=False), source_value="identity")
+             C.below(1e-12, strict=False), source_value="identity", valid=C.NO_TRAINING)
 claims.check("Sec4.3-Weyl/along-training", "|lambda_min(K_k) - lambda_min(K_0)| - ||K_k - K_0||_2 <= 1e-10 along GD",
-             weyl["excess"], C.below(1e-10, strict=False), source_value="Weyl")
+             weyl["excess"], C.below(1e-10, strict=False), source_value="Weyl", valid=weyl["finite"])
 claims.check("Eq4.11/weyl", "|s_min(A) - s_min(B)| - ||A - B||_op <= 1e-12 on random pairs", pert["weyl_excess"],
-             C.below(1e-12, strict=False), source_value="(4.11)")
+             C.below(1e-12, strict=False), source_value="(4.11)", valid=C.NO_TRAINING)
 claims.check("Eq4.11/op-below-frobenius", "||A - B||_op - ||A - B||_F <= 1e-12", pert["fro_excess"], C.below(1e-12, strict=False),
-             source_value="(4.11)");
+             source_value="(4.11)", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Lemma 3 on ridge regression, and Lemma 22
@@ -124,9 +124,9 @@ l22 = X.lemma22(P)
 print(f"Lemma 3: measured leave-one-out stability / bound (4.12) at most {ridge['ratio']:.3f} over {P.ridge_datasets} datasets")
 print(f"Lemma 22: largest (f_(k+1) - bound) / f_k = {l22['excess']:.3e}")
 claims.check("Lemma3/ridge-stability", "leave-one-out pointwise stability <= (4.12) on ridge regression (largest ratio)",
-             ridge["ratio"], C.below(1, strict=False), source_value="(4.12) with eps_A = 0")
+             ridge["ratio"], C.below(1, strict=False), source_value="(4.12) with eps_A = 0", valid=C.NO_TRAINING)
 claims.check("Lemma22/log-cosh", "(B.27) holds at every step on log cosh objectives (relative excess <= 1e-12)",
-             l22["excess"], C.below(1e-12, strict=False), source_value="[CR17, Lemma 3]");
+             l22["excess"], C.below(1e-12, strict=False), source_value="[CR17, Lemma 3]", valid=l22["finite"]);
 
 # %% [markdown]
 # ### Verdicts

@@ -311,8 +311,10 @@ def seed_spread(act, loss):
 
 for target, loss in (("Fig6.21", "ce"), ("Fig6.23", "mse")):
     more = np.mean(seed_spread("tanh", loss) > seed_spread("relu", loss))
+    every = np.concatenate([grids[(a, loss, n)].valid() for a in ("tanh", "relu") for n in P.examples])
     claims.check(f"{target}/tanh-more-variable", f"{loss}: Tanh's lambda_min varies more over seeds than ReLU's "
-                 "(fraction of (n, lr) settings)", more, C.above(0.75), source_value="Tanh shows greater variability")
+                 "(fraction of (n, lr) settings)", more, C.above(0.75), source_value="Tanh shows greater variability",
+                 valid=every)
 
 # %% [markdown]
 # ## Generalisation bounds (Figures 6.11, 6.12)
@@ -354,7 +356,8 @@ for target, scale in (("Fig6.11", 1.0), ("Fig6.12", other)):
     claims.check(f"{target}/decreases", "the bound decreases with the epochs (Spearman rho of bound vs epoch < -0.8, every kept run)",
                  np.concatenate(rhos), C.below(-0.8), source_value="effectively decrease with the number of epochs", valid=valid)
     claims.check(f"{target}/slow-in-n", "it decreases with n more slowly than n^(-1/2) (log-log slope of the last bound in n > -0.5)",
-                 slope, C.above(-0.5, strict=True), source_value="not as much as it would be expected with the number of examples")
+                 slope, C.above(-0.5, strict=True), source_value="not as much as it would be expected with the number of examples",
+                 valid=valid)
     claims.check(f"{target}/above-gap", "the measured generalisation gap |test - train loss| is below the bound (smallest bound - gap)",
                  np.concatenate(gaps), C.above(0), source_value="a bound", valid=valid)
 

@@ -262,7 +262,8 @@ def lemma4_theorem3(N: int, width: int, layers: int, seed: int, steps: int = 200
     C0, C1 = float(C[0]), float(C[-1])
     mono = float((C[1:] - C[:-1]).max()) / C0
     jensen = float((C - ((1 - ts) * C0 + ts * C1)).max()) / C0
-    return dict(bound_margin=worst, steps=steps_done, rel_out_grad=rel_out_grad, grad_alpha_star=grad_star,
+    finite = np.array([bool(torch.isfinite(alpha).all()) and math.isfinite(worst)])  # the one GD run of Lemma 4
+    return dict(bound_margin=worst, steps=steps_done, rel_out_grad=rel_out_grad, grad_alpha_star=grad_star, finite=finite,
                 kappa=smax / smin, V_residual=resid, C1_over_C0=C1 / C0, max_increase=mono, jensen_gap=jensen)
 
 

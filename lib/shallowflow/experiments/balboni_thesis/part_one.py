@@ -235,7 +235,8 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
     f = lambda x: x * x + 3 * np.sin(x) ** 2
     df = lambda x: 2 * x + 3 * np.sin(2 * x)
     worst_ratio, worst_dist_ratio = 0.0, 0.0
-    for x0 in starts:
+    finite = np.ones(len(starts), dtype=bool)  # per start: every iterate and loss finite
+    for i, x0 in enumerate(starts):
         x = x0
         dist = 0.0
         for _ in range(steps):
@@ -243,6 +244,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
             if fx <= 1e-300:
                 break
             x = x - df(x) / L
+            finite[i] &= bool(np.isfinite(x) and np.isfinite(f(x)))
             worst_ratio = max(worst_ratio, f(x) / fx)
             dist = max(dist, abs(x - x0))
         bound = math.sqrt(2 * f(x0) / L) / (1 - math.sqrt(gamma))
@@ -250,7 +252,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
     grid = np.linspace(-50, 50, 200_001)
     grid = grid[np.abs(grid) > 1e-6]
     pl = float(np.min(0.5 * df(grid) ** 2 / f(grid)))
-    return dict(worst_ratio=worst_ratio, rate_bound=gamma, worst_dist_ratio=worst_dist_ratio, empirical_mu=pl,
+    return dict(worst_ratio=worst_ratio, rate_bound=gamma, worst_dist_ratio=worst_dist_ratio, empirical_mu=pl, finite=finite,
                 mu=mu, L=L, max_curvature=float(np.max(2 + 6 * np.cos(2 * grid))))
 
 

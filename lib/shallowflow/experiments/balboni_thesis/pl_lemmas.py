@@ -60,6 +60,7 @@ def kns_example(P) -> dict:
     f = lambda z: z * z + 3 * torch.sin(z) ** 2  # noqa: E731
     fp = lambda z: 2 * z + 3 * torch.sin(2 * z)  # noqa: E731
     worst, dist = 0.0, torch.zeros_like(x)
+    finite = torch.ones_like(x, dtype=torch.bool)  # per start: every iterate finite
     for _ in range(P.lemma1_steps):
         fk = f(x)
         xn = x - fp(x) / L
@@ -67,10 +68,11 @@ def kns_example(P) -> dict:
         if ok.any():
             worst = max(worst, float((f(xn)[ok] / fk[ok]).max()))
         x = xn
+        finite &= torch.isfinite(x) & torch.isfinite(f(x))
         dist = torch.maximum(dist, (x - x0).abs())
     gamma = 1 - mu / L
     bound = torch.sqrt(2 * f(x0) / L) / (1 - math.sqrt(gamma))
-    return {"worst_ratio": worst, "rate": gamma, "dist_over_bound": float((dist / bound).max())}
+    return {"worst_ratio": worst, "rate": gamma, "dist_over_bound": float((dist / bound).max()), "finite": finite.numpy()}
 
 
 def _ls_problem(seed: int, m: int = 50, d: int = 200):
@@ -83,6 +85,7 @@ def _ls_problem(seed: int, m: int = 50, d: int = 200):
 def least_squares(P) -> dict:
     """Lemma 1 (b) and Lemma 11 on f = 1/2 norm(Ax - b)^2 (A 50 x 200, f* = 0), GD with step 1/L."""
     worst1, worst11, dist_ratio = 0.0, -np.inf, 0.0
+    finite = []  # per seed: the iterate and the loss stayed finite
     for seed in P.seeds:
         A, b = _ls_problem(seed)
         ev = torch.linalg.eigvalsh(A @ A.T)
@@ -105,10 +108,13 @@ def least_squares(P) -> dict:
             if f0 * prod > 1e-20 * f0:
                 worst11 = max(worst11, fn / (f0 * prod) - 1)  # Lemma 11: f_k <= f_0 prod (1 - mu_i / L)
             dist = max(dist, float((x - x0).norm()))
+        finite.append(bool(torch.isfinite(x).all()) and math.isfinite(0.5 * float((A @ x - b).square().sum()))
+                      and math.isfinite(prod))
         gamma = 1 - mu / L
         dist_ratio = max(dist_ratio, dist / (math.sqrt(2 * f0 / L) / (1 - math.sqrt(gamma))))
         rate = gamma
-    return {"worst_ratio_minus_rate": worst1 - rate, "lemma11_excess": worst11, "dist_over_bound": dist_ratio}
+    return {"worst_ratio_minus_rate": worst1 - rate, "lemma11_excess": worst11, "dist_over_bound": dist_ratio,
+            "finite": np.array(finite)}
 
 
 def minibatch_identity(n: int = 8, b: int = 3, d: int = 5, seed: int = 0) -> float:
@@ -134,17 +140,20 @@ def weyl_along_training(P, seed: int = 0) -> dict:
     opt = torch.optim.SGD(params, lr=0.05)
     K0 = lmin0 = None
     excess = -np.inf
+    finite = True
     for _ in range(P.weyl_steps + 1):
         ps = tuple(p.detach()[0] for p in params)
         K = measure.ntk_gram(f, ps, data.X)
         lmin = torch.linalg.eigvalsh(K)[0]
         if K0 is None:
             K0, lmin0 = K, lmin
-        excess = max(excess, float((lmin - lmin0).abs() - torch.linalg.matrix_norm(K - K0, ord=2)))
+        step_excess = float((lmin - lmin0).abs() - torch.linalg.matrix_norm(K - K0, ord=2))
+        finite &= math.isfinite(step_excess)
+        excess = max(excess, step_excess)
         opt.zero_grad()
         (0.5 * (model(data.X)[0, :, 0] - target).square().mean()).backward()
         opt.step()
-    return {"excess": excess, "K0_lmin": float(lmin0)}
+    return {"excess": excess, "K0_lmin": float(lmin0), "finite": np.array([finite])}
 
 
 def perturbation_411(P) -> dict:
@@ -215,13 +224,15 @@ def lemma11_network(P, seed: int = 0) -> dict:
             raise dtrain.DivergenceError(f"the loss became non-finite at step {total + 1}", iteration=total + 1)
         ok += int(float(fn) <= (1 - mu / L) * float(f) * (1 + 1e-12))
         total += 1
-    return {"fraction": ok / total, "final_over_initial": float(fn) / f0}
+    finite = all(bool(torch.isfinite(p).all()) for p in params) and math.isfinite(float(fn))  # else it raised above
+    return {"fraction": ok / total, "final_over_initial": float(fn) / f0, "finite": np.array([finite])}
 
 
 def lemma22(P) -> dict:
     """Lemma 22 (B.27) with step 1/L on f(x) = log cosh(x) (L = 1, x* = 0, mu = 1) from 0.5, 5, 50 and on
     f(x) = sum_i log cosh(a_i . x) in 2-D (L = lambda_max(A^T A)); the largest relative excess."""
     worst = -np.inf
+    finite = []  # per problem: every iterate finite
     problems = [(torch.eye(1, dtype=DTYPE), torch.tensor([[v]], dtype=DTYPE)) for v in (0.5, 5.0, 50.0)]
     g = torch.Generator().manual_seed(22)
     for _ in range(3):
@@ -240,4 +251,5 @@ def lemma22(P) -> dict:
             bound = (1 - f / (2 * L * float(x @ x))) * f
             worst = max(worst, (fn - bound) / f)
             x = xn
-    return {"excess": worst}
+        finite.append(bool(torch.isfinite(x).all()))
+    return {"excess": worst, "finite": np.array(finite)}
