@@ -132,15 +132,16 @@ plt.show()
 for name in run.flows:
     f = fb[name]
     claims.check(f"L1/gf-conservation-{name}", f"{name}, gradient flow: max over j, t of |a_j^2 - ||w_j||^2| / ||w_j||^2",
-                 f["rel"], C.below(1e-6), source_value="conserved (spec: < 1e-6)")
+                 f["rel"], C.below(1e-6), source_value="conserved (spec: < 1e-6)", valid=f["finite"])
     claims.check(f"L1/gf-spec-normalisation-{name}", f"{name}, gradient flow: max over j, t of |a_j^2 - ||w_j||^2| / "
                  "max_j ||w_j^0||^2 (the spec's criterion)", f["spec"], C.below(1e-6), source_value="< 1e-6 (spec)",
-                 note="expected to fail: float64 rounding of grown neurons, divided by the initial lambda^2")
+                 note="expected to fail: float64 rounding of grown neurons, divided by the initial lambda^2", valid=f["finite"])
     claims.check(f"L1/gf-rounding-{name}", f"{name}, gradient flow: the neuron attaining that maximum has |a^2 - ||w||^2| / "
                  "(a^2 + ||w||^2) within the rounding bound 2u(N + d + 1)", f["argmax_level"] / f["rounding_bound"],
-                 C.below(1.0, strict=False), source_value="rounding level")
+                 C.below(1.0, strict=False), source_value="rounding level", valid=f["finite"])
 _ = claims.check("L1/gf-signs", "gradient flow: sign(a_j) = s_j and ||w_j|| > 0 at every recorded time (every run)",
-                 torch.cat([fb[n]["signs_ok"] for n in run.flows]), C.is_true("every run"), source_value="a_j = s_j ||w_j|| > 0")
+                 torch.cat([fb[n]["signs_ok"] for n in run.flows]), C.is_true("every run"), source_value="a_j = s_j ||w_j|| > 0",
+                 valid=torch.cat([fb[n]["finite"] for n in run.flows]))
 
 # %% [markdown]
 # ## Gradient descent: the one-step formula, exactly

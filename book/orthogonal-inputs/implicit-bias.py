@@ -327,10 +327,10 @@ print(f"LP value {lp['value']:.12f} (with D+ and -D-), {lp_plain['value']:.6f} (
 print("the LP's solution:", [f"{c:+.6f} x {np.round(d, 4).tolist()}" for c, d in zip(lp["coef"], lp["support"])])
 _ = claims.check("E8/ortho-B-LP", "ortho-B: the LP value equals (1/2) min ||theta||^2", lp["value"],
              C.close_to(kB.min_sq_norm / 2, rtol=1e-6), source_value="Eq. (8)",
-             note="upper bound over the sphere (finite set of directions)")
+             note="upper bound over the sphere (finite set of directions)", valid=C.NO_TRAINING)
 _ = claims.check("E8/ortho-B-certificate", "ortho-B: the dual certificate's lower bound equals (1/2) min ||theta||^2",
              cert["lower"], C.close_to(kB.min_sq_norm / 2, rtol=1e-6), source_value="Eq. (8)",
-             note="lower bound over the whole sphere [derived certificate]")
+             note="lower bound over the whole sphere [derived certificate]", valid=C.NO_TRAINING)
 _ = claims.check("E8/ortho-B-trained", f"ortho-B: (1/2)||theta_lambda^inf||^2 at lambda = {lam_ref:.0e} equals the LP value",
              half_trained, C.close_to(lp["value"], rtol=1e-6), source_value="Theorem 1 + Eq. (8)", valid=ok_runs)
 
@@ -453,7 +453,7 @@ display(pd.DataFrame(rows))
 print(steps_check.table())
 _ = claims.check("T1/step-size-independent", "every check of this chapter has the same verdict at each step size "
              "(number of checks whose verdict depends on dt)", len(steps_check.disagreements()), C.below(0.5),
-             source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()))
+             source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()), valid=ok_runs)
 
 # %% [markdown]
 # ### Verdicts

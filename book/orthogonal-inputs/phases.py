@@ -536,7 +536,7 @@ print(f"Fact 1's interval is non-empty (eps < (r-1)/(r+3) = {(k.r - 1) / (k.r + 
 print(steps_check.table())
 _ = claims.check("F1/step-size-independent", "every check of this chapter has the same verdict at each step size "
              "(number of checks whose verdict depends on dt)", len(steps_check.disagreements()), C.below(0.5),
-             source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()))
+             source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()), valid=ok_runs)
 
 # %%
 lemma_rows = torch.isin(tl["lam"], torch.tensor(P.lemma_lams, dtype=tl["lam"].dtype))

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ...config import DTYPE
+from ...metrics import finite_runs
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
@@ -192,4 +193,7 @@ def flow_balance(ens: Ensemble, ft) -> dict:
                 argmax_level=flat.gather(1, arg[:, None])[:, 0] / size.gather(1, arg[:, None])[:, 0],
                 rounding_bound=2 * U * (ft.steps.to(DTYPE) + W.shape[-1] + 1),
                 signs_ok=(((a * s0[None]) > 0) & (n2 > 0)).all(2).all(0).to(DTYPE),
-                final_loss=ft.loss.gather(1, (ft.count - 1)[:, None])[:, 0])
+                final_loss=ft.loss.gather(1, (ft.count - 1)[:, None])[:, 0],
+                # per run: the last loss, the final parameters and every snapshot stayed finite (``loss`` is NaN-padded)
+                finite=finite_runs(ft.loss.gather(1, (ft.count - 1)[:, None])[:, 0], ft.final,
+                                   a.transpose(0, 1), W.transpose(0, 1)))
