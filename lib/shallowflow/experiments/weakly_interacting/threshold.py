@@ -139,9 +139,13 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
         rng = np.random.default_rng(seed)
         groups = [np.flatnonzero(ns == v) for v in np.unique(ns)]
         bs = []
+        seen = {}  # a resample equal to an earlier one (same runs' outcomes in the same order) has the same fit
         for _ in range(boot):
             pick = np.concatenate([rng.choice(g, g.size) for g in groups])
-            bs.append(fit(ns[pick], conv[pick])[0])
+            key = conv[pick].tobytes()  # ns[pick] is the same array for every resample (groups in a fixed order)
+            if key not in seen:
+                seen[key] = fit(ns[pick], conv[pick])[0]
+            bs.append(seen[key])
         lo, hi = np.percentile(bs, [2.5, 97.5])
     grid = np.unique(ns)
     below, above = grid[grid <= N], grid[grid >= N]
