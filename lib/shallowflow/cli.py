@@ -3,13 +3,15 @@
     shallowflow list
     shallowflow params orthogonal-inputs/toy
     shallowflow run orthogonal-inputs/toy [--profile smoke|book|paper] [-p NAME VALUE ...] [--scheduler ADDRESS]
+                    [--json PATH] [--no-table]
     shallowflow run --all [--profile book|smoke|paper] [--scheduler ADDRESS] [--workers N] [--no-site]
     shallowflow sweep CHAPTER --grid NAME "[v1, v2]" ... [-p NAME VALUE ...] [--profile P] [--scheduler ADDRESS]
     shallowflow sweep --file sweep.yml
 
 Every value is checked against the chapter's schema in this process (names, types, ranges, the rules
 between parameters) before a kernel starts or a file is written; negative numbers are values
-(``-p lr -1e-3``).  A run executes in a temporary directory and is moved into place only when the
+(``-p lr -1e-3``).  After a run (each point of a sweep) the chapter's check table is printed (id, measured,
+criterion, verdict, cause; :mod:`shallowflow.terminal`), ``--json PATH`` writes it.  A run executes in a temporary directory and is moved into place only when the
 chapter succeeded (:mod:`shallowflow.executor`): an interrupted run (Ctrl-C, SIGTERM, a dying kernel)
 says so in one line and leaves the previous notebook and claim records untouched.  The executed
 notebook is published to ``artifacts/runs/<profile>/<chapter>.ipynb``.  ``--scheduler`` (or
@@ -66,7 +68,28 @@ def execute(chapter: str, profile: str = "book", overrides: dict | None = None, 
     """Validate, execute (here, or on ``scheduler``) and publish one chapter; returns the notebook's path.
     Every output path is checked before a kernel starts: inside the repository (or ``out_dir``), never
     through a symlink out of it, writable."""
+    return execute_result(chapter, profile, overrides, out_dir, progress, scheduler)[0]
+
+
+def check_json_path(path) -> Path | None:
+    """``--json PATH``: a file whose folder can be written (checked before a kernel starts), not a folder."""
+    if path is None:
+        return None
+    from .outputs import ensure_writable
+
+    path = Path(path).expanduser().absolute()
+    if path.is_dir():
+        raise X.OutputError(f"--json {path}: is a folder, not a file")
+    ensure_writable(path.parent, path.parent)
+    return path
+
+
+def execute_result(chapter: str, profile: str = "book", overrides: dict | None = None, out_dir: Path | None = None,
+                   progress: bool = False, scheduler: str | None = None, json_path: Path | None = None
+                   ) -> tuple[Path, dict]:
+    """:func:`execute`, also returning the task's result (its claim records: the terminal table)."""
     task = X.prepare(chapter, profile, overrides)
+    check_json_path(json_path)
     runs_dir = Path(out_dir) / task.profile if out_dir else None
     X.check_outputs(task, runs_dir, out_dir)
     if scheduler:
@@ -77,7 +100,7 @@ def execute(chapter: str, profile: str = "book", overrides: dict | None = None, 
         result = out.results[0]
     else:
         result = X.execute_task(task, force=True, progress=progress)
-    return X.publish(result, Path(out_dir) / result["profile"] if out_dir else None, out_root=out_dir)
+    return X.publish(result, Path(out_dir) / result["profile"] if out_dir else None, out_root=out_dir), result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,9 +148,18 @@ def _cmd_run(args) -> int:
         raise ChapterError("name a chapter (shallowflow list) or give --all")
     overrides = _overrides(args.p)
     t0 = time.perf_counter()
-    out = execute(args.chapter, args.profile, overrides, args.out, progress=progress, scheduler=args.scheduler)
-    print(f"executed {resolve(args.chapter)} ({'custom' if overrides and 'profile' not in overrides else args.profile}) "
+    out, result = execute_result(args.chapter, args.profile, overrides, args.out, progress=progress,
+                                 scheduler=args.scheduler, json_path=args.json)
+    if not args.no_table:
+        from . import terminal
+
+        terminal.show_run(result)
+    print(f"executed {resolve(args.chapter)} ({result.get('profile', args.profile)}) "
           f"in {time.perf_counter() - t0:.1f} s -> {out}")
+    if args.json:
+        from . import terminal
+
+        print(f"verdicts -> {terminal.write_json(args.json, terminal.run_document(result))}")
     return 0
 
 
@@ -168,12 +200,23 @@ def _cmd_sweep(args) -> int:
             grids[name] = parse_value(value)
         spec = dict(chapter=args.chapter, profile=args.profile or "smoke", fixed=_overrides(args.p), grids=grids)
     progress = X.show_progress(False if args.quiet else None)
+    check_json_path(args.json)
+    kept: dict = {}
     df, errors, (csv, parquet), wall = sweep.run(spec["chapter"], spec["grids"], spec["profile"], spec["fixed"],
                                                   scheduler=args.scheduler, workers=args.workers, out=args.out,
-                                                  progress=progress, direct=args.direct, resume=not args.fresh)
+                                                  progress=progress, direct=args.direct, resume=not args.fresh,
+                                                  collect=kept)
+    from . import terminal
+
+    points = terminal.sweep_points(kept["tasks"], spec["grids"], kept["results"], errors)
+    if not args.no_table:
+        terminal.show_sweep(points)
     cached = int(df["cached"].sum()) if "cached" in df else 0
     print(f"swept {len(df)} points of {resolve(spec['chapter'])} in {wall:.1f} s ({cached} read back, "
           f"{len(errors)} failed) -> {csv} and {parquet.name}")
+    if args.json:
+        doc = dict(chapter=resolve(spec["chapter"]), grids=spec["grids"], points=points)
+        print(f"verdicts -> {terminal.write_json(args.json, doc)}")
     for i, message in sorted(errors.items()):
         print(f"shallowflow: point {i + 1}: {message}", file=sys.stderr)
     return 1 if errors else 0
@@ -234,6 +277,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--workers", type=workers_count, default=None, help="local worker processes (default: one per core)")
     r.add_argument("--no-site", action="store_true", help="with --all: execute only, do not build the site")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", type=Path, default=None, metavar="PATH",
+                   help="write the check table (id, measured, values, criterion, verdict, cause, why, runs) as JSON")
+    r.add_argument("--no-table", action="store_true", help="do not print the check table")
     r.set_defaults(fn=_cmd_run)
     s = sub.add_parser("sweep", help="run a chapter over the product of parameter grids; one table")
     s.add_argument("chapter", nargs="?")
@@ -247,6 +293,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--direct", action="store_true", help="execute the cells in the worker, without a kernel")
     s.add_argument("--fresh", action="store_true", help="recompute finished points instead of reading them back")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--json", type=Path, default=None, metavar="PATH", help="write every point's check table as JSON")
+    s.add_argument("--no-table", action="store_true", help="do not print the points' check tables")
     s.set_defaults(fn=_cmd_sweep)
     return p
 

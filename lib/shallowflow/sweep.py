@@ -164,7 +164,7 @@ def row(index: int, point: dict, result: dict | None, error: str = "") -> dict:
         return out
     multi = len(result["records"]) > 1
     for rec in result["records"]:
-        for c in rec["checks"]:
+        for c in list(rec["checks"]) + list(rec.get("not_run") or []):  # not_run: a custom point's skipped checks
             cid = f"{rec['source']}:{c['id']}" if multi else c["id"]
             out[f"{cid} measured"] = c["measured"]
             out[f"{cid} verdict"] = c["verdict"]
@@ -213,8 +213,9 @@ def write(df, stem: Path) -> tuple[Path, Path]:
 
 def run(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = None, scheduler: str | None = None,
         workers: int | None = None, out: Path | None = None, progress: bool = False, direct: bool = False,
-        resume: bool = True, client=None, root: Path | None = None):
-    """Plan (validate every point), run the points as tasks, write the table; returns (df, errors, paths)."""
+        resume: bool = True, client=None, root: Path | None = None, collect: dict | None = None):
+    """Plan (validate every point), run the points as tasks, write the table; returns (df, errors, paths, wall).
+    ``collect``, a dict, receives the ``tasks`` and their ``results`` (None where a point failed)."""
     fixed = dict(fixed or {})
     X.check_workers(workers)
     tasks = plan(chapter, grids, profile, fixed, root)
@@ -231,6 +232,8 @@ def run(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = 
             outcome = X.run_tasks(c, tasks, force=not resume, progress=progress, direct=direct, desc="points")
     df = table(tasks, grids, outcome.results, outcome.errors)
     paths = write(df, stem)
+    if collect is not None:
+        collect.update(tasks=tasks, results=outcome.results)
     return df, outcome.errors, paths, time.perf_counter() - t0
 
 
