@@ -160,8 +160,8 @@ class BuildReport(SphinxDirective):
                f"<code>{esc(rep['code'])}</code>) on {rep['workers']} worker process(es) of a "
                f"{esc(str(rep['cluster']))}: {rep['wall_s']:.1f} s of wall time for {total:.1f} s of page "
                f"execution ({total / max(rep['wall_s'], 1e-9):.2f} pages at once on average).</p>"
-               f"<table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>started (s)</th>"
-               f"<th>checks</th><th>worker</th></tr></thead><tbody>{rows}</tbody></table>"
+               f"<div class='sf-scroll'><table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>started (s)</th>"
+               f"<th>checks</th><th>worker</th></tr></thead><tbody>{rows}</tbody></table></div>"
                f"<p>Machine: {esc(m['cpu'])}, {m['cores']} cores, {esc(m['system'])}, Python {esc(m['python'])}; "
                f"engine {esc(m['engine'])} on {esc(m['device'])}; load average at the end "
                f"{', '.join(map(str, m.get('load', [])))}.</p><p>Versions: {versions}.</p>")
@@ -236,7 +236,20 @@ def _clean_page_context(app, pagename, templatename, context, doctree) -> None:
         context["default_mode"] = "auto"
 
 
+def _static_files(app, config) -> None:
+    """The book's own style sheet and script (``book/_static/``): wide tables scroll sideways and show that they
+    do, long words wrap (``tests/site/test_layout.py`` measures the pages at 1400 px and 390 px)."""
+    from shallowflow.verdicts import repo_root
+
+    static = str(repo_root() / "book" / "_static")
+    if static not in config.html_static_path:
+        config.html_static_path.append(static)
+
+
 def setup(app):
+    app.connect("config-inited", _static_files)
+    app.add_css_file("shallowflow.css")
+    app.add_js_file("shallowflow.js")
     app.connect("html-page-context", _clean_page_context)
     app.add_config_value("shallowflow_profile", "book", "env")
     app.connect("build-finished", _copy_scorecard_json)

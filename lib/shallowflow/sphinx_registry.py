@@ -49,8 +49,8 @@ class ErrataDirective(SphinxDirective):
                 f"{' (holds in this build)' if r['evidence_status'] == 'verified' else ''}</small></td>"
                 f"<td>{C._chapter_link(r['chapter'], here, C.check_anchor(key, r['target'] + '/' + r['check']))}</td></tr>"
                 for r in mine)
-            out.append("<table class='sf-errata'><thead><tr><th>check</th><th>kind</th><th>the evidence</th>"
-                       f"<th>chapter</th></tr></thead><tbody>{body}</tbody></table>")
+            out.append("<div class='sf-scroll'><table class='sf-errata'><thead><tr><th>check</th><th>kind</th>"
+                       f"<th>the evidence</th><th>chapter</th></tr></thead><tbody>{body}</tbody></table></div>")
         return [nodes.raw("", "\n".join(out), format="html")]
 
 
@@ -86,9 +86,9 @@ class CoverageDirective(SphinxDirective):
                         f"{key}</a></td><td>{html.escape((reg['sources'][key] or {}).get('title', ''))}</td>"
                         f"<td>{len(entries)}</td><td>{len(checked)}</td><td>{len(shown)}</td>"
                         f"<td>{len(entries) - len(checked) - len(shown)}</td><td>{links}</td></tr>")
-        table = ("<table class='sf-coverage'><thead><tr><th>source</th><th>title</th><th>targets</th>"
+        table = ("<div class='sf-scroll'><table class='sf-coverage'><thead><tr><th>source</th><th>title</th><th>targets</th>"
                  "<th>checked</th><th>illustrations</th><th>not attempted</th><th>chapters</th></tr></thead>"
-                 f"<tbody>{''.join(rows)}</tbody></table>")
+                 f"<tbody>{''.join(rows)}</tbody></table></div>")
         return [nodes.raw("", table, format="html")]
 
 

@@ -73,8 +73,8 @@ def rerun_box(chapter: str) -> str:
     return ('<details class="sf-rerun admonition tip"><summary class="admonition-title">Re-run this chapter '
             '(commands and parameters)</summary>'
             f'<pre>{html.escape(chr(10).join(lines))}</pre>'
-            '<table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
-            f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            '<div class="sf-scroll"><table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
+            f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
             f'{rules_html}<p>A value outside its range stops the run before any training, with a message '
             'naming the parameter; values other than a profile\'s make the run <i>custom</i> (its verdicts are '
             'shown, not compared with the registry).</p></details>')
@@ -108,8 +108,8 @@ class RerunIndex(SphinxDirective):
             rows.append(f"<tr><td><a href='../{html.escape(chapter)}.html'>{html.escape(chapter)}</a></td>"
                         f"<td>{', '.join(profiles)}</td><td>{n}</td>"
                         f"<td><code>shallowflow run {html.escape(chapter)}</code></td></tr>")
-        table = ("<table class='sf-rerun-index'><thead><tr><th>chapter</th><th>profiles</th><th>parameters</th>"
-                 f"<th>command</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        table = ("<div class='sf-scroll'><table class='sf-rerun-index'><thead><tr><th>chapter</th><th>profiles</th><th>parameters</th>"
+                 f"<th>command</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
         return [nodes.raw("", table, format="html")]
 
 

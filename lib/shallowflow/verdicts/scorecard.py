@@ -302,7 +302,8 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
         f"<tr><td><a href='#sf-source-{key}'>{key}</a></td>"
         + "".join(f"<td>{verdict_counts([r for r in rows if r['source'] == key]).get(v, 0)}</td>" for v in present)
         + "</tr>" for key in sorted(sources))
-    out.append(f'<table class="sf-summary"><thead><tr><th>source</th>{head}</tr></thead><tbody>{body}</tbody></table>')
+    out.append(f'<div class="sf-scroll"><table class="sf-summary"><thead><tr><th>source</th>{head}</tr></thead>'
+               f'<tbody>{body}</tbody></table></div>')
     opts_s = "".join(f'<option value="{k}">{k}</option>' for k in sorted(sources))
     opts_v = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in present)
     out.append('<p class="sf-filter">Show: <label>source <select id="sf-filter-source"><option value="">all</option>'
@@ -325,9 +326,9 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
             f"<td>{', '.join(_chapter_link(c, here) for c in (r.get('chapters') or [r['chapter']]))}</td>"
             f"<td>{_function_link(r.get('function'), here)}</td></tr>"
             for r in mine)
-        out.append('<table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
+        out.append('<div class="sf-scroll"><table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
                    '<th>checks passed</th><th>chapter</th><th>computed by</th></tr></thead>'
-                   f'<tbody>{body}</tbody></table></div>')
+                   f'<tbody>{body}</tbody></table></div></div>')
     out.append(_FILTER_SCRIPT)
     return "\n".join(out)
 
