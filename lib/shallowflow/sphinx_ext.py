@@ -107,17 +107,35 @@ def _targets_box(docname: str) -> str:
     def link(d: str) -> str:
         return f"<a href='{esc(posixpath.relpath(d + '.html', here))}'>{esc(d.rsplit('/', 1)[-1])}</a>"
 
+    from shallowflow.verdicts.scorecard import provenance, provenance_html
+
+    records = _scorecard_rows()
+    prov = lambda t: provenance_html(provenance(records.get(f"{t['source']}:{t['target']}", t)), here)  # noqa: E731
     rows = "".join(
         f"<tr class='sf-target-here' data-target='{esc(t['source'])}:{esc(t['target'])}' "
         f"data-verdict='{esc(t['verdict'])}'><td><a href='{esc(posixpath.relpath('book/scorecard.html', here))}"
         f"#{esc(t['source'])}-{esc(t['target'])}'><b>{esc(t['target'])}</b></a></td><td>{esc(t['title'])}</td>"
         f"<td>{badge(t['verdict'])}</td><td>{sum(c['verdict'] == 'pass' for c in t['checks'])}/{len(t['checks'])}</td>"
+        f"<td class='sf-provenance'>{prov(t)}</td>"
         f"<td>{', '.join('this page' if d == docname else link(d) for d in (t.get('chapters') or [t['chapter']]))}"
         f"</td></tr>" for t in mine)
-    return ("<div class='sf-scroll sf-targets' style='overflow-x:auto;max-width:100%'><p><b>Targets on this page"
-            "</b>, with the verdict the scorecard computes from every chapter holding their checks:</p>"
-            "<table class='sf-targets'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>checks passed</th>"
-            f"<th>checked in</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    return ("<div class='sf-targets'><p><b>Targets on this page</b>, with the verdict the scorecard computes from "
+            "every chapter holding their checks, and where it comes from (data, scale, runs):</p>"
+            "<div class='sf-scroll'><table class='sf-targets'><thead><tr><th>target</th><th>what</th><th>verdict</th>"
+            "<th>checks passed</th><th>data, scale, runs</th>"
+            f"<th>checked in</th></tr></thead><tbody>{rows}</tbody></table></div></div>")
+
+
+_ROWS: dict = {}
+
+
+def _scorecard_rows() -> dict:
+    """This edition's scorecard rows by ``source:target`` (the checks with their run counts), read once per build."""
+    if edition() not in _ROWS:
+        from shallowflow.verdicts import scorecard
+
+        _ROWS[edition()] = {f"{r['source']}:{r['target']}": r for r in scorecard(edition())}
+    return _ROWS[edition()]
 
 
 def _hide_injected_parameters(nb, shown: bool) -> None:

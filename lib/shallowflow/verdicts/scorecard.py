@@ -100,8 +100,78 @@ def scorecard(profile: str = "book") -> list[dict]:
                          chapters.get(key, []),
                          function=entry.get("function"),
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
-                         note=entry.get("note", "") or entry.get("illustration", "")))
+                         note=entry.get("note", "") or entry.get("illustration", ""), profile=profile))
     return rows
+
+
+PROVENANCE = "verdicts/provenance.yml"
+
+
+def load_provenance() -> dict:
+    """The hand-declared provenance (``verdicts/provenance.yml``): the chapters whose data substitute the source's."""
+    import yaml
+
+    path = repo_root() / PROVENANCE
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+
+
+def _local_data(name: str) -> bool:
+    """Whether the real data named in ``unless_local`` are present on this machine."""
+    try:
+        from ..deep.data import cifar_available
+    except ImportError:  # the deep-network extras are not installed: no local data either
+        return False
+    return cifar_available(int(name.removeprefix("cifar"))) if name.startswith("cifar") else False
+
+
+def provenance(row: dict, prov: dict | None = None) -> dict:
+    """Where a scorecard row's verdict comes from: the substitute data of its chapters (declared in
+    ``verdicts/provenance.yml`` and active unless the real data are present locally), the chapters that run
+    at a reduced scale (a ``params/paper/`` profile exists and this edition is not ``paper``), and the runs
+    behind its checks (the records' ``runs``: an int per check on trained runs, ``None`` for a check on no
+    trained run, absent in a record written before runs were recorded)."""
+    prov = load_provenance() if prov is None else prov
+    chapters = [c for c in (row.get("chapters") or [row.get("chapter")]) if c]
+    subs = [s for s in prov.get("substitutes") or [] if s.get("chapter") in chapters
+            and not (s.get("unless_local") and _local_data(s["unless_local"]))]
+    profile = row.get("profile", "book")
+    reduced = [] if profile == "paper" else [
+        c for c in chapters if (repo_root() / "params" / "paper" / f"{c.removeprefix('book/')}.yml").exists()]
+    counts = [c["runs"] for c in row.get("checks", []) if isinstance(c.get("runs"), int)]
+    untrained = sum(1 for c in row.get("checks", []) if "runs" in c and c["runs"] is None)
+    unrecorded = sum(1 for c in row.get("checks", []) if "runs" not in c)
+    return dict(substitutes=subs, reduced=reduced, runs=counts, untrained=untrained, unrecorded=unrecorded)
+
+
+def runs_text(p: dict) -> str:
+    """The run counts of a row's checks, in words (``1 run``, ``5-20 runs``, ``no trained run``)."""
+    parts = []
+    if p["runs"]:
+        lo, hi = min(p["runs"]), max(p["runs"])
+        parts.append(f"{lo} run{'s' if lo != 1 else ''}" if lo == hi else f"{lo}-{hi} runs")
+    if p["untrained"]:
+        parts.append(("no trained run" if not p["runs"] else f"{p['untrained']} check(s) on no trained run"))
+    if p["unrecorded"]:
+        parts.append("runs not recorded" if not parts else f"{p['unrecorded']} check(s) without a run count")
+    return "; ".join(parts)
+
+
+def provenance_html(p: dict, here: str = "book") -> str:
+    """The flags of :func:`provenance` as a short line: substitute data, reduced scale, runs."""
+    import html
+
+    flags = []
+    for s in p["substitutes"]:
+        flags.append(f"<span class='sf-flag sf-substitute' title='{html.escape(s.get('source_data', ''))} replaced by "
+                     f"{html.escape(s.get('book_data', ''))}'>substitute data: {html.escape(s.get('book_data', ''))} "
+                     f"for {html.escape(s.get('source_data', ''))}</span>")
+    if p["reduced"]:
+        names = ", ".join(f"<code>params/paper/{html.escape(c.removeprefix('book/'))}.yml</code>" for c in p["reduced"])
+        flags.append(f"<span class='sf-flag sf-reduced'>reduced scale (the source's: {names})</span>")
+    runs = runs_text(p)
+    if runs:
+        flags.append(f"<span class='sf-flag sf-runs'>{html.escape(runs)}</span>")
+    return "<br>".join(flags)
 
 
 def registered_verdicts(registry: dict, profile: str = "book") -> dict[str, str]:
@@ -193,7 +263,11 @@ SCORECARD_SCHEMA = {
                         "evidence": {"type": "array", "items": {"type": "string"},
                                      "description": "the checks that prove the cause"},
                         "evidence_status": {"enum": ["", "verified", "pending", "unverified"]},
-                        "refutes": {"type": "boolean"}}}}}}},
+                        "refutes": {"type": "boolean"},
+                        "runs": {"type": ["integer", "null"], "minimum": 0,
+                                 "description": "the runs behind the check (its valid= flags); null: no trained run"}}}},
+                "provenance": {"type": "object", "description": "substitute data, reduced-scale chapters, run counts "
+                               "(shallowflow.verdicts.scorecard.provenance)"}}}},
     },
 }
 
@@ -216,8 +290,8 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
                          counts=verdict_counts([r for r in rows if r["source"] == key]))
                for key, meta in sorted(registry.get("sources", {}).items())}
     keep = ("id", "claim", "source_value", "measured", "values", "criterion", "verdict", "cause", "why", "invalid",
-            "evidence", "evidence_status", "refutes")
-    default = {"invalid": [], "evidence": [], "refutes": False}
+            "evidence", "evidence_status", "refutes", "runs")
+    default = {"invalid": [], "evidence": [], "refutes": False, "runs": None}
     targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
                     chapter=r["chapter"], chapters=r.get("chapters", []), function=r["function"],
                     note=r.get("note", "") or "",
@@ -292,6 +366,7 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
     import html
 
     sources = registry.get("sources", {})
+    prov = load_provenance()
     out = []
     total = verdict_counts(rows)
     summary = ", ".join(f"{badge(v)}: {n}" for v, n in total.items())
@@ -323,11 +398,12 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
             f"<td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
             f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
             f"<td>{r['n_pass']}/{len(r['checks'])}</td>"
+            f"<td class='sf-provenance'>{provenance_html(provenance(r, prov), here)}</td>"
             f"<td>{', '.join(_chapter_link(c, here) for c in (r.get('chapters') or [r['chapter']]))}</td>"
             f"<td>{_function_link(r.get('function'), here)}</td></tr>"
             for r in mine)
         out.append('<div class="sf-scroll"><table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
-                   '<th>checks passed</th><th>chapter</th><th>computed by</th></tr></thead>'
+                   '<th>checks passed</th><th>data, scale, runs</th><th>chapter</th><th>computed by</th></tr></thead>'
                    f'<tbody>{body}</tbody></table></div></div>')
     out.append(_FILTER_SCRIPT)
     return "\n".join(out)
