@@ -257,7 +257,9 @@ def in_bounds(name: str, spec: Spec):
 def test_whole_schema_combinations_are_refused_or_within_limits(chapter):
     """Issue 29 item 6: hypothesis over the whole schema (every parameter at once, within its bounds): a
     combination is refused by one ParameterError, or accepted with every memory and work estimate of the
-    chapter finite and within the machine's limits (issue 25 item 1)."""
+    chapter finite and within the machine's limits (issue 25 item 1), and with the chapter's dry plan
+    (``plan(P)`` at the end of its module, when it has one: every lookup and shape the chapter computes,
+    without training) raising nothing but a one-line ParameterError."""
     from shallowflow import params as _p
 
     mod = module_of(chapter)
@@ -272,10 +274,19 @@ def test_whole_schema_combinations_are_refused_or_within_limits(chapter):
         values = {**base, **{n: v for n, v in drawn.items() if n not in keep}}
         TRIED["generated"] += 1
         try:
-            P = validate(values, mod.SCHEMA, rules)
+            P = validate(values, mod.SCHEMA, rules, plan=False)
         except ParameterError as e:
             assert "\n" not in str(e)
             return
+        if hasattr(mod, "plan"):  # the chapter's dry plan: every lookup and shape, no training (params.dry_plan)
+            try:
+                mod.plan(P)
+            except ParameterError as e:  # a refusal in one line, naming the parameters
+                assert "\n" not in str(e) and "'" in str(e), f"{chapter}: plan's refusal: {e}"
+                return
+            except Exception as e:  # noqa: BLE001 - an accepted combination that breaks the chapter: a missing rule
+                pytest.fail(f"{chapter}: plan(P) raised {type(e).__name__}: {str(e)[:300]} on an accepted combination "
+                            f"{ {n: values[n] for n in names} }")
         for name in ("memory_estimate", "work_estimate"):
             est = getattr(mod, name, None)
             if est is not None:

@@ -237,3 +237,28 @@ def test_data_file_spec_and_task_key_follow_the_file(tmp_path):
     p = _npz(tmp_path / "x.npz", np.ones((5, 3)), np.ones(5))
     stamps = X._input_stamps(DATA, {"data": str(p)})
     assert list(stamps) == [str(p)] and X._input_stamps(DATA, {"data": "digits"}) == {}
+
+
+# ------------------------------------------------------------------------------------------------
+# the dry plan (issue 29 item 6): a chapter's plan(P) runs after the rules, before a kernel starts
+def test_a_combination_the_chapter_cannot_run_is_refused_by_its_plan_before_a_kernel_starts(tmp_path):
+    from shallowflow import executor as X
+
+    # the rule compares lrs with 1e-3 at np.isclose's default tolerance, the chapter selects runs to 1e-9
+    with pytest.raises(X.ChapterError, match=r"'lrs', 'scales' and 'fig33_scale' are inconsistent.*1e-9 relative"):
+        X.prepare("brisbois-thesis/width-grid", "smoke", {"lrs": [1.00001e-3]}, root=tmp_path)
+    with pytest.raises(X.ChapterError, match="'complexity_scales' .* needs a lambda <= 1e-4"):
+        X.prepare("brisbois-thesis/balancedness-complexity", "smoke", {"complexity_scales": [1e-3, 1.0, 10.0]},
+                  root=tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_dry_plan_turns_a_crash_into_one_line_and_skips_modules_without_plan():
+    import types
+
+    from shallowflow.params import dry_plan
+
+    dry_plan(types.SimpleNamespace(), None)  # no plan: nothing to do
+    broken = types.SimpleNamespace(plan=lambda P: [][0])
+    with pytest.raises(ParameterError, match=r"dry plan fails on them \(IndexError: .*missing rule"):
+        dry_plan(broken, None)

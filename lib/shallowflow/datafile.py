@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -194,4 +195,84 @@ def read_xy(path, *, min_n: int = 1, max_n: int | None = None, min_d: int = 1, m
     return X, y
 
 
-__all__ = ["DataFileError", "SUFFIXES", "is_file_value", "read_xy"]
+# -- the parameter spec (shallowflow.params.DataFile) ----------------------------------------------------
+@dataclass(frozen=True)
+class FileLimits:
+    """What a :func:`DataFile` accepts: rows ``min_n`` to ``max_n``, input dimension ``min_d`` to ``max_d`` (or
+    exactly ``d``), ``outputs`` label columns (None: any), and ``copies`` float64 copies of the data within the
+    memory limit (:func:`~shallowflow.params.memory_limit`)."""
+
+    min_n: int = 1
+    max_n: int | None = None
+    min_d: int = 1
+    max_d: int | None = None
+    d: int | None = None
+    outputs: int | None = None
+    copies: float = 1.0
+
+    def text(self) -> str:
+        parts = [f"n >= {self.min_n}" + (f" and <= {self.max_n}" if self.max_n is not None else "")]
+        if self.d is not None:
+            parts.append(f"d = {self.d}")
+        else:
+            parts.append(f"d >= {self.min_d}" + (f" and <= {self.max_d}" if self.max_d is not None else ""))
+        if self.outputs is not None:
+            parts.append(f"{self.outputs} label column(s)")
+        return "(" + ", ".join(parts) + ", finite, within the memory limit)"
+
+    def kwargs(self) -> dict:
+        return dict(min_n=self.min_n, max_n=self.max_n, min_d=self.min_d, max_d=self.max_d, d=self.d,
+                    outputs=self.outputs, copies=self.copies)
+
+
+def DataFile(doc="", names=(), min_n=1, max_n=None, min_d=1, max_d=None, d=None, outputs=None, copies=1.0):
+    """A data parameter: one of the chapter's named data sets (``names``) or a path to a ``.npz`` (arrays ``X``
+    (n, d) and ``y`` (n,) or (n, k)) or ``.csv`` file (numbers, y in the last column, an optional header).
+
+    A path is checked when the parameter is validated, in the CLI's process before a kernel starts: the file
+    exists and is readable, its shape is within the limits (``min_n``/``max_n`` rows, ``min_d``/``max_d`` input
+    columns, or exactly ``d``; ``outputs`` label columns), every value is finite, and ``copies`` float64 copies
+    of it fit :func:`~shallowflow.params.memory_limit`; any failure is one :class:`~shallowflow.params.ParameterError` naming the parameter.  The value
+    is normalised to the absolute path (a name stays a name); the chapter loads it with
+    :func:`shallowflow.data.load_xy` (``spec.limits.kwargs()`` repeats the checks), and a name with its own
+    builder.  A file's name is never a custom run's only trace: its path is the value.
+    """
+    from .params import Spec, short
+
+    names = tuple(names)
+    if any(not isinstance(c, str) or c.lower().endswith((".npz", ".csv")) for c in names):
+        raise ValueError(f"DataFile names must be strings that are not file names, got {short(names)}")
+    return Spec("data", doc, choices=names, limits=FileLimits(int(min_n), max_n, int(min_d), max_d, d, outputs,
+                                                              float(copies)))
+
+
+def check_value(name: str, value, spec) -> str:
+    """A :func:`DataFile` value: a name, or the absolute path of a file that passed every check
+    (:class:`~shallowflow.params.ParameterError` naming the parameter otherwise)."""
+    from .params import ParameterError, short
+
+    def bad(why: str = ""):
+        return ParameterError(f"parameter {name!r} = {short(value)} is invalid: {why or 'expected ' + spec.accepted()}")
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise bad()
+    if spec.choices and value in spec.choices:
+        return value
+    if not is_file_value(value):
+        raise bad()
+    if len(value) > PATH_MAX or not value.isprintable():
+        raise bad(f"a path of at most {PATH_MAX} printable characters is expected")
+    path = Path(value).expanduser()
+    try:
+        path = path.resolve()
+        read_xy(path, **spec.limits.kwargs())
+    except DataFileError as e:
+        raise bad(str(e)) from None
+    except (OSError, RuntimeError) as e:  # a symlink loop, an unreadable folder on the way
+        raise bad(f"the file cannot be read ({type(e).__name__})") from None
+    return str(path)
+
+
+__all__ = ["DataFile", "DataFileError", "FileLimits", "SUFFIXES", "check_value", "is_file_value", "read_xy"]

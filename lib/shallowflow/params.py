@@ -33,6 +33,14 @@ the schema does not declare (``-p widht 3``) is refused with the declared names.
 differ from its profile's (the parameters-cell defaults for ``book``, ``params/<profile>/<part>/
 <chapter>.yml`` over them for ``smoke`` and ``paper``) is returned with ``P.profile == "custom"``,
 so its claims are recorded as a custom run, not as the profile's.
+
+Sections and data.  :func:`Sections` is a chapter's ``sections`` parameter (a list of distinct names from its
+parts); :func:`DataFile` a parameter naming one of a chapter's data sets or a ``.npz``/``.csv`` file, checked
+(exists, readable, shape, finite, memory) before a kernel starts.
+
+Dry plan.  After the rules, :func:`validate` calls the chapter module's ``plan(P)`` when it defines one
+(:func:`dry_plan`): the chapter's lookups and shapes without training, so that an accepted combination either
+runs or is refused in one line.
 """
 from __future__ import annotations
 
@@ -182,85 +190,6 @@ def Floats(doc="", low=None, high=None, low_open=False, min_len=1, max_len=MAX_L
     return Spec("floats", doc, low, high, low_open=low_open, min_len=min_len, max_len=max_len)
 
 
-@dataclass(frozen=True)
-class FileLimits:
-    """What a :func:`DataFile` accepts: rows ``min_n`` to ``max_n``, input dimension ``min_d`` to ``max_d`` (or
-    exactly ``d``), ``outputs`` label columns (None: any), and ``copies`` float64 copies of the data within the
-    memory limit (:func:`memory_limit`)."""
-
-    min_n: int = 1
-    max_n: int | None = None
-    min_d: int = 1
-    max_d: int | None = None
-    d: int | None = None
-    outputs: int | None = None
-    copies: float = 1.0
-
-    def text(self) -> str:
-        parts = [f"n >= {self.min_n}" + (f" and <= {self.max_n}" if self.max_n is not None else "")]
-        if self.d is not None:
-            parts.append(f"d = {self.d}")
-        else:
-            parts.append(f"d >= {self.min_d}" + (f" and <= {self.max_d}" if self.max_d is not None else ""))
-        if self.outputs is not None:
-            parts.append(f"{self.outputs} label column(s)")
-        return "(" + ", ".join(parts) + ", finite, within the memory limit)"
-
-    def kwargs(self) -> dict:
-        return dict(min_n=self.min_n, max_n=self.max_n, min_d=self.min_d, max_d=self.max_d, d=self.d,
-                    outputs=self.outputs, copies=self.copies)
-
-
-def DataFile(doc="", names=(), min_n=1, max_n=None, min_d=1, max_d=None, d=None, outputs=None, copies=1.0) -> Spec:
-    """A data parameter: one of the chapter's named data sets (``names``) or a path to a ``.npz`` (arrays ``X``
-    (n, d) and ``y`` (n,) or (n, k)) or ``.csv`` file (numbers, y in the last column, an optional header).
-
-    A path is checked when the parameter is validated, in the CLI's process before a kernel starts: the file
-    exists and is readable, its shape is within the limits (``min_n``/``max_n`` rows, ``min_d``/``max_d`` input
-    columns, or exactly ``d``; ``outputs`` label columns), every value is finite, and ``copies`` float64 copies
-    of it fit :func:`memory_limit`; any failure is one :class:`ParameterError` naming the parameter.  The value
-    is normalised to the absolute path (a name stays a name); the chapter loads it with
-    :func:`shallowflow.data.load_xy` (``spec.limits.kwargs()`` repeats the checks), and a name with its own
-    builder.  A file's name is never a custom run's only trace: its path is the value.
-    """
-    names = tuple(names)
-    if any(not isinstance(c, str) or c.lower().endswith((".npz", ".csv")) for c in names):
-        raise ValueError(f"DataFile names must be strings that are not file names, got {short(names)}")
-    return Spec("data", doc, choices=names, limits=FileLimits(int(min_n), max_n, int(min_d), max_d, d, outputs,
-                                                              float(copies)))
-
-
-PATH_MAX = 1024  # longest data-file path
-
-
-def _data(name: str, value: Any, spec: Spec) -> str:
-    """A :func:`DataFile` value: a name, or the absolute path of a file that passed every check."""
-    def bad(why: str = ""):
-        return ParameterError(f"parameter {name!r} = {short(value)} is invalid: {why or 'expected ' + spec.accepted()}")
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        raise bad()
-    if spec.choices and value in spec.choices:
-        return value
-    from . import datafile
-
-    if not datafile.is_file_value(value):
-        raise bad()
-    if len(value) > PATH_MAX or not value.isprintable():
-        raise bad(f"a path of at most {PATH_MAX} printable characters is expected")
-    path = Path(value).expanduser()
-    try:
-        path = path.resolve()
-        datafile.read_xy(path, **spec.limits.kwargs())
-    except datafile.DataFileError as e:
-        raise bad(str(e)) from None
-    except (OSError, RuntimeError) as e:  # a symlink loop, an unreadable folder on the way
-        raise bad(f"the file cannot be read ({type(e).__name__})") from None
-    return str(path)
-
-
 def Sections(doc="", choices=()) -> Spec:
     """A chapter's ``sections`` parameter: a list of distinct names from ``choices`` (at least one), normalised to
     the order of ``choices``.  The chapter's default is every name (``sections = ["fig3", "fig4"]``) and it runs
@@ -337,7 +266,9 @@ def check(name: str, value: Any, spec: Spec):
     if spec.kind == "names":
         return _names(name, value, spec)
     if spec.kind == "data":
-        return _data(name, value, spec)
+        from .datafile import check_value
+
+        return check_value(name, value, spec)
     if spec.kind in ("ints", "floats"):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: expected {spec.accepted()}")
@@ -603,10 +534,43 @@ def _same(name: str, spec: Spec, a: Any, b: Any) -> bool:
         return False
 
 
+def chapter_module(schema: Mapping[str, Spec]):
+    """The loaded chapter module whose ``SCHEMA`` is ``schema`` (or equal to it), None if none is."""
+    chapter = chapter_of(schema)
+    if chapter is None:
+        return None
+    part, name = chapter.split("/", 1)
+    return sys.modules.get(f"shallowflow.experiments.{part.replace('-', '_')}.{name.replace('-', '_')}")
+
+
+def dry_plan(module, P: SimpleNamespace) -> None:
+    """A chapter's dry plan: ``module.plan(P)`` when the chapter module defines one (issue 29 item 6).
+
+    ``plan(P)`` is a cheap function at the end of a chapter's experiment module that performs every lookup and
+    shape computation the chapter does with the validated values (which runs a grid holds, which item a cell
+    indexes, which list it takes the min of), without training.  It raises :class:`ParameterError`, naming the
+    parameters, for a combination the chapter cannot run; :func:`validate` calls it after the rules, so such a
+    combination is refused in one line before a kernel starts.  Any other exception is a missing rule (a
+    defect): :func:`validate` still refuses in one line, and ``tests/test_params_property.py``, which draws whole
+    parameter sets from every ``SCHEMA`` and calls ``plan`` directly, fails on it."""
+    fn = getattr(module, "plan", None)
+    if fn is None:
+        return
+    try:
+        fn(P)
+    except ParameterError:
+        raise
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback; the property test finds the missing rule
+        raise ParameterError(f"these parameter values pass the rules but the chapter's dry plan fails on them "
+                             f"({type(e).__name__}: {short(str(e), 160)}); this is a missing rule, please report it") \
+            from None
+
+
 def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
-             rules: Sequence[Rule] = ()) -> SimpleNamespace:
+             rules: Sequence[Rule] = (), *, plan: bool = True) -> SimpleNamespace:
     """Validate every parameter of ``schema`` found in ``values`` (e.g. a notebook's globals()), then the
-    ``rules`` that relate several parameters; the error names the parameters involved.
+    ``rules`` that relate several parameters, then the chapter's dry plan (:func:`dry_plan`; ``plan=False``
+    skips it); the error names the parameters involved.
 
     Under papermill, names injected but not declared are refused, and a run whose values differ from
     its profile's comes back with ``profile == "custom"`` (see the module docstring)."""
@@ -626,6 +590,8 @@ def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
     P = SimpleNamespace(**out)
     for rule in rules:
         rule.check(P)
+    if plan:
+        dry_plan(chapter_module(schema), P)
     if inj is not None and "profile" in schema and P.profile != "custom":
         names, cell = inj
         declared = profile_values(P.profile, schema, _defaults(cell))
@@ -644,3 +610,6 @@ def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
 def describe(schema: Mapping[str, Spec]) -> str:
     """One line per parameter: name, accepted values, meaning."""
     return "\n".join(f"{n}: {s.accepted()} - {s.doc}" for n, s in schema.items())
+
+
+from .datafile import DataFile, FileLimits  # noqa: E402  (a data parameter; datafile imports params lazily)

@@ -227,3 +227,28 @@ def min_norm_interpolator(act: str, m: int, starts: int, seed: int = 0, scale: f
     feas = res < 1e-4
     best = float(norms[feas].min()) if feas.any() else float("nan")
     return dict(norms=norms.numpy(), residuals=res.numpy(), feasible=int(feas.sum()), best=best)
+
+
+def plan(P) -> None:
+    """Dry plan (issue 29 item 6, :func:`shallowflow.params.dry_plan`): the ensembles' layouts (kept seeds x
+    lambda x step) and every run the chapter looks up in them (Figs 3.10, 3.11, B1/B2's pairs, C1 and T0's rich
+    runs), without training; a combination that would leave a lookup empty is refused, naming the parameter."""
+    from ...params import ParameterError, short
+
+    lo, hi = sorted(P.balance_lrs)  # B2: the rule makes them two
+    if not any(s <= 1e-4 for s in P.complexity_scales):  # C1 and T0 take the min over lambda <= 1e-4
+        raise ParameterError(f"parameter 'complexity_scales' = {short(P.complexity_scales)} is invalid: it needs a "
+                             f"lambda <= 1e-4 (C1, T0 and Fig. 3.11's rich runs are read there)")
+    data = datasets.get("brisbois-orthogonal", device="cpu")
+    seeds = kept_seeds(P, data)
+    bal = Cm.Ensemble("relu", None, None, Cm.combos(P.balance_scales, seeds, lrs=P.balance_lrs))
+    bal.runs(scale=min(P.balance_scales), lr=min(P.balance_lrs))[0]  # Fig. 3.10
+    for lam in P.balance_scales:  # B2's pairs of steps per seed
+        for r in bal.runs(scale=lam, lr=lo):
+            bal.runs(scale=lam, lr=hi, seed=bal.meta[r]["seed"])[0]
+    cx = Cm.Ensemble("relu", None, None, Cm.combos(P.complexity_scales, seeds, lrs=[P.lr]))
+    for seed in sorted({mt["seed"] for mt in cx.meta}):  # Fig. 3.11 and its rich-constant check
+        [cx.runs(scale=float(s), seed=seed)[0] for s in P.complexity_scales]
+    kept_seeds(P, data, P.c3_width)[0]  # Fig. C.3
+    for variant in ("1.1.1", "1.1.4"):  # T0 on the other datasets
+        kept_seeds(P, datasets.get("brisbois-orthogonal", variant=variant, device="cpu"))[0]

@@ -110,3 +110,33 @@ def run_grid(P) -> list[dict]:
 def select(rows: list[dict], **where) -> list[dict]:
     return [r for r in rows if all(np.isclose(r[k], v, rtol=1e-9, atol=0.0) if isinstance(v, float) else r[k] == v
                                    for k, v in where.items())]
+
+
+def plan(P) -> None:
+    """Dry plan (issue 29 item 6, :func:`shallowflow.params.dry_plan`): the grid's runs as :func:`run_grid` lays them
+    out and every lookup the chapter makes in them, without training.  The chapter selects runs with
+    :func:`select` (1e-9 relative), while the rules compare with ``np.isclose``'s wider default: a value within
+    that gap (``lrs`` [1.00001e-3], ``scales`` holding 1.5e-8 for ``fig33_scale`` 1e-8) passes the rules and finds
+    no run; it is refused here, naming the parameters."""
+    from ...params import ParameterError, short
+
+    rows = [dict(act=act, width=m, lr=float(lr), scale=float(s)) for act in T.ACTIVATIONS for m in P.widths
+            for lr in P.lrs for s in P.scales]
+    probe = 60 if 60 in P.widths else P.widths[0]
+    for act in T.ACTIVATIONS:
+        if not select(rows, act=act, lr=1e-3, scale=float(P.fig33_scale)):
+            raise ParameterError(f"parameters 'lrs', 'scales' and 'fig33_scale' are inconsistent (lrs = {short(P.lrs, 40)}, "
+                                 f"scales = {short(P.scales, 40)}, fig33_scale = {P.fig33_scale:g}): Fig. 3.3 needs a "
+                                 f"run at alpha 1e-3 and lambda fig33_scale (each equal to a grid value to 1e-9 relative)")
+        for s in (min(P.scales), 1e-2):
+            if not select(rows, act=act, lr=1e-3, scale=s, width=probe):
+                raise ParameterError(f"parameters 'lrs' and 'scales' are inconsistent (lrs = {short(P.lrs, 40)}, scales = "
+                                     f"{short(P.scales, 40)}): Fig. 3.3's spread across lambda needs runs at alpha 1e-3 and "
+                                     f"lambda {s:g} (equal to a grid value to 1e-9 relative)")
+    for m in P.widths:  # the C.9 regression per (m, alpha): a list, possibly empty (NaN), never indexed
+        for lr in P.lrs:
+            [r for r in select(rows, act="relu") if r["scale"] <= 1e-4 and r["width"] == m and np.isclose(r["lr"], lr)]
+    if not [r for r in select(rows, act="tanh") if r["scale"] <= 1e-2]:  # C.12 takes the max over them
+        raise ParameterError("parameter 'scales' needs a lambda <= 1e-2 (C.12's Tanh runs)")
+    for lr in P.lrs:
+        epochs_for(P, lr)

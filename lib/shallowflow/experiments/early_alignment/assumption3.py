@@ -352,3 +352,19 @@ def a3_rerun_escaped(P, main: dict, factor: int = 4, seed_base: int = 500) -> li
                                 escapes_small_step=L < Ls - 1e-5,
                                 valid_small_step=bool((metrics.finite_runs(tr.loss, q) & ~tr.info["diverged"]).all())))
     return out
+
+
+def plan(P) -> None:
+    """Dry plan (issue 29 item 6, :func:`shallowflow.params.dry_plan`): the keys of the GD runs
+    (:func:`run_assumption3_gd`) and of Lemma 8's draws (:func:`run_lemma8`) as the chapter reads them, without
+    training: the widest runs, the remark etas (those <= 0.3 may be none), the larger step's runs."""
+    main = {(eta, m): nd for eta in P.lemma_etas for m, nd in zip(P.gd_widths, P.gd_draws)}
+    remark = {(eta, P.remark_width): max(P.gd_draws) for eta in P.remark_etas}
+    cen = {eta: None for eta in list(P.lemma_etas) + list(P.remark_etas)}
+    [cen[e_] for e_ in P.lemma_etas]
+    [cen[e_] for e_ in P.remark_etas]
+    top = [k for k in main if k[1] == max(P.gd_widths)]
+    if not top:
+        raise AssertionError("no run at the largest width")
+    [remark[(e_, P.remark_width)] for e_ in P.remark_etas if e_ <= 0.3]
+    cen[P.remark_etas[-1]]
