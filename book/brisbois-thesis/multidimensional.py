@@ -129,8 +129,8 @@ fig.tight_layout(); plt.show()
 # %%
 o = res["orth"]
 e_r = o["relu"].evr
-claims.check("Fig3.33/two-components", "ReLU, orthogonal data: EVR_1 + EVR_2 of the final weights", e_r[:, 0] + e_r[:, 1],
-             C.above(0.99), source_value="first two fully explain the variance", valid=o["relu"].valid)
+claims.check("Fig3.33/two-components", "ReLU, orthogonal data: EVR_1 + EVR_2 of the final weights", MD.two_components(o["relu"]),
+             MD.TWO_COMPONENTS, source_value="first two fully explain the variance", valid=o["relu"].valid)
 claims.check("Fig3.33/zero-loss", f"ReLU: the loss reaches {P.goal:g} within {P.steps} epochs", o["relu"].traj.loss[:, -1],
              C.below(P.goal), source_value="trained to zero loss", valid=o["relu"].valid)
 claims.check("Fig3.34/two-rays", "ReLU: grown neurons (5% of the largest) point in at most two directions "

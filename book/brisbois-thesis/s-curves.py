@@ -220,9 +220,9 @@ gS, gT = S.find(run, "main", "sigmoid"), S.find(run, "main", "tanh")
 cS, cT = S.find(run, "appC", "sigmoid"), S.find(run, "appC", "tanh")
 claims.check("Fig3.18/sigmoid-s-curve", f"Sigmoid, m = {P.width}: the neurons of epochs {P.merge_step} and final lie on "
              "a two-sigmoid curve after rotation (least-squares R^2)", mins(("main", "sigmoid"), "lsq"),
-             C.above(0.95), source_value="S-curve through (0, 0); fit 'very good'", valid=ok(gS))
+             S.GOOD_FIT, source_value="S-curve through (0, 0); fit 'very good'", valid=ok(gS))
 claims.check("Fig3.18/tanh-s-curve", f"Tanh, m = {P.width}: the same with the two-tanh form (3.2)",
-             mins(("main", "tanh"), "lsq"), C.above(0.95), source_value="similar pattern", valid=ok(gT))
+             mins(("main", "tanh"), "lsq"), S.GOOD_FIT, source_value="similar pattern", valid=ok(gT))
 claims.check("Fig3.18/through-origin", "the fitted Sigmoid curve passes through the origin: |f(0)| / K",
              torch.tensor([abs(f.lsq.intercept) / f.lsq.K for f in fits[("main", "sigmoid")]]), C.below(0.05),
              source_value="passes through (0, 0)", valid=ok(gS))

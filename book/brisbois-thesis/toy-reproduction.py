@@ -37,9 +37,11 @@
 # The experiments minimise $\frac1n\sum_k(h_\theta(x_k)-y_k)^2$, PyTorch's `MSELoss`, not the
 # $\frac1{2n}$ loss the thesis writes: with the MSE the predicted fit epochs of 1.1.0 are 7094 and 14188,
 # which Fig. 2.8's snapshots (8000, 15000) bracket; with $\frac1{2n}$ they would double (the spec's
-# section 2.2). [5] itself, and its chapter in this book, read the same way. Seeds are not given: the
-# book takes the first seeds whose draw satisfies Assumption 5 (non-empty $S_{+,1}$ and $S_{-,1}$), as the
-# thesis forced it for ReLU.
+# section 2.2). [5] itself, and its chapter in this book, read the same way. The parameter `loss` trains the
+# other reading (`half`, the $\frac1{2n}$ loss, with the predictions and the plateau level following it): a custom
+# run, since the registry compares only the book's reading. Seeds are not given: the book runs the seeds of
+# `seeds` whose draw satisfies Assumption 5 (non-empty $S_{+,1}$ and $S_{-,1}$), as the thesis forced it for ReLU;
+# a seed that does not is named below, not replaced.
 # :::
 
 # %% tags=["parameters"]
@@ -48,7 +50,8 @@ width = 60  # m
 init_scale = 1e-6  # lambda is init_scale / sqrt(width)
 lr = 1e-3  # alpha, on the MSE
 steps = 30_000  # epochs (the thesis's budget is 3e5; every run has converged long before)
-runs = 6  # seeds, the first ones with Assumption 5
+seeds = [0, 1, 2, 3, 4, 5]  # one run per seed (a seed violating Assumption 5 is rejected and named)
+loss = "mean"  # mean (MSE, the book's reading) or half (the 1/(2n) loss: a custom run)
 panels = [0, 4000, 8000, 15_000]  # Fig. 2.8's epochs (the final one is added)
 interp_scales = [2.5, 1.0, 1e-6]  # Fig. 2.9's lambda
 timing_scales = [1e-10, 1e-6, 1e-2]  # T1 on Dataset 1.1.4
@@ -64,7 +67,7 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
 from shallowflow import config, metrics, plots
-from shallowflow.models import Network
+from shallowflow.models import Network, loss_factor
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.experiments.brisbois_thesis import toy_reproduction as X
@@ -78,6 +81,7 @@ claims = C.Claims(source="000", chapter="book/brisbois-thesis/toy-reproduction",
 res = X.run(P)
 tr = res.ens.traj
 print(config.describe())
+print(Cm.describe_seeds([m['seed'] for m in res.ens.meta], res.rejected), f"; loss: {P.loss}")
 print(f"seeds {[m['seed'] for m in res.ens.meta]}, lambda = {res.scale:.6g}; {tr.runs} runs x {P.steps} epochs in {tr.seconds:.2f} s")
 
 # %% [markdown]
@@ -94,11 +98,12 @@ fig.tight_layout()
 plt.show()
 L0 = L[:, 0]
 exit1 = Cm.first_epoch_below(tr, 0.99 * L0)
-near_half = ((L >= 0.45) & (L <= 0.55)).sum(1) * int(tr.loss_steps[1] - tr.loss_steps[0])
+lf = loss_factor(P.loss)  # the plateau where one of the two labels is fitted: L = 0.5 on the MSE, 0.25 on 1/(2n)
+near_half = ((L >= 0.45 * lf) & (L <= 0.55 * lf)).sum(1) * int(tr.loss_steps[1] - tr.loss_steps[0])
 e6 = Cm.first_epoch_below(tr, 1e-6)
 e10 = Cm.first_epoch_below(tr, 1e-10)
 for r in range(tr.runs):
-    print(f"seed {res.ens.meta[r]['seed']}: L0 = {L0[r]:.10f}; first epoch L < 0.99 L0: {exit1[r]}; epochs with L in [0.45, 0.55]: "
+    print(f"seed {res.ens.meta[r]['seed']}: L0 = {L0[r]:.10f}; first epoch L < 0.99 L0: {exit1[r]}; epochs with L in [{0.45 * lf:g}, {0.55 * lf:g}]: "
           f"{near_half[r]}; L < 1e-6 at {e6[r]}, L < 1e-10 at {e10[r]}; final L {L[r, -1]:.2e}")
 
 # %% [markdown]
@@ -116,7 +121,7 @@ for ax, k in zip(axes[0], shown):
 fig.tight_layout()
 plt.show()
 fits = res.fits.numpy()
-pred = T.phase_epochs(res.data, res.scale, P.lr)
+pred = T.phase_epochs(res.data, res.scale, P.lr, P.loss)
 print(f"fit epochs (|h(x_k) - y_k| < 0.1 |y_k|), positive label: {fits[:, 1].tolist()}, negative: {fits[:, 0].tolist()}; "
       f"T1 predicts {pred[0]:.0f} and {pred[1]:.0f}")
 
@@ -141,14 +146,14 @@ print("final MSE:", [f"{x:.1e}" for x in it.loss[:, -1].tolist()])
 
 # %% tags=["hide-input"]
 tf = res.timing_fits.numpy()
-p_first, p_second = T.phase_epochs(res.timing_data, np.array(P.timing_scales), P.lr)
+p_first, p_second = T.phase_epochs(res.timing_data, np.array(P.timing_scales), P.lr, P.loss)
 for i, lam in enumerate(P.timing_scales):
     print(f"lambda = {lam:g}: positive fit at {tf[i, 1]} (predicted {p_first[i]:.0f}), negative fit at {tf[i, 0]} "
           f"(predicted {p_second[i]:.0f})")
 ln = np.log(1 / np.array(P.timing_scales))
 slope, _, r2 = Cm.regression(ln, tf[:, 0])
 dp, dm, _ = T.key_vectors(res.timing_data)
-pred_slope = 1 / (T.time_factor("mean") * P.lr * float(dm.norm()))
+pred_slope = 1 / (T.time_factor(P.loss) * P.lr * float(dm.norm()))
 print(f"negative-fit epochs per unit ln(1/lambda): {slope:.1f} (R^2 {r2:.5f}); predicted 1/(c alpha ||D_-||) = {pred_slope:.1f}")
 
 # %% [markdown]
@@ -159,7 +164,7 @@ valid = res.ens.valid()
 inf = lambda e: np.where(e < 0, np.inf, e).astype(float)
 claims.check("Fig2.7/initial-plateau", "L stays >= 0.99 L(theta^0) up to epoch ~4000: first epoch below",
              inf(exit1), C.above(4000), source_value="about 4000", valid=valid)
-claims.check("Fig2.7/intermediate-plateau", "a plateau at L ~ 0.5 (positive label fitted): epochs with L in [0.45, 0.55]",
+claims.check("Fig2.7/intermediate-plateau", f"a plateau at L ~ {0.5 * lf:g} (positive label fitted): epochs with L in [{0.45 * lf:g}, {0.55 * lf:g}]",
              near_half, C.above(3000), source_value="intermediate plateau", valid=valid)
 claims.check("Fig2.7/below-1e-6", "L < 1e-6 by epoch ~20000: first epoch below", inf(e6), C.below(20_000, strict=False),
              source_value="~0 by 20000", valid=valid)
@@ -199,11 +204,11 @@ if small:
 tvalid = res.timing.valid()
 rich = [i for i, lam in enumerate(P.timing_scales) if lam <= 1e-6]
 claims.check("T1/negative-ratio", "Dataset 1.1.4: measured / predicted negative-fit epoch, lambda <= 1e-6",
-             tf[rich, 0] / p_second[rich], C.within(0.8, 1.1), source_value="ln(1/lambda)/(c alpha ||D_-||)", valid=tvalid[rich])
+             tf[rich, 0] / p_second[rich], X.T1_RATIO, source_value="ln(1/lambda)/(c alpha ||D_-||)", valid=tvalid[rich])
 claims.check("T1/slope", "Dataset 1.1.4: negative-fit epochs per unit ln(1/lambda) / 1/(c alpha ||D_-||)",
              slope / pred_slope, C.within(0.95, 1.05), source_value="-ln(lambda) law", valid=tvalid)
 claims.check("T1/dataset-1.1.0", "Dataset 1.1.0: measured / predicted fit epochs (positive, negative), every seed",
-             np.concatenate([fits[:, 1] / pred[0], fits[:, 0] / pred[1]]), C.within(0.8, 1.1),
+             np.concatenate([fits[:, 1] / pred[0], fits[:, 0] / pred[1]]), X.T1_RATIO,
              source_value="8000 and 15000 (snapshots)", valid=np.concatenate([valid, valid]))
 
 # %% [markdown]
@@ -225,7 +230,8 @@ lines = [
     f"- Fig. 2.7's saddle-to-saddle curve {'is' if ok27 else 'is not'} reproduced on {tr.runs} seeds: the first plateau ends at "
     f"epochs {int(exit1.min())}-{int(exit1.max())}, the plateau at 0.5 lasts {int(near_half.min())}-{int(near_half.max())} epochs.",
     f"- The labels are fitted at epochs {int(fits[:, 1].min())}-{int(fits[:, 1].max())} (positive) and {int(fits[:, 0].min())}-"
-    f"{int(fits[:, 0].max())} (negative); T1 predicts {pred[0]:.0f} and {pred[1]:.0f} with the MSE, twice that with the 1/(2n) loss.",
+    f"{int(fits[:, 0].max())} (negative); T1 predicts {pred[0]:.0f} and {pred[1]:.0f} with the {'MSE' if P.loss == 'mean' else '1/(2n) loss'} trained here, "
+    f"{'twice' if P.loss == 'mean' else 'half'} that with the {'1/(2n) loss' if P.loss == 'mean' else 'MSE'}.",
     f"- On Dataset 1.1.4 the negative-fit epoch grows by {slope:.0f} epochs per unit of ln(1/lambda) "
     f"(predicted {pred_slope:.0f}); the check {'passes' if claims.passed('T1/slope') else 'fails'}.",
     f"- Fig. 2.9: {kk[order].tolist()} breakpoints for lambda = {[P.interp_scales[i] for i in order]}.",

@@ -17,7 +17,7 @@ from scipy.optimize import curve_fit
 
 from ... import data as datasets
 from ... import metrics, theory
-from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
 from .common import axial_std, end_of_alignment, plateau_table, snapshot_at  # noqa: F401 (re-exported)
 from . import theory as T
@@ -30,24 +30,26 @@ SCHEMA = {
     "steps": Int("GD epochs per run", low=10, high=10_000_000),
     "rich_scales": Floats("rich-regime lambda (Fig. 3.1)", low=0, low_open=True, high=0.1, min_len=2),
     "lazy_scale": Float("lazy-regime lambda (Fig. 3.2)", low=0.1, high=10),
-    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "seeds": Ints("one run per seed and setting; a seed whose draw violates Assumption 5 is rejected and named, "
+                  "not replaced", low=0, high=10_000, max_len=100),
     "snap_every": Int("epochs between parameter snapshots", low=1, high=100_000),
 }
-RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),)
+RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),
+         Cm.assumption5_rule("seeds", "width"))
 
 
 def memory_estimate(P) -> float:
     """The three activations' ensembles ((rich scales + 1) x 2 initialisations x runs, n = d = 2), each with its
     snapshots."""
-    R = (len(P.rich_scales) + 1) * 2 * P.runs
+    R = (len(P.rich_scales) + 1) * 2 * len(P.seeds)
     return 3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2)
 
 
 def work_estimate(P) -> float:
-    return 3 * gd_work((len(P.rich_scales) + 1) * 2 * P.runs, P.width, 2, 2, P.steps)
+    return 3 * gd_work((len(P.rich_scales) + 1) * 2 * len(P.seeds), P.width, 2, 2, P.steps)
 
 
-NAMES = ("width", "steps", "rich_scales", "runs", "snap_every")
+NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -57,18 +59,19 @@ class ActivationRuns:
     data: datasets.Dataset
     grids: dict  # act -> common.Ensemble
     scales: list  # rich scales then the lazy one
-    seeds: list
+    seeds: list  # the seeds run
+    rejected: dict  # seed -> why it was not run (Assumption 5)
 
 
 def run(P) -> ActivationRuns:
     """Train activation x lambda x initialisation x seed, one batched call per activation."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    seeds, rejected = Cm.assumption5_split(data, P.width, P.seeds)
     scales = sorted(P.rich_scales) + [P.lazy_scale]
     grid = Cm.combos(scales, seeds, inits=("balanced", "normal"), lrs=[P.lr])
     snaps = sorted(set(range(0, P.steps + 1, P.snap_every)) | {P.steps})
     grids = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, P.steps, snapshots=snaps)
-    return ActivationRuns(data, grids, scales, seeds)
+    return ActivationRuns(data, grids, scales, seeds, rejected)
 
 
 def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:

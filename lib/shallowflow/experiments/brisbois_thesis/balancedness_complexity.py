@@ -17,7 +17,7 @@ from ... import init, metrics
 from ...config import DTYPE
 from ...flow import gradient_flow
 from ...models import Network, Params
-from ...params import PROFILE, Float, Floats, Int, Rule, STEP_BUDGET, array_bytes, gd_bytes, gd_work
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, STEP_BUDGET, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -34,10 +34,16 @@ SCHEMA = {
     "complexity_scales": Floats("lambda grid of Fig. 3.11", low=0, low_open=True, high=1000, min_len=3),
     "complexity_steps": Int("epochs of Fig. 3.11's runs", low=1, high=10_000_000),
     "lr": Float("GD step size of Figs 3.11 and C.3 (MSE)", low=0, low_open=True, high=1),
-    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "seeds": Ints("one run per seed and setting (Fig. C.3 and the exact flow: the first kept seed); a seed whose draw "
+                  "violates Assumption 5 is rejected and named, not replaced", low=0, high=10_000, max_len=100),
     "starts": Int("random starts of the min-norm solver (C1)", low=1, high=10_000),
+    # a list of distinct names from the activations (the Sections spec's validation, not chapter sections)
+    "t0_activations": Sections("activations trained on Datasets 1.1.1 and 1.1.4 at the rich scales (T0 and Theorem 6 "
+                               "check ReLU's; the others' norms are shown)", choices=T.ACTIVATIONS),
 }
-RULES = (Rule(("balance_lrs",), lambda P: len(set(P.balance_lrs)) == len(P.balance_lrs), "step sizes must differ"),)
+RULES = (Rule(("balance_lrs",), lambda P: len(set(P.balance_lrs)) == len(P.balance_lrs), "step sizes must differ"),
+         Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("seeds", "c3_width"),
+         Cm.assumption5_rule("seeds", "width", "1.1.1"), Cm.assumption5_rule("seeds", "width", "1.1.4"))
 
 
 def _balance_steps(P) -> int:
@@ -49,26 +55,26 @@ def memory_estimate(P) -> float:
     the per-snapshot errors), the C.3 runs, Fig. 3.11's ensembles and the min-norm solver's starts (L-BFGS
     keeps 50 pairs); Dataset 1.1.0: n = d = 2."""
     steps = _balance_steps(P)
-    R = len(P.balance_scales) * P.runs * len(P.balance_lrs)
+    R = len(P.balance_scales) * len(P.seeds) * len(P.balance_lrs)
     S = min(steps + 1, 202)
     bal = 3 * (gd_bytes(R, P.width, 2, 2, min(steps, 2000), 1, S) + array_bytes(S, R, P.width, copies=4))
     c3 = 3 * gd_bytes(1, P.c3_width, 2, 2, P.c3_steps, 100, min(P.c3_steps + 1, 302))
     rich = len([s for s in P.complexity_scales if s <= 1e-2])
-    cx = gd_bytes((3 * len(P.complexity_scales) + 2 * rich) * P.runs, P.width, 2, 2, P.complexity_steps, 100)
+    cx = gd_bytes((3 * len(P.complexity_scales) + 2 * len(P.t0_activations) * rich) * len(P.seeds), P.width, 2, 2, P.complexity_steps, 100)
     return bal + c3 + cx + array_bytes(P.starts, P.width, 3, copies=110)
 
 
 def work_estimate(P) -> float:
-    R = len(P.balance_scales) * P.runs * len(P.balance_lrs)
+    R = len(P.balance_scales) * len(P.seeds) * len(P.balance_lrs)
     rich = len([s for s in P.complexity_scales if s <= 1e-2])
     return 3 * (gd_work(R, P.width, 2, 2, _balance_steps(P)) + gd_work(1, P.c3_width, 2, 2, P.c3_steps)
-                + gd_work(len(P.complexity_scales) * P.runs, P.width, 2, 2, P.complexity_steps)
+                + gd_work(len(P.complexity_scales) * len(P.seeds), P.width, 2, 2, P.complexity_steps)
                 + gd_work(P.starts, P.width, 2, 2, 4 * 200 * 5)) \
-        + 2 * gd_work(rich * P.runs, P.width, 2, 2, P.complexity_steps)
+        + 2 * len(P.t0_activations) * gd_work(rich * len(P.seeds), P.width, 2, 2, P.complexity_steps)
 
 
 NAMES = ("width", "balance_scales", "balance_lrs", "balance_time", "c3_width", "c3_steps", "complexity_scales",
-         "complexity_steps", "runs", "starts")
+         "complexity_steps", "seeds", "starts", "t0_activations")
 RULES = RULES + (
     Rule(("balance_lrs",), lambda P: len(P.balance_lrs) == 2, "B1/B2 compare exactly two step sizes"),
     Rule.budget(("balance_time", "balance_lrs"), _balance_steps, STEP_BUDGET,
@@ -78,13 +84,28 @@ RULES = RULES + (
 )
 
 
+def kept_seeds(P, data, m: int | None = None) -> list[int]:
+    """The seeds of ``P.seeds`` that satisfy Assumption 5 on ``data`` at width m (default P.width), in order."""
+    return Cm.assumption5_split(data, P.width if m is None else m, P.seeds)[0]
+
+
+def seed_report(P) -> str:
+    """The page's line on the seeds: run and rejected (with why) for each dataset and width the chapter uses."""
+    lines = []
+    for variant in ("1.1.0", "1.1.1", "1.1.4"):
+        d = datasets.get("brisbois-orthogonal", variant=variant, device="cpu")
+        for m in sorted({P.width, P.c3_width}) if variant == "1.1.0" else [P.width]:
+            lines.append(f"Dataset {variant}, m = {m}: " + Cm.describe_seeds(*Cm.assumption5_split(d, m, P.seeds)))
+    return "\n".join(lines)
+
+
 # -- balancedness ---------------------------------------------------------------------------------
 def run_balancedness(P) -> dict:
     """Fig. 3.10 / B2: per activation, lambda and step size, GD for the same training time; returns per
     activation the ensemble, the per-snapshot errors (theory.balancedness_errors) and the drift
     max_j abs((a_j^2 - ‖w_j‖^2)(T) - (a_j^2 - ‖w_j‖^2)(0)) per run."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    seeds = kept_seeds(P, data)
     lr_min = min(P.balance_lrs)
     steps = int(round(P.balance_time / lr_min))
     snaps = sorted(set(range(0, steps + 1, max(1, steps // 200))) | {steps})
@@ -104,7 +125,7 @@ def flow_drift(P, t_end: float) -> dict:
     """Lemma 5 / B2 under the exact gradient flow of the MSE (no step at all): per activation, the drift of
     a_j^2 - ‖w_j‖^2 at t_end (max over neurons), lambda = the smallest balance scale, first seed."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.width, 1)
+    seeds = kept_seeds(P, data)[:1]
     p0 = init.balanced(seeds, P.width, data.d, min(P.balance_scales), device="cpu")
     out = {}
     for act in T.ACTIVATIONS:
@@ -164,7 +185,7 @@ def run_c3(P) -> dict:
     """Fig. C.3: a_j^t of every neuron, m = c3_width, lambda = 1e-6, three activations; per activation the
     snapshots of a and the initial signs."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.c3_width, 1)
+    seeds = kept_seeds(P, data, P.c3_width)[:1]
     snaps = sorted(set(range(0, P.c3_steps + 1, max(1, P.c3_steps // 300))) | {P.c3_steps})
     ens = Cm.train_grid(data, T.ACTIVATIONS, P.c3_width, Cm.combos([1e-6], seeds, lrs=[P.lr]), P.c3_steps,
                         snapshots=snaps, record_every=100)
@@ -178,17 +199,20 @@ def run_complexity(P) -> dict:
     and 1.1.4 (c = 1) at the rich scales (T0, Theorem 6).  Runs stop at L < 1e-24 (the loss no longer
     moves the parameters)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    seeds = kept_seeds(P, data)
     grid = Cm.combos(P.complexity_scales, seeds, lrs=[P.lr])
     ens = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, P.complexity_steps, record_every=100, stop_below=1e-24)
     rich = [s for s in P.complexity_scales if s <= 1e-2]
-    others = {}
+    others, others_all = {}, {}
     for variant in ("1.1.1", "1.1.4"):
         dv = datasets.get("brisbois-orthogonal", variant=variant, device="cpu")
-        sv = Cm.assumption5_seeds(dv, P.width, P.runs)
-        others[variant] = (dv, Cm.train_grid(dv, ["relu"], P.width, Cm.combos(rich, sv, lrs=[P.lr]), P.complexity_steps,
-                                             record_every=100, stop_below=1e-24)["relu"])
-    return dict(data=data, ens=ens, others=others)
+        sv = kept_seeds(P, dv)
+        ev = Cm.train_grid(dv, P.t0_activations, P.width, Cm.combos(rich, sv, lrs=[P.lr]), P.complexity_steps,
+                           record_every=100, stop_below=1e-24)
+        others_all[variant] = (dv, ev)
+        if "relu" in ev:  # T0's closed-form min-norm value is ReLU's
+            others[variant] = (dv, ev["relu"])
+    return dict(data=data, ens=ens, others=others, others_all=others_all)
 
 
 def final_norms(e: Cm.Ensemble) -> np.ndarray:

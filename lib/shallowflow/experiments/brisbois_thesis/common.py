@@ -45,6 +45,45 @@ class Ensemble:
         return ok.numpy()
 
 
+def assumption5_split(data: Dataset, m: int, seeds) -> tuple[list[int], dict[int, str]]:
+    """The given seeds split by Assumption 5 (non-empty S_{+,1} and S_{-,1} for the balanced draw at width m,
+    which the thesis "forced" for ReLU): the kept seeds in the given order, and the rejected ones with the reason.
+    A rejected seed is named on the page, never replaced by another: a seed's run is the same alone or in any list."""
+    kept, rejected = [], {}
+    for s in seeds:
+        p = init.balanced([int(s)], m, data.d, 1.0, device=data.X.device)
+        sp, sm = theory.key_sets(p, data)
+        why = [name for name, has_label, ok in (("S_{+,1}", bool((data.y > 0).any()), bool(sp.any())),
+                                                 ("S_{-,1}", bool((data.y < 0).any()), bool(sm.any())))
+               if has_label and not ok]
+        if why:
+            rejected[int(s)] = " and ".join(why) + " empty (Assumption 5)"
+        else:
+            kept.append(int(s))
+    return kept, rejected
+
+
+def assumption5_rule(seeds: str = "seeds", width: str = "width", variant: str = "1.1.0"):
+    """A parameter rule: at least one of the seeds satisfies Assumption 5 on Dataset ``variant`` at the width
+    (refused before a kernel starts, naming both parameters, instead of a chapter with no run)."""
+    from ... import data as datasets
+    from ...params import Rule
+
+    def some_kept(P) -> bool:
+        data = datasets.get("brisbois-orthogonal", variant=variant, device="cpu")
+        return any(assumption5_split(data, getattr(P, width), [s])[0] for s in getattr(P, seeds))
+    return Rule((seeds, width), some_kept, "at least one seed must satisfy Assumption 5 (non-empty S_{+,1} and "
+                "S_{-,1}) at this width")
+
+
+def describe_seeds(kept, rejected: dict) -> str:
+    """One line for the page: the seeds run and the seeds rejected, with why."""
+    out = f"seeds run: {list(kept)}"
+    if rejected:
+        out += "; rejected: " + ", ".join(f"{s} ({why})" for s, why in rejected.items())
+    return out
+
+
 def assumption5_seeds(data: Dataset, m: int, count: int, start: int = 0, limit: int = 10_000) -> list[int]:
     """The first ``count`` seeds from ``start`` whose balanced draw has non-empty S_{+,1} and S_{-,1}
     (Assumption 5, which the thesis "forced" for ReLU): re-draw until it holds."""

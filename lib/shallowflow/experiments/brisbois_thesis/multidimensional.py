@@ -12,6 +12,7 @@ import torch
 from ... import data as D
 from ... import init, metrics, train
 from ...models import Network
+from ... import verdicts as C
 from ...params import PROFILE, Float, Int, Ints, Rule, Str, gd_bytes, gd_work
 from . import measures
 
@@ -84,6 +85,15 @@ def _train(act, data_list, scale, seeds, P, label) -> Result:
     valid = measures.finite_runs(tr.loss, tr.final)
     evr = metrics.explained_variance_ratio(tr.final.W.nan_to_num(0.0))
     return Result(act, label, tr, evr, valid, valid & (tr.loss[:, -1] < P.goal))
+
+
+#: Fig. 3.33: the first two principal components of the final ReLU weights explain their variance
+TWO_COMPONENTS = C.above(0.99)
+
+
+def two_components(res: Result) -> torch.Tensor:
+    """EVR_1 + EVR_2 of each run's final weights (the Fig3.33/two-components measurement), (R,)."""
+    return res.evr[:, 0] + res.evr[:, 1]
 
 
 def run_multid(P) -> dict:

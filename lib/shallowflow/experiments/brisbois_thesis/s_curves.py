@@ -21,6 +21,7 @@ from scipy.optimize import curve_fit, minimize_scalar
 from ... import data as D
 from ... import init, progress, train
 from ...models import Network
+from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, gd_bytes, gd_work
 from . import measures
 
@@ -299,10 +300,16 @@ def run_scurves(P) -> dict:
     groups = []
     for act in (*ACTS, "relu"):
         mine = [s for s in specs if s[1] == act]
-        params = [init.balanced(seeds, m, 2, sc) for (_, _, m, seeds, sc) in mine]
+        # groups that are the same runs (e.g. m = width_c at init_scale, Appendix C's and the lambda sweep's
+        # lambda = init_scale) train once and share one trajectory (and, in fits_by_group, one fit)
+        key = lambda spec: (spec[2], tuple(spec[3]), tuple(float(x) for x in spec[4]))
+        distinct = list(dict.fromkeys(key(sp) for sp in mine))
+        params = [init.balanced(list(seeds), m, 2, list(sc)) for (m, seeds, sc) in distinct]
         trajs = train.gradient_descent_many(params, ds, Network(act), lr=P.lr, steps=P.steps, loss="mean",
                                             snapshots=snaps, record_every=P.record_every)
-        groups += [Group(lbl, a, m, list(seeds), list(sc), t) for (lbl, a, m, seeds, sc), t in zip(mine, trajs)]
+        by_key = dict(zip(distinct, trajs))
+        groups += [Group(lbl, a, m, list(seeds), list(sc), by_key[key((lbl, a, m, seeds, sc))])
+                   for (lbl, a, m, seeds, sc) in mine]
     return dict(data=ds, groups=groups, snaps=snaps)
 
 
@@ -325,13 +332,23 @@ def fits_of(g: Group, P, steps=None) -> list[ScurveFit]:
     return [fit_scurve(points_of(g, r, steps), form, P.k1, refine=P.fit_refine) for r in range(len(g.seeds))]
 
 
+#: Figs 3.18 / C.16 / C.18: the neurons lie on the fitted two-sigmoid (two-tanh) curve: least-squares R^2
+GOOD_FIT = C.above(0.95)
+
+
 def fits_by_group(run, P) -> dict:
     """The S-curve fits of every group of the chapter, keyed by (group label, activation): the main runs,
     Appendix C's, each width and each scale (one progress bar over the groups)."""
     keys = ([("main", a) for a in ACTS] + [("appC", a) for a in ACTS]
             + [(f"m={m}", a) for m in P.widths for a in ACTS] + [(f"lambda={l:g}", a) for l in P.scales for a in ACTS])
-    return {key: fits_of(find(run, *key), P) for key in progress.each(keys, "S-curve fits (group, activation)",
-                                                                     unit="group")}
+    done = {}  # id(trajectory) -> fits: groups that share their runs share their fits
+    out = {}
+    for key in progress.each(keys, "S-curve fits (group, activation)", unit="group"):
+        g = find(run, *key)
+        if id(g.traj) not in done:
+            done[id(g.traj)] = fits_of(g, P)
+        out[key] = done[id(g.traj)]
+    return out
 
 
 def valid(g: Group) -> torch.Tensor:
