@@ -10,7 +10,7 @@ from shallowflow.params import ParameterError, validate
 
 def small(**kw):
     P = dict(profile="custom", width=12, init_scale=1e-2, lr=1e-2, steps=400, seeds=[0, 1], conventions="both",
-             panels=[0, 400], animation_frames=5)
+             panels=[0, 400], animation_frames=5, level=0.95)
     P.update(kw)
     return validate(P, toy.SCHEMA)
 

@@ -79,6 +79,7 @@ P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/appendix-a", profile=P.profile)
 print(config.describe())
+print(f"seeds: {list(P.seeds)}")
 
 # %% [markdown]
 # ## Training

@@ -83,6 +83,7 @@ run = ex.run_balance(P)
 # the gradient-descent runs: one whose loss or parameters stopped being finite fails the GD checks, named
 ok_gd = torch.cat([metrics.finite_runs(run.toy_mon.loss, run.toy_mon.final), metrics.finite_runs(run.b_mon.loss, run.b_mon.final)])
 print(config.describe())
+print(f"seeds: {list(P.seeds)}")
 print(f"toy: {run.toy.runs} GD runs, {run.toy_mon.steps} iterations each (every state recorded), "
       f"{run.toy_mon.seconds:.1f} s; ortho-B: {run.b.runs} GD runs, {run.b_mon.steps} iterations, "
       f"{run.b_mon.seconds:.1f} s; gradient flows: "

@@ -82,6 +82,7 @@ P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/high-dim", profile=P.profile)
 print(config.describe())
+print(f"seed: {P.seed} (one stream for the data and the initialisation, one run)")
 
 # %% [markdown]
 # ## Training

@@ -101,6 +101,7 @@ run = ex.run_phases(P)
 ok_runs = torch.cat([metrics.finite_runs(m.loss, m.final) for m in (run.mon, run.second_mon) if m is not None])
 ens, mon, k = run.ens, run.mon, run.ens.k
 print(config.describe())
+print(f"seeds: {list(P.seeds)}")
 print(f"{P.dataset}: {ens.runs} runs, {mon.steps} iterations at most, {mon.segments} kernel calls, "
       f"{mon.seconds:.1f} s; {P.second_dataset}: "
       + (f"{run.second.runs} runs, {run.second_mon.seconds:.1f} s" if run.second else "not run"))

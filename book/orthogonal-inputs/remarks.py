@@ -83,6 +83,7 @@ P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
 claims = C.Claims(source="003", chapter="book/orthogonal-inputs/remarks", profile=P.profile)
 print(config.describe())
+print(f"seeds: toy {list(P.seeds)}, R4 {list(P.ortho_seeds)}, R5/R6/R8 {list(P.wide_seeds)}")
 
 # %% [markdown]
 # ## R1: $\sigma'(0)=0$ is the only subgradient with a global solution
@@ -448,18 +449,18 @@ claims.check("R1/sigma1-gd-limit", "with sigma'(0) = 1, sup |z| of GD scales lik
              r1["sup_slope_sigma1"], C.within(0.9, 1.1), source_value="(derived) 1",
              valid=metrics.finite_runs(r1[1]["sup"]))  # one explicit-Euler path of z per step size
 
-claims.check("R2/min-norm-small-init", "init_scale <= 1e-2: rel. gap of ||theta||^2 to 6/sqrt(5)",
-             vals(S2["rel_gap"][i_small]), C.below(1e-3), source_value="minimal norm", valid=ok_sweep)
+claims.check("R2/min-norm-small-init", "init_scale <= 1e-2: |rel. gap| of ||theta||^2 to 6/sqrt(5)",
+             vals(S2["norm_gap"][i_small]), ex.R2_MIN_NORM_SMALL, source_value="minimal norm", valid=ok_sweep)
 claims.check("R2/no-plateau-large-init", "init_scale >= 0.1: longest stretch with L within 1% of 0.25 (iterations)",
              vals(S2["plateau"][i_large]), C.below(100), source_value="no intermediate saddle", valid=ok_sweep)
 claims.check("R2/single-escape-large-init", "init_scale >= 0.1: number of saddle escapes (1: no intermediate saddle)",
              vals(S2["saddles"]["escapes"][i_large]), C.within(1, 1), source_value="no intermediate saddle", valid=ok_sweep)
 if i_01:
-    claims.check("R2/min-norm-init-0.1", "init_scale 0.1 (lambda 0.1/sqrt(m)): rel. gap to the minimal norm",
-                 S2["rel_gap"][i_01], C.below(1e-2), source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
+    claims.check("R2/min-norm-init-0.1", "init_scale 0.1 (lambda 0.1/sqrt(m)): |rel. gap| to the minimal norm",
+                 S2["norm_gap"][i_01], ex.R2_MIN_NORM_LARGER, source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
 if i_1:
-    claims.check("R2/min-norm-mean-field", "init_scale 1 (the mean-field scale 1/sqrt(m)): rel. gap to the minimal norm",
-                 S2["rel_gap"][i_1], C.below(1e-2), source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
+    claims.check("R2/min-norm-mean-field", "init_scale 1 (the mean-field scale 1/sqrt(m)): |rel. gap| to the minimal norm",
+                 S2["norm_gap"][i_1], ex.R2_MIN_NORM_LARGER, source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
 
 claims.check("R3/exact-form", "P(Assumption 3): Monte Carlo vs inclusion-exclusion, max |z| over all (n, m)",
              z_exact.abs().max(), C.below(zcrit, strict=False), source_value="(derived) closed form",
@@ -516,7 +517,7 @@ claims.check("R5/large-delta-turns", f"delta = {P.near_delta_large:g}, step {P.o
 
 claims.check("R6/gap-decreases", "unbalanced: rel. gap decreases at every smaller lambda (max ratio gap(next)/gap)",
              (gap_un[1:] / gap_un[:-1]).amax(0), C.below(1.0), source_value="extends to unbalanced init", valid=ok_r6)
-claims.check("R6/gap-vanishes", f"unbalanced, lambda = {P.unbalanced_scales[-1]:g}: rel. gap", gap_un[-1], C.below(1e-6),
+claims.check("R6/gap-vanishes", f"unbalanced, lambda = {P.unbalanced_scales[-1]:g}: |rel. gap|", gap_un[-1].abs(), C.below(1e-6),
              source_value="extends to unbalanced init", valid=ok_r6)
 
 claims.check("R7/converges", "leaky ReLU: final L", leaky.traj.loss[:, -1], C.below(1e-10), source_value="(not stated)", valid=ok_leaky)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -41,7 +41,9 @@ SCHEMA = {
     "pl_every": Int("iterations between recorded states in the Lemma-5 replay", low=1, high=10_000_000),
     "pl_samples": Int("random balanced perturbations per run (Lemma 5 (b))", low=1, high=10_000_000),
     "nec_width": Int("m of the Assumption-3 necessity runs (T1.5)", low=2, high=100_000),
-    "nec_runs": Int("number of initialisations with S+,1 empty (T1.5)", low=1, high=100_000),
+    "nec_seeds": Ints("seeds tried for the necessity runs (T1.5): those whose initialisation has S+,1 empty, S-,1 "
+                      "non-empty and every positive label covered by an s = +1 neuron run; the others are listed as "
+                      "rejected, with the reason", low=0, high=2 ** 63 - 1),
     "nec_lam": Float("lambda of the necessity runs", low=0, low_open=True, high=1),
     "lp_directions": Int("random unit directions of the Eq. (8) linear program on ORTHO-B", low=10, high=100_000_000),
 }
@@ -49,6 +51,9 @@ RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
                      lambda P: math.log(1 / min(P.lams + P.lams_b_extra + P.lams_c_extra)) / min(P.lrs), STEP_BUDGET,
                      what="the escape time ln(1/lambda) at the smallest step (a lower estimate)"),
          Rule.at_most("every", "segment", "the losses are recorded within a kernel call (every <= segment)"),
+         Rule(("nec_seeds", "nec_width"), lambda P: bool(screen_necessity("ortho-B", P.nec_width, P.nec_seeds)[0]),
+              "at least one of nec_seeds has S+,1 empty, S-,1 non-empty and its positive labels covered at width "
+              "nec_width"),
          Rule.memory(("width_c", "seeds_c", "lams", "lams_c_extra", "lrs", "segment", "every"),
                      lambda P: ensemble_bytes(len(P.seeds_c) * len(P.lams + P.lams_c_extra) * len(P.lrs), P.width_c, 8,
                                               P.segment / P.every)
@@ -73,6 +78,7 @@ class ImplicitRun:
     nec_mon: Segmented | None
     eps: float
     seconds: float = 0.0
+    nec_rejected: dict = field(default_factory=dict)  # seed -> why it was not a necessity run
 
 
 class DistanceSummaries:
@@ -98,6 +104,29 @@ def _train_to_convergence(ens: Ensemble, every: int, segment: int, capture=None,
     steps = int(math.ceil(float((T / ens.lrs).max()) / every)) * every
     return segmented_descent(ens, steps, every, max(every, segment // every * every), summarise=summarise,
                              capture=capture, stop_below=STOP)
+
+
+def screen_necessity(name: str, width: int, seeds) -> tuple[list[int], dict]:
+    """Split ``seeds`` into those whose initialisation has S_{+,1} empty, S_{-,1} non-empty and every positive
+    input activating some s = +1 neuron (the necessity runs of T1.5), and the rejected ones with the reason (the
+    first condition that fails).  Each seed is drawn alone: a seed's initialisation does not depend on the others."""
+    data = datasets.get(name, device="cpu")
+    keep, rejected = [], {}
+    for seed in seeds:
+        p0 = init.balanced([int(seed)], width, data.d, 1.0, device="cpu")
+        sp, sm = theory.key_sets(p0, data)
+        Z = p0.W[0] @ data.X.T  # (m, n)
+        plus = p0.a[0] > 0
+        covered = ((Z[:, data.y > 0] > 0) & plus[:, None]).any(0).all()
+        if bool(sp.any()):
+            rejected[int(seed)] = "S+,1 not empty (Assumption 3 holds for the positive labels)"
+        elif not bool(sm.any()):
+            rejected[int(seed)] = "S-,1 empty"
+        elif not bool(covered):
+            rejected[int(seed)] = "a positive label activates no s = +1 neuron"
+        else:
+            keep.append(int(seed))
+    return keep, rejected
 
 
 def necessity_seeds(name: str, width: int, count: int, scan: int = 10_000) -> list[int]:
@@ -145,11 +174,12 @@ def run_implicit(P) -> ImplicitRun:
         pl = _train_to_convergence(replay, P.pl_every, P.segment, summarise=DistanceSummaries(e, m.final))
         pl_start = it.to(DTYPE) * e.lrs
     nec = nec_mon = None
-    if P.nec_runs > 0 and "ortho-B" in ens:
-        seeds = necessity_seeds("ortho-B", P.nec_width, P.nec_runs)
+    nec_rejected = {}
+    if "ortho-B" in ens:
+        seeds, nec_rejected = screen_necessity("ortho-B", P.nec_width, P.nec_seeds)
         nec = make_ensemble("ortho-B", P.nec_width, [P.nec_lam], seeds, P.lrs)
         nec_mon = _train_to_convergence(nec, P.every, P.segment)
-    return ImplicitRun(ens, mon, pl, pl_start, nec, nec_mon, P.eps, time.perf_counter() - t0)
+    return ImplicitRun(ens, mon, pl, pl_start, nec, nec_mon, P.eps, time.perf_counter() - t0, nec_rejected)
 
 
 def squared_norms(p: Params) -> torch.Tensor:

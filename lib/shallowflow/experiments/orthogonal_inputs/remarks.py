@@ -15,6 +15,7 @@ import torch
 
 from ... import data as datasets
 from ... import init, metrics, theory
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network, Params, flow_time_per_step
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule
@@ -118,6 +119,11 @@ class ToySweep:
         return torch.tensor(self.init_scales, dtype=DTYPE) / math.sqrt(self.width)
 
 
+# Pass criteria of the R2 checks whose null scenario the tests run (tests/test_null_orthogonal_inputs.py)
+R2_MIN_NORM_SMALL = C.below(1e-3)  # init_scale <= 1e-2: ||theta||^2 within 1e-3 (relative) of the minimum
+R2_MIN_NORM_LARGER = C.below(1e-2)  # init_scale 0.1 and 1: within 1e-2
+
+
 def run_toy_sweep(width: int, init_scales, seeds, lr: float, steps: int, network: Network = Network("relu"),
                   snapshot_factor: float = 1.02, data=None) -> ToySweep:
     """Every (init_scale, seed) pair on the orthogonal toy, one ensemble; step 2 lr on L (mean MSE)."""
@@ -140,6 +146,8 @@ def toy_sweep_summary(sweep: ToySweep, min_squared_norm: float) -> dict:
         final_loss=L[:, -1],
         squared_norm=sq,
         rel_gap=(sq - min_squared_norm) / min_squared_norm,
+        # distance of ||theta||^2 to the minimum, relative: an untrained network (gap -1) is far from it
+        norm_gap=((sq - min_squared_norm) / min_squared_norm).abs(),
         plateau=metrics.longest_run_within(L, theory.saddle_loss(data), 0.01) * int(sweep.traj.loss_steps[1]),
         saddles=metrics.saddle_visits(L, sweep.traj.loss_steps),
         turning=metrics.turning_angles(sweep.traj.snap_W, p.W),
