@@ -55,6 +55,7 @@ teacher_stds = [100]  # teacher weight std in units of 1e-3 (0.1)
 relu_extra_stds = [316]  # for ReLU also std sqrt(0.1), the other reading of the thesis's variance 0.1
 seeds = [0]  # initialisation seeds on the orthogonal data
 goal = 1e-8  # converged: final loss below this
+sections = ["orthogonal", "non-orthogonal"]  # parts to run: orthogonal (Figs 3.33-3.36, C4), non-orthogonal (Figs 3.37-3.39)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
@@ -69,7 +70,8 @@ from shallowflow.params import validate
 
 P = validate(globals(), MD.SCHEMA, MD.RULES)
 plots.setup()
-claims = C.Claims(source="000", chapter="book/brisbois-thesis/multidimensional", profile=P.profile)
+claims = C.Claims(source="000", chapter="book/brisbois-thesis/multidimensional", profile=P.profile, sections=P.sections,
+                  sections_all=MD.SECTIONS)
 
 # %% [markdown]
 # ## Training
@@ -77,6 +79,7 @@ claims = C.Claims(source="000", chapter="book/brisbois-thesis/multidimensional",
 # %%
 res = MD.run_multid(P)
 G = res["orth_data"].X @ res["orth_data"].X.T
+print(f"sections run: {P.sections}")
 print(f"orthogonal data: largest off-diagonal |<x_k, x_l>| = {float((G - torch.diag(torch.diag(G))).abs().max()):.1e}")
 for kind in ("orth", "nonorth"):
     for act, r in res[kind].items():
@@ -87,75 +90,81 @@ for kind in ("orth", "nonorth"):
 # ## Figures 3.33-3.36: loss and explained variance on the orthogonal data
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(2, 3, figsize=(14, 6.4))
-for col, act in enumerate(MD.ACTS):
-    r = res["orth"][act]
-    for i in range(r.traj.runs):
-        axes[0, col].plot(r.traj.loss_steps, r.traj.loss[i], lw=1)
-    axes[0, col].set_yscale("log"); axes[0, col].set_title(f"{act}: MSE"); axes[0, col].set_xlabel("epoch")
-    W = r.traj.final.W[0]
-    pr = MD.projections(W).numpy()
-    axes[1, col].scatter(pr[:, 0], pr[:, 1], s=8)
-    axes[1, col].set_title("EVR " + ", ".join(f"{float(v):.1e}" for v in r.evr[0]), fontsize=8)
-    axes[1, col].set_xlabel("PC1"); axes[1, col].set_ylabel("PC2")
-fig.tight_layout(); plt.show()
-for act in MD.ACTS:
-    print(act, "EVR per seed:", [[f"{float(v):.2e}" for v in e] for e in res["orth"][act].evr])
+if "orthogonal" in P.sections:
+    fig, axes = plt.subplots(2, 3, figsize=(14, 6.4))
+    for col, act in enumerate(MD.ACTS):
+        r = res["orth"][act]
+        for i in range(r.traj.runs):
+            axes[0, col].plot(r.traj.loss_steps, r.traj.loss[i], lw=1)
+        axes[0, col].set_yscale("log"); axes[0, col].set_title(f"{act}: MSE"); axes[0, col].set_xlabel("epoch")
+        W = r.traj.final.W[0]
+        pr = MD.projections(W).numpy()
+        axes[1, col].scatter(pr[:, 0], pr[:, 1], s=8)
+        axes[1, col].set_title("EVR " + ", ".join(f"{float(v):.1e}" for v in r.evr[0]), fontsize=8)
+        axes[1, col].set_xlabel("PC1"); axes[1, col].set_ylabel("PC2")
+    fig.tight_layout(); plt.show()
+    for act in MD.ACTS:
+        print(act, "EVR per seed:", [[f"{float(v):.2e}" for v in e] for e in res["orth"][act].evr])
 
 # %% [markdown]
 # ## Figures 3.37-3.39: the generated non-orthogonal data
 # One row per generated dataset (data seed, teacher std): the EVR of the final weights per activation.
 
 # %%
-for act in MD.ACTS:
-    for j, (s, v, d) in enumerate(res["nonorth_data"][act]):
-        r = res["nonorth"][act]
-        print(f"{act:8s} data seed {s}, teacher std {v:.3f} (|y| max {float(d.y.abs().max()):.3f}): EVR1+2 "
-              f"{float(r.evr[j, :2].sum()):.4f}, EVR {[f'{float(x):.1e}' for x in r.evr[j]]}, final L {float(r.traj.loss[j, -1]):.1e}")
+if "non-orthogonal" in P.sections:
+    for act in MD.ACTS:
+        for j, (s, v, d) in enumerate(res["nonorth_data"][act]):
+            r = res["nonorth"][act]
+            print(f"{act:8s} data seed {s}, teacher std {v:.3f} (|y| max {float(d.y.abs().max()):.3f}): EVR1+2 "
+                  f"{float(r.evr[j, :2].sum()):.4f}, EVR {[f'{float(x):.1e}' for x in r.evr[j]]}, final L {float(r.traj.loss[j, -1]):.1e}")
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
-for ax, act in zip(axes, MD.ACTS):
-    r = res["nonorth"][act]
-    for j, (s, v, _) in enumerate(res["nonorth_data"][act]):
-        ax.plot(range(1, r.evr.shape[1] + 1), r.evr[j].clamp_min(1e-18), "o-", lw=1, label=f"seed {s}, std {v:.2f}")
-    ax.set_yscale("log"); ax.set_title(f"{act}: EVR of W*"); ax.set_xlabel("component")
-axes[0].legend(fontsize=6)
-fig.tight_layout(); plt.show()
+if "non-orthogonal" in P.sections:
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
+    for ax, act in zip(axes, MD.ACTS):
+        r = res["nonorth"][act]
+        for j, (s, v, _) in enumerate(res["nonorth_data"][act]):
+            ax.plot(range(1, r.evr.shape[1] + 1), r.evr[j].clamp_min(1e-18), "o-", lw=1, label=f"seed {s}, std {v:.2f}")
+        ax.set_yscale("log"); ax.set_title(f"{act}: EVR of W*"); ax.set_xlabel("component")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Checks
 
 # %%
-o = res["orth"]
-e_r = o["relu"].evr
-claims.check("Fig3.33/two-components", "ReLU, orthogonal data: EVR_1 + EVR_2 of the final weights", MD.two_components(o["relu"]),
-             MD.TWO_COMPONENTS, source_value="first two fully explain the variance", valid=o["relu"].valid)
-claims.check("Fig3.33/zero-loss", f"ReLU: the loss reaches {P.goal:g} within {P.steps} epochs", o["relu"].traj.loss[:, -1],
-             C.below(P.goal), source_value="trained to zero loss", valid=o["relu"].valid)
-claims.check("Fig3.34/two-rays", "ReLU: grown neurons (5% of the largest) point in at most two directions "
-             "(distinct directions within cos 0.99)", metrics.distinct_directions(o["relu"].traj.final.W, grown_rel=0.05,
-             cos_tol=1e-2), C.below(2, strict=False), source_value="two rays from the origin", valid=o["relu"].valid)
-for act, fig in (("sigmoid", "Fig3.35"), ("tanh", "Fig3.36")):
-    e = o[act].evr
-    claims.check(f"{fig}/one-component", f"{act}: EVR_1 of the final weights", e[:, 0], C.above(0.999),
-                 source_value="PC1 dominates", valid=o[act].valid)
-    claims.check(f"{fig}/second-nonzero", f"{act}: EVR_2 is small but above float64 noise", e[:, 1], C.within(1e-12, 1e-4),
-                 source_value="'small, [but] non-zero'", valid=o[act].valid,
-                 note="the upper bound 1e-4 is the spec's, taken from its reference run; the thesis states no size")
-    claims.check(f"{fig}/second-nonzero-as-stated", f"{act}: EVR_2 above float64 noise (the thesis: 'although small, is non-zero'; "
-                 f"small: {fig}/one-component)", e[:, 1], C.above(1e-12), source_value="'small, [but] non-zero'", valid=o[act].valid)
-    claims.check(f"{fig}/zero-loss", f"{act}: the loss reaches {P.goal:g}", o[act].traj.loss[:, -1], C.below(P.goal),
-                 source_value="trained to zero loss", valid=o[act].valid)
-n = res["nonorth"]
-for act, fig in (("relu", "Fig3.37"), ("sigmoid", "Fig3.38"), ("tanh", "Fig3.39")):
-    e = n[act].evr
-    claims.check(f"{fig}/spread", f"{act}, generated non-orthogonal data (every dataset): EVR_1 + EVR_2",
-                 e[:, 0] + e[:, 1], C.below(0.99), source_value="variance spread over more components",
-                 note="the data are the book's construction (seeded), not the thesis's", valid=n[act].valid)
-allC4 = torch.cat([o[a].evr[:, 0] + o[a].evr[:, 1] for a in MD.ACTS])
-claims.check("C4/two-neurons", "orthogonal data, every activation and seed: EVR_1 + EVR_2", allC4, C.above(0.99),
-             source_value="two-neuron equivalence", valid=torch.cat([o[a].valid for a in MD.ACTS]));
+if "orthogonal" in P.sections:
+    o = res["orth"]
+    e_r = o["relu"].evr
+    claims.check("Fig3.33/two-components", "ReLU, orthogonal data: EVR_1 + EVR_2 of the final weights", MD.two_components(o["relu"]),
+                 MD.TWO_COMPONENTS, source_value="first two fully explain the variance", valid=o["relu"].valid)
+    claims.check("Fig3.33/zero-loss", f"ReLU: the loss reaches {P.goal:g} within {P.steps} epochs", o["relu"].traj.loss[:, -1],
+                 C.below(P.goal), source_value="trained to zero loss", valid=o["relu"].valid)
+    claims.check("Fig3.34/two-rays", "ReLU: grown neurons (5% of the largest) point in at most two directions "
+                 "(distinct directions within cos 0.99)", metrics.distinct_directions(o["relu"].traj.final.W, grown_rel=0.05,
+                 cos_tol=1e-2), C.below(2, strict=False), source_value="two rays from the origin", valid=o["relu"].valid)
+    for act, fig in (("sigmoid", "Fig3.35"), ("tanh", "Fig3.36")):
+        e = o[act].evr
+        claims.check(f"{fig}/one-component", f"{act}: EVR_1 of the final weights", e[:, 0], C.above(0.999),
+                     source_value="PC1 dominates", valid=o[act].valid)
+        claims.check(f"{fig}/second-nonzero", f"{act}: EVR_2 is small but above float64 noise", e[:, 1], C.within(1e-12, 1e-4),
+                     source_value="'small, [but] non-zero'", valid=o[act].valid,
+                     note="the upper bound 1e-4 is the spec's, taken from its reference run; the thesis states no size")
+        claims.check(f"{fig}/second-nonzero-as-stated", f"{act}: EVR_2 above float64 noise (the thesis: 'although small, is non-zero'; "
+                     f"small: {fig}/one-component)", e[:, 1], C.above(1e-12), source_value="'small, [but] non-zero'", valid=o[act].valid)
+        claims.check(f"{fig}/zero-loss", f"{act}: the loss reaches {P.goal:g}", o[act].traj.loss[:, -1], C.below(P.goal),
+                     source_value="trained to zero loss", valid=o[act].valid)
+if "non-orthogonal" in P.sections:
+    n = res["nonorth"]
+    for act, fig in (("relu", "Fig3.37"), ("sigmoid", "Fig3.38"), ("tanh", "Fig3.39")):
+        e = n[act].evr
+        claims.check(f"{fig}/spread", f"{act}, generated non-orthogonal data (every dataset): EVR_1 + EVR_2",
+                     e[:, 0] + e[:, 1], C.below(0.99), source_value="variance spread over more components",
+                     note="the data are the book's construction (seeded), not the thesis's", valid=n[act].valid)
+if "orthogonal" in P.sections:
+    allC4 = torch.cat([o[a].evr[:, 0] + o[a].evr[:, 1] for a in MD.ACTS])
+    claims.check("C4/two-neurons", "orthogonal data, every activation and seed: EVR_1 + EVR_2", allC4, C.above(0.99),
+                 source_value="two-neuron equivalence", valid=torch.cat([o[a].valid for a in MD.ACTS]));
 
 # %% [markdown]
 # ### Verdicts

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ... import init, theory
+from ... import verdicts as _verdicts
 from ...data import Dataset
 from ...models import Network, Params
 from ...train import Trajectory, gradient_descent
@@ -43,6 +44,17 @@ class Ensemble:
         t = self.traj
         ok = torch.isfinite(t.loss).all(1) & torch.isfinite(t.final.a).all(1) & torch.isfinite(t.final.W).flatten(1).all(1)
         return ok.numpy()
+
+
+#: where the thesis describes a typical curve: most runs show it (the lower end of the share's interval above one half)
+TYPICAL = _verdicts.above(0.5, strict=True)
+
+
+def typical_share(flags, level: float) -> tuple[float, str]:
+    """The lower end of the Wilson interval (at ``level``) of the share of true ``flags``, and its description for a
+    check's note (k/n runs, share, interval).  (The same reading as orthogonal_inputs.toy's; it belongs in the core.)"""
+    from ... import metrics
+    return metrics.share_interval(flags, level)["low"], metrics.describe_share(flags, level)
 
 
 def assumption5_split(data: Dataset, m: int, seeds) -> tuple[list[int], dict[int, str]]:

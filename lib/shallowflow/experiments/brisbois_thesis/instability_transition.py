@@ -10,7 +10,7 @@ import torch
 
 from ... import data as datasets
 from ... import theory
-from ...params import PROFILE, Float, Floats, Int, Rule, gd_bytes, gd_work
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
 
@@ -19,7 +19,8 @@ SCHEMA = {
     "width": Int("number of hidden neurons m (transition, C.8)", low=1, high=10_000),
     "lr": Float("GD step size alpha on the MSE (transition, C.8)", low=0, low_open=True, high=1),
     "steps": Int("GD epochs (transition, C.8)", low=10, high=10_000_000),
-    "runs": Int("seeds per setting (the first ones with Assumption 5)", low=1, high=100),
+    "seeds": Ints("one run per seed and setting (transition, C.8); a seed whose draw violates Assumption 5 is rejected "
+                  "and named, not replaced", low=0, high=10_000, max_len=100),
     "relu_scales": Floats("ReLU lambda: Figs 3.12-3.13 between the rich 1e-2 and the lazy 1", low=0, low_open=True, high=10, min_len=3),
     "sigmoid_scales": Floats("Sigmoid lambda (Figs C.4-C.5)", low=0, low_open=True, high=10, min_len=3),
     "tanh_scales": Floats("Tanh lambda (Figs C.6-C.7)", low=0, low_open=True, high=10, min_len=3),
@@ -27,31 +28,32 @@ SCHEMA = {
     "c11_width": Int("m of Fig. C.11", low=1, high=100_000),
     "c11_lr": Float("alpha of Fig. C.11", low=0, low_open=True, high=1),
     "c11_steps": Int("epochs of Fig. C.11", low=10, high=1_000_000),
-    "c11_seeds": Int("seeds of Fig. C.11", low=1, high=100),
+    "c11_seeds": Ints("seeds of Fig. C.11 (the alpha_crit runs: the first)", low=0, high=10_000, max_len=100),
     "crit_steps": Int("epochs of the alpha_crit runs", low=10, high=1_000_000),
 }
-RULES = (Rule(("steps",), lambda P: P.steps >= 1000, "steps must be >= 1000 (the detector needs T/100 >= 10)"),)
+RULES = (Rule(("steps",), lambda P: P.steps >= 1000, "steps must be >= 1000 (the detector needs T/100 >= 10)"),
+         Cm.assumption5_rule("seeds", "width"))
 
 
 def _transition_runs(P) -> int:
     return (len(set(P.relu_scales) | set(P.c8_scales)) + len(set(P.sigmoid_scales) | {min(P.c8_scales)})
-            + len(set(P.tanh_scales))) * P.runs
+            + len(set(P.tanh_scales))) * len(P.seeds)
 
 
 def memory_estimate(P) -> float:
     """The transition ensembles (every epoch's loss, a snapshot every 50 epochs; n = d = 2), Fig. C.11's runs and
     the alpha_crit runs (every epoch's loss)."""
     R = _transition_runs(P)
-    return (gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // 50 + 1) + gd_bytes(P.c11_seeds, P.c11_width, 2, 2, P.c11_steps)
+    return (gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // 50 + 1) + gd_bytes(len(P.c11_seeds), P.c11_width, 2, 2, P.c11_steps)
             + gd_bytes(2, max(P.c11_width, 60), 2, 2, P.crit_steps, 1) * 2)
 
 
 def work_estimate(P) -> float:
-    return (gd_work(_transition_runs(P), P.width, 2, 2, P.steps) + gd_work(P.c11_seeds, P.c11_width, 2, 2, P.c11_steps)
+    return (gd_work(_transition_runs(P), P.width, 2, 2, P.steps) + gd_work(len(P.c11_seeds), P.c11_width, 2, 2, P.c11_steps)
             + 2 * gd_work(2, max(P.c11_width, 60), 2, 2, P.crit_steps))
 
 
-NAMES = ("width", "steps", "runs", "relu_scales", "sigmoid_scales", "tanh_scales", "c8_scales", "c11_width",
+NAMES = ("width", "steps", "seeds", "relu_scales", "sigmoid_scales", "tanh_scales", "c8_scales", "c11_width",
          "c11_steps", "c11_seeds", "crit_steps")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
@@ -60,14 +62,14 @@ RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and the
 def run_transition(P) -> dict:
     """One ensemble per activation over its transition scales (and C.8's), every epoch's loss recorded."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = Cm.assumption5_seeds(data, P.width, P.runs)
+    seeds, rejected = Cm.assumption5_split(data, P.width, P.seeds)
     grids = {"relu": sorted(set(P.relu_scales) | set(P.c8_scales)), "sigmoid": sorted(set(P.sigmoid_scales) | {min(P.c8_scales)}),
              "tanh": sorted(P.tanh_scales)}
     snaps = sorted(set(range(0, P.steps + 1, 50)))
     out = {}
     for act, scales in grids.items():
         out[act] = Cm.train_grid(data, [act], P.width, Cm.combos(scales, seeds, lrs=[P.lr]), P.steps, snapshots=snaps)[act]
-    return dict(data=data, ens=out, tables={act: Cm.plateau_table(e) for act, e in out.items()})
+    return dict(data=data, ens=out, tables={act: Cm.plateau_table(e) for act, e in out.items()}, seeds=seeds, rejected=rejected)
 
 
 def orientation_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
@@ -84,14 +86,14 @@ def run_c11(P) -> dict:
     """Fig. C.11: Sigmoid, m = c11_width, lambda = 1e-6, alpha = c11_lr, ``c11_seeds`` seeds; and the threshold
     alpha_crit = 4/m: for m in {c11_width, 60} one step just below and one above 4/m (0.75x and 1.5x)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
-    seeds = list(range(P.c11_seeds))
+    seeds = list(P.c11_seeds)
     main = Cm.train_grid(data, ["sigmoid"], P.c11_width, Cm.combos([1e-6], seeds, lrs=[P.c11_lr]), P.c11_steps)["sigmoid"]
     crit = {}
     for m in sorted({P.c11_width, 60}):
         ac = T.sigmoid_alpha_crit(m)
         lrs = [0.75 * ac, 1.5 * ac]
         crit[m] = dict(alpha_crit=ac, lrs=lrs,
-                       ens=Cm.train_grid(data, ["sigmoid"], m, Cm.combos([1e-6], [0], lrs=lrs), P.crit_steps, record_every=1)["sigmoid"])
+                       ens=Cm.train_grid(data, ["sigmoid"], m, Cm.combos([1e-6], seeds[:1], lrs=lrs), P.crit_steps, record_every=1)["sigmoid"])
     return dict(data=data, main=main, crit=crit)
 
 

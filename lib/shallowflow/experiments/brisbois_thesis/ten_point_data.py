@@ -12,11 +12,13 @@ import torch
 from ... import data as D
 from ... import init, metrics, train
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
+from ... import verdicts as C
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("relu", "sigmoid", "tanh")
 DATASETS = ("1.3.1", "1.3.2")
+SECTIONS = ("grid", "wide", "widths")
 
 SCHEMA = {
     "profile": PROFILE,
@@ -35,6 +37,8 @@ SCHEMA = {
     "width_steps": Int("epochs at most for C.27 (a run stops once L < 0.01: only T is needed)", low=1000, high=10**8),
     "balance_scale": Float("lambda of Figs C.28/C.29 (on the grid)", low=0, low_open=True, high=100),
     "fig32_scale": Float("lambda of Figs 3.31/3.32 (on the grid)", low=0, low_open=True, high=100),
+    "sections": Sections("the parts to run: grid (Figs 3.30-3.32, C.20, C.28, C.29), wide (C.21-C.26), widths (C.27)",
+                         choices=SECTIONS),
 }
 RULES = (
     Rule(("balance_scale", "scales"), lambda P: P.balance_scale in P.scales, "C.28's lambda must be on the grid"),
@@ -45,8 +49,9 @@ RULES = (
 
 def _ten_calls(P):
     """(runs, width, steps) of every ensemble: the grid (two datasets x three activations), the wide runs, C.27."""
-    grid = [(len(P.scales) * len(P.seeds), P.width, P.steps)] * (2 * 3)
-    return grid + [(1, P.wide_width, P.wide_steps)] * 3 + [(len(P.seeds), m, P.width_steps) for m in P.widths]
+    grid = [(len(P.scales) * len(P.seeds), P.width, P.steps)] * (2 * 3) if "grid" in P.sections else []
+    wide = [(1, P.wide_width, P.wide_steps)] * 3 if "wide" in P.sections else []
+    return grid + wide + ([(len(P.seeds), m, P.width_steps) for m in P.widths] if "widths" in P.sections else [])
 
 
 def memory_estimate(P) -> float:
@@ -58,7 +63,7 @@ def work_estimate(P) -> float:
     return sum(gd_work(R, m, 10, 2, steps) for R, m, steps in _ten_calls(P))
 
 
-NAMES = ("width", "steps", "scales", "seeds", "wide_width", "wide_steps", "widths", "width_steps")
+NAMES = ("width", "steps", "scales", "seeds", "wide_width", "wide_steps", "widths", "width_steps", "sections")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -86,18 +91,42 @@ def _train(act, ds, scales, seeds, width, steps, P, record_every=None, stop=None
 
 def run_ten_point(P) -> dict:
     """Per dataset and activation the lambda grid (balanced init, every seed), the wide networks of C.21-C.26 on
-    1.3.1, and the ReLU width sweep of C.27 on 1.3.2; MSE loss, runs stop once L < stop_below."""
+    1.3.1, and the ReLU width sweep of C.27 on 1.3.2; MSE loss, runs stop once L < stop_below.  Only the parts
+    in ``P.sections`` run (the others stay empty)."""
     out = {"data": {w: D.brisbois_nonorthogonal(w) for w in DATASETS}, "grid": {}, "wide": {}, "widths": {}}
-    for w in DATASETS:
+    for w in DATASETS if "grid" in P.sections else ():
         for act in ACTS:
             out["grid"][(w, act)] = Ens((w, act), [s for s in P.scales for _ in P.seeds],
                                         [d for _ in P.scales for d in P.seeds],
                                         _train(act, out["data"][w], P.scales, P.seeds, P.width, P.steps, P))
-    for act in ACTS:
+    for act in ACTS if "wide" in P.sections else ():
         out["wide"][act] = _train(act, out["data"]["1.3.1"], [P.wide_scale], P.seeds[:1], P.wide_width, P.wide_steps, P)
-    for m in P.widths:
+    for m in P.widths if "widths" in P.sections else ():
         out["widths"][m] = _train("relu", out["data"]["1.3.2"], [P.width_scale], P.seeds, m, P.width_steps, P,
                                   stop=0.01)
+    return out
+
+
+def thesis_cost(P, paper: dict, sample: int = 200) -> dict:
+    """What the paper profile (the thesis's scale: m = 1000 wide runs, its widths, its lambda grid, up to 3e6 epochs)
+    would cost with this book's kernel on this machine: each of the chapter's training calls at the paper's
+    sizes is timed over ``sample`` epochs, and its per-epoch time multiplied by the paper's epoch count (an upper
+    bound where runs stop early at L < stop_below).  Seconds per part (grid, wide, widths) and in all."""
+    import time
+
+    data = {w: D.brisbois_nonorthogonal(w) for w in DATASETS}
+    Q = type(P)(**{**vars(P), "stop_below": 0.0})
+
+    def per_epoch(act, ds, scales, seeds, width) -> float:
+        t0 = time.perf_counter()
+        _train(act, ds, scales, seeds, width, sample, Q, record_every=sample)
+        return (time.perf_counter() - t0) / sample
+
+    grid = sum(per_epoch(act, data[w], paper["scales"], paper["seeds"], paper["width"]) for w in DATASETS for act in ACTS)
+    wide = sum(per_epoch(act, data["1.3.1"], [paper["wide_scale"]], paper["seeds"][:1], paper["wide_width"]) for act in ACTS)
+    widths = sum(per_epoch("relu", data["1.3.2"], [paper["width_scale"]], paper["seeds"], m) for m in paper["widths"])
+    out = dict(grid=grid * paper["steps"], wide=wide * paper["wide_steps"], widths=widths * paper["width_steps"])
+    out["total"] = sum(out.values())
     return out
 
 
@@ -121,6 +150,18 @@ def lnlam_fit(scales, ends) -> tuple[float, float]:
     pred = A @ coef
     r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
     return float(coef[0]), float(r2)
+
+
+#: Figs 3.30 / C.20: the end of the initial plateau is linear in ln(1/lambda) (R^2 of the fit, with a positive slope)
+LN_LAMBDA = C.above(0.98)
+
+
+def ln_lambda_r2(scales, ends) -> float:
+    """The measured value of the ln(1/lambda) checks: R^2 of the plateau end against ln(1/lambda) when the plateau
+    lengthens as lambda shrinks (slope > 0), else nan (a plateau that shortens, or no plateau end at all, is not
+    the claim however straight the line)."""
+    slope, r2 = lnlam_fit(scales, ends)
+    return r2 if slope > 0 else float("nan")
 
 
 def cluster_turn(tr: train.Trajectory, r: int, t_align: int, rel: float = 0.05, tol: float = 0.05) -> list[tuple]:
@@ -167,9 +208,11 @@ def balance_error(tr: train.Trajectory) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.stack(errs).amax(0), torch.stack(signs_ok).all(0)
 
 
-def findings(claims) -> str:
+def findings(claims, sections=SECTIONS) -> str:
     def say(cid, yes, no):
         return yes if claims.passed(cid) else no
+    if "grid" not in sections:
+        return "- The grid (Figs 3.30-3.32, C.20, C.28, C.29) was not run in this run."
     return "\n".join([
         "- " + say("Fig3.30/sigmoid-stuck", "Sigmoid at lambda = 1e-6 on Dataset 1.3.2 has not started to decrease "
                    "within the budget, as the thesis reports.", "Sigmoid at lambda = 1e-6 on Dataset 1.3.2 does start to "

@@ -35,6 +35,8 @@ SCHEMA = {
     "interp_scales": Floats("lambda of the three interpolators of Fig. 2.9", low=0, low_open=True, high=10, min_len=2),
     "timing_scales": Floats("lambda of the T1 runs on Dataset 1.1.4 (c = 1)", low=0, low_open=True, high=1, min_len=2),
     "fit_every": Int("epochs between snapshots used to time the label fits", low=1, high=10_000),
+    "level": Float("level of the Wilson intervals of the shares of runs (Fig. 2.7: the typical curve)", low=0.5,
+                   high=0.999, low_open=True),
 }
 RULES = (
     Rule(("panels", "steps"), lambda P: max(P.panels) <= P.steps, "every panel must be <= steps"),
