@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -155,31 +156,130 @@ def _edition_title(app, config) -> None:
         config.html_title = f"{config.html_title or config.project} ({edition()} edition)"
 
 
+PAPER_SCALE = "benchmarks/paper_scale.json"
+
+
+def toc_order() -> list[str]:
+    """The chapters in the book's order (``_toc.yml``), as ``<part>/<chapter>``; the scorecard last."""
+    from shallowflow.verdicts import repo_root
+
+    toc = (repo_root() / "_toc.yml").read_text()
+    names = [f.removeprefix("book/") for f in re.findall(r"file: (\S+)", toc)]
+    return [n for n in names if "/" in n and not n.startswith("appendix/")] + ["scorecard"]
+
+
+def build_row_id(chapter: str) -> str:
+    """The anchor of a chapter's row in the build report (each re-run box links to it)."""
+    return "build-" + re.sub(r"[^A-Za-z0-9]+", "-", chapter).strip("-").lower()
+
+
+def build_report_doc() -> dict | None:
+    path = runs_dir() / "build-report.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def paper_scale_doc() -> dict | None:
+    """``benchmarks/paper_scale.json`` (the paper edition's cost per chapter) when it is there."""
+    from shallowflow.verdicts import repo_root
+
+    path = repo_root() / PAPER_SCALE
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except ValueError:
+        logger.warning(f"{path} is not JSON: the paper-scale costs are shown as not measured")
+        return None
+
+
+def duration(seconds: float) -> str:
+    """A duration for a reader: ``42 s``, ``7.5 min``, ``3.2 h``, ``2.1 days``."""
+    s = float(seconds)
+    if s < 120:
+        return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
+
+
+def paper_cost_text(chapter: str, doc: dict | None) -> str:
+    """The source's-scale cost of a chapter from ``benchmarks/paper_scale.json``, in words, or 'not measured'."""
+    entry = ((doc or {}).get("chapters") or {}).get(chapter)
+    paper = (entry or {}).get("paper") or {}
+    status, secs = paper.get("status"), paper.get("seconds")
+    where = paper.get("where") or (doc or {}).get("machine") or "an unnamed machine"
+    basis = f" ({paper['basis']})" if paper.get("basis") else ""
+    if status == "ran" and secs is not None:
+        return f"{duration(secs)}, measured on {where}{basis}"
+    if status == "estimated" and secs is not None:
+        return f"about {duration(secs)}, estimated for {where}{basis}"
+    if status == "refused":
+        return f"not run: the paper profile is refused on {where}{basis}"
+    if status == "none":
+        return f"no paper profile: the book scale is the source's{basis}"
+    return "not measured"
+
+
+def cost_html(chapter: str, here: str) -> str:
+    """A chapter's cost at both scales, for its re-run box: this build's execution time (the build report) and
+    the paper scale's (``benchmarks/paper_scale.json``), with a link to its row in the build report."""
+    import posixpath
+
+    rep = build_report_doc()
+    row = next((c for c in (rep or {}).get("chapters", []) if c["chapter"] == chapter), None)
+    link = posixpath.relpath("book/appendix/build-report.html", here) + "#" + build_row_id(chapter)
+    if row is not None:
+        m = rep.get("machine", {})
+        book = (f"{duration(row['wall_s'])} in this build ({html.escape(rep.get('profile', edition()))} edition, "
+                f"{html.escape(str(m.get('cpu', '?')))}, {m.get('cores', '?')} cores, {rep.get('workers', '?')} "
+                f"worker(s), kernel start included)")
+    else:
+        book = "not measured (this site was not built by the executor)"
+    paper = paper_cost_text(chapter, paper_scale_doc())
+    return (f"<p class='sf-cost'><b>Cost.</b> At this page's scale: {book}. At the source's scale: "
+            f"{html.escape(paper)}. <a href='{html.escape(link)}'>This chapter in the build report</a>.</p>")
+
+
 class BuildReport(SphinxDirective):
-    """The build report of this edition: execution time per page, the machine, the versions."""
+    """The build report of this edition: execution time per page in the book's order, the cost at the source's
+    scale (``benchmarks/paper_scale.json``), the machine, the versions."""
 
     def run(self):
-        path = runs_dir() / "build-report.json"
-        if not path.exists():
-            logger.warning(f"no build report {path}: the site is built by `make book` "
+        import posixpath
+
+        rep = build_report_doc()
+        if rep is None:
+            logger.warning(f"no build report {runs_dir() / 'build-report.json'}: the site is built by `make book` "
                            f"(`shallowflow run --all`)", location=self.env.docname)
             return [nodes.paragraph(text="No build report: this site was not built by the executor.")]
-        rep = json.loads(path.read_text())
         esc = html.escape
         m = rep["machine"]
         start = _started_offsets(rep["chapters"])
-        rows = "".join(f"<tr><td>{esc(c['chapter'])}</td><td style='text-align:right'>{c['wall_s']:.1f}</td>"
+        order = {c: i for i, c in enumerate(toc_order())}
+        here = posixpath.dirname(self.env.docname)
+        paper = paper_scale_doc()
+
+        def page(c: str) -> str:
+            href = posixpath.relpath(f"book/{c}.html", here)
+            return f"<a href='{esc(href)}'>{esc(c)}</a>"
+
+        rows = "".join(f"<tr id='{build_row_id(c['chapter'])}'><td>{page(c['chapter'])}</td>"
+                       f"<td style='text-align:right'>{c['wall_s']:.1f}</td>"
                        f"<td style='text-align:right'>{start.get(c['chapter'], '')}</td>"
-                       f"<td style='text-align:right'>{c['checks']}</td><td>{esc(str(c['host']))}:{c['pid']}</td></tr>"
-                       for c in sorted(rep["chapters"], key=lambda c: (c["chapter"] == "scorecard", c["chapter"])))
+                       f"<td style='text-align:right'>{c['checks']}</td><td>{esc(str(c['host']))}:{c['pid']}</td>"
+                       f"<td>{esc(paper_cost_text(c['chapter'], paper))}</td></tr>"
+                       for c in sorted(rep["chapters"], key=lambda c: (order.get(c["chapter"], len(order)), c["chapter"])))
         total = sum(c["wall_s"] for c in rep["chapters"])
         versions = ", ".join(f"{esc(k)} {esc(v)}" for k, v in rep["versions"].items())
+        where = (f"Costs at the source's scale: <code>{PAPER_SCALE}</code>, machine "
+                 f"{esc(str(paper.get('machine', '?')))}." if paper else
+                 f"Costs at the source's scale: not measured (no <code>{PAPER_SCALE}</code>).")
         out = (f"<p>Edition <b>{esc(rep['profile'])}</b>, executed {esc(rep['date'])} (code version "
                f"<code>{esc(rep['code'])}</code>) on {rep['workers']} worker process(es) of a "
                f"{esc(str(rep['cluster']))}: {rep['wall_s']:.1f} s of wall time for {total:.1f} s of page "
-               f"execution ({total / max(rep['wall_s'], 1e-9):.2f} pages at once on average).</p>"
-               f"<div class='sf-scroll'><table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th><th>started (s)</th>"
-               f"<th>checks</th><th>worker</th></tr></thead><tbody>{rows}</tbody></table></div>"
+               f"execution ({total / max(rep['wall_s'], 1e-9):.2f} pages at once on average). Pages in the "
+               f"book's order.</p>"
+               f"<div class='sf-scroll'><table class='sf-build-report'><thead><tr><th>page</th><th>execution (s)</th>"
+               f"<th>started (s)</th><th>checks</th><th>worker</th><th>at the source's scale</th></tr></thead>"
+               f"<tbody>{rows}</tbody></table></div><p>{where}</p>"
                f"<p>Machine: {esc(m['cpu'])}, {m['cores']} cores, {esc(m['system'])}, Python {esc(m['python'])}; "
                f"engine {esc(m['engine'])} on {esc(m['device'])}; load average at the end "
                f"{', '.join(map(str, m.get('load', [])))}.</p><p>Versions: {versions}.</p>")
@@ -254,6 +354,71 @@ def _clean_page_context(app, pagename, templatename, context, doctree) -> None:
         context["default_mode"] = "auto"
 
 
+#: the source each part of the book reproduces (its folder under book/ and lib/shallowflow/experiments/)
+PART_SOURCE = {"brisbois-thesis": "000", "weakly-interacting": "001", "early-alignment": "002",
+               "orthogonal-inputs": "003", "balboni-thesis": "004", "deep": "004"}
+#: a citation of the source's reproduction specification: "spec section 7", "the spec's section 2.2",
+#: "spec erratum 9", "the spec's erratum (b)", the authors' cell "EXP1.a"
+SPEC_CITATION = re.compile(r"spec(?:'s|\u2019s)?\s+(?:section\s+(?P<section>\d+(?:\.\d+)?)|erratum\s+(?P<erratum>\d+|\([a-e]\)))"
+                           r"|(?P<cell>EXP1\.a)")
+SPEC_PAGE = "book/appendix/spec-entries"
+
+
+def spec_anchor(key: str, kind: str, label: str) -> str:
+    """The anchor of a cited specification entry on the spec-entries appendix (``spec-004-erratum-9``)."""
+    return f"spec-{key}-{kind}-" + re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-").lower()
+
+
+def citation_anchor(key: str, m: "re.Match") -> str:
+    """The anchor a :data:`SPEC_CITATION` match of source ``key`` links to."""
+    if m.group("section"):
+        return spec_anchor(key, "section", m.group("section"))
+    if m.group("erratum"):
+        return spec_anchor(key, "erratum", m.group("erratum").strip("()"))
+    return spec_anchor(key, "cell", m.group("cell"))
+
+
+def _spec_anchors() -> set[str]:
+    from shallowflow.verdicts import repo_root
+
+    path = repo_root() / f"{SPEC_PAGE}.md"
+    return set(re.findall(r"id='([^']+)'", path.read_text(encoding="utf-8"))) if path.exists() else set()
+
+
+def _link_spec_citations(app, doctree, docname: str) -> None:
+    """On a page of a source's part, every citation of its specification ("spec erratum 9") links to the entry's
+    text on the spec-entries appendix (only where that entry is published there)."""
+    import posixpath
+
+    parts = docname.split("/")
+    key = PART_SOURCE.get(parts[1]) if len(parts) == 3 and parts[0] == "book" else None
+    if key is None or app.builder.format != "html":
+        return
+    anchors = _spec_anchors()
+    href = posixpath.relpath(f"{SPEC_PAGE}.html", posixpath.dirname(docname))
+    skip = (nodes.literal, nodes.reference, nodes.FixedTextElement, nodes.raw, nodes.title)
+    for text in list(doctree.findall(nodes.Text)):
+        parent = text.parent
+        if parent is None or any(isinstance(a, skip) for a in _ancestors(parent)):
+            continue
+        s, pos, new = str(text), 0, []
+        for m in SPEC_CITATION.finditer(s):
+            anchor = citation_anchor(key, m)
+            if anchor not in anchors:
+                continue
+            new += [nodes.Text(s[pos:m.start()]),
+                    nodes.reference("", m.group(0), refuri=f"{href}#{anchor}", classes=["sf-spec-cite"])]
+            pos = m.end()
+        if new:
+            parent.replace(text, new + [nodes.Text(s[pos:])])
+
+
+def _ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def _static_files(app, config) -> None:
     """The book's own style sheet and script (``book/_static/``): wide tables scroll sideways and show that they
     do, long words wrap (``tests/site/test_layout.py`` measures the pages at 1400 px and 390 px)."""
@@ -269,6 +434,7 @@ def setup(app):
     app.add_css_file("shallowflow.css")
     app.add_js_file("shallowflow.js")
     app.connect("html-page-context", _clean_page_context)
+    app.connect("doctree-resolved", _link_spec_citations)
     app.add_config_value("shallowflow_profile", "book", "env")
     app.connect("build-finished", _copy_scorecard_json)
     app.connect("env-before-read-docs", _scorecard_last)
