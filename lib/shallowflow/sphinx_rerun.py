@@ -37,8 +37,12 @@ def _profile_cell(values: dict | None, name: str) -> str:
 
 
 def rerun_box(chapter: str) -> str:
-    """The HTML of one chapter's re-run box."""
+    """The HTML of one chapter's re-run box: the commands, the cost at this page's scale and the source's (with
+    a link to the chapter's row of the build report), the parameters and their rules."""
+    import posixpath
+
     from shallowflow import chapters
+    from shallowflow.sphinx_ext import cost_html
 
     schema, rules = chapters.schema(chapter)
     cell = chapters.parameters_cell(chapter)
@@ -73,6 +77,7 @@ def rerun_box(chapter: str) -> str:
     return ('<details class="sf-rerun admonition tip"><summary class="admonition-title">Re-run this chapter '
             '(commands and parameters)</summary>'
             f'<pre>{html.escape(chr(10).join(lines))}</pre>'
+            f'{cost_html(chapter, posixpath.dirname("book/" + chapter))}'
             '<div class="sf-scroll"><table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
             f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
             f'{rules_html}<p>A value outside its range stops the run before any training, with a message '

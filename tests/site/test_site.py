@@ -185,7 +185,8 @@ def test_build_report_lists_every_page_with_its_time_and_start():
     positive execution time and its start after the first page."""
     html = (HTML / "book" / "appendix" / "build-report.html").read_text(encoding="utf-8")
     table = html[html.index("sf-build-report"):]
-    rows = re.findall(r"<tr><td>([^<]+)</td><td[^>]*>([\d.]+)</td><td[^>]*>(\d*)</td>", table)
+    rows = re.findall(r"<tr id='build-[^']*'><td><a href='[^']*'>([^<]+)</a></td><td[^>]*>([\d.]+)</td>"
+                      r"<td[^>]*>(\d*)</td>", table)
     assert {r[0] for r in rows} == set(cli.chapters()), "pages missing from the build report"
     assert all(float(t) > 0 for _, t, _ in rows)
     assert all(s != "" for _, _, s in rows) and min(int(s) for _, _, s in rows) == 0
