@@ -30,7 +30,7 @@ from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
-from ... import progress
+from ... import metrics, progress
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes, gd_work
 
 SCHEMA = {
@@ -51,6 +51,8 @@ SCHEMA = {
     "delta": Float("confidence delta of the bound (4.13) (unstated; 0.05)", low=0, high=1, low_open=True),
     "mse": Str("the MSE convention: 'mse_mean' (torch's MSELoss, mean over examples and classes) or 'mse' "
                "(mean over examples of 1/2 the squared error summed over classes)", choices=("mse_mean", "mse")),
+    "level": Float("level of the Wilson intervals of the shares of runs that decide the typical-curve checks",
+                   low=0.5, high=0.999, low_open=True),
 }
 RULES = (
     Rule(("examples", "width"), lambda P: max(P.examples) < P.width,
@@ -123,19 +125,28 @@ class Grid:
         return self.acc > filt
 
 
-def _chain_bound(w0, wt, h0, ht, x_norm: torch.Tensor, act: str, width: int) -> torch.Tensor:
+def _chain_bound(w0, wt, h0, ht, x_norm: torch.Tensor, act: str, width: int, fixed: dict | None = None) -> torch.Tensor:
     """Upper bound on norm(G_t - G_0)_op / width for the last hidden layer, per run, by the layer-wise chain
     norm(dH_k)_F <= c norm(dW_k)_op B_{k-1} + c s_k norm(dH_{k-1})_F (Lemma 16 with the Lipschitz constants
     sigma_max(W) maxabs(phi') of (B.17)), with s_k = max(sigma_max(W_k^0), sigma_max(W_k^t)), B_{k-1} the larger
-    norm(H_{k-1})_F of both ends (B_0 = norm(X)_F), then norm(G_t - G_0)_op <= norm(dF) (norm(F_t) + norm(F_0))."""
+    norm(H_{k-1})_F of both ends (B_0 = norm(X)_F), then norm(G_t - G_0)_op <= norm(dF) (norm(F_t) + norm(F_0)).
+
+    ``fixed`` caches the quantities of the initial network (sigma_max(W_k^0), norm(H_k^0)_F, norm(F_0)_op): they
+    do not change along training, so they are computed once per grid (the same numbers, fewer SVDs)."""
     c = 1 / models.RELU_STD if act == "relu" else 1 / models.TANH_STD  # max |phi'| of the normalised activation
+    if fixed is None:
+        fixed = {}
+    if not fixed:
+        fixed["s0"] = [torch.linalg.matrix_norm(w0[k], ord=2) for k in range(len(h0))]
+        fixed["h0"] = [h.flatten(1).norm(dim=1) for h in h0]
+        fixed["F0"] = torch.linalg.matrix_norm(h0[-1], ord=2)
     dH = torch.zeros_like(x_norm)
     for k in range(len(h0)):
         dW = torch.linalg.matrix_norm(wt[k] - w0[k], ord=2)
-        s = torch.maximum(torch.linalg.matrix_norm(wt[k], ord=2), torch.linalg.matrix_norm(w0[k], ord=2))
-        B = x_norm if k == 0 else torch.maximum(h0[k - 1].flatten(1).norm(dim=1), ht[k - 1].flatten(1).norm(dim=1))
+        s = torch.maximum(torch.linalg.matrix_norm(wt[k], ord=2), fixed["s0"][k])
+        B = x_norm if k == 0 else torch.maximum(fixed["h0"][k - 1], ht[k - 1].flatten(1).norm(dim=1))
         dH = c * dW * B + c * s * dH
-    Fn = torch.linalg.matrix_norm(h0[-1], ord=2) + torch.linalg.matrix_norm(ht[-1], ord=2)
+    Fn = fixed["F0"] + torch.linalg.matrix_norm(ht[-1], ord=2)
     return dH * Fn / width
 
 
@@ -183,6 +194,7 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
     chain = {"steps": [], "values": []}
     gen = {"steps": [], "G": [], "M": [], "test": []}
     state = {"v": None, "L": None, "g_prev": None, "p_prev": None}
+    fixed = {}  # the chain bound's constants of the initial network, computed at its first call
 
     def callback(step, L_now):
         g = tuple(p.grad.detach().clone() for p in params)
@@ -204,7 +216,7 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
             rec["oracle"].append(lmin0 - torch.linalg.eigvalsh(Gt - G0).abs().amax(-1))  # symmetric: ||.||_op
             if step in chain_steps:  # SVDs of every layer: on a schedule, not every epoch
                 chain["steps"].append(step)
-                chain["values"].append(lmin0 - _chain_bound(w0, ps, h0, ht, x_norm, act, P.width))
+                chain["values"].append(lmin0 - _chain_bound(w0, ps, h0, ht, x_norm, act, P.width, fixed))
         if loss == "mse" and (step % P.gen_every == 0 or step == P.epochs):
             gi = measure.fc_per_example_grad_sq(ps, X, y, kind, act)
             with torch.no_grad():
@@ -302,13 +314,29 @@ def curve_shapes(logk: np.ndarray) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def share_interval(flags, z: float = 1.959963984540054) -> tuple[float, float, float]:
-    """The share of true flags with its Wilson score interval (95% by default): (share, low, high); nan without flags."""
-    flags = np.asarray(flags, dtype=bool)
-    n = flags.size
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    p = flags.mean()
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(p), float(centre - half), float(centre + half)
+def rise_then_fall(logk: np.ndarray, lrs, big: float) -> np.ndarray:
+    """Fig. 6.7 per run (columns of ``logk``, epochs x runs): 1.0 where the log-conditioning peaks in the first half
+    of the epochs and ends below its start, 0.0 where not, NaN for runs whose learning rate is not ``big``."""
+    half = logk.shape[0] // 2
+    peak_first_half = np.argmax(logk, axis=0) < half
+    return np.where(np.asarray(lrs) == big, (peak_first_half & (logk[-1] < logk[0])).astype(float), np.nan)
+
+
+def seed_spread(grids: list) -> np.ndarray:
+    """Figs. 6.21/6.23: per (n, lr) setting of the given grids (one per n, runs = seeds x lrs), the standard deviation
+    over seeds of log lambda_min at the last epoch."""
+    out = []
+    for g in grids:
+        v = np.log(g.lmin[-1]).reshape(len(g.seeds), -1)
+        out.append(v.std(0, ddof=1))
+    return np.concatenate(out)
+
+
+def majority(flags, level: float = 0.95) -> dict:
+    """The share of ``flags`` (one per kept run) with its Wilson interval at ``level``
+    (:func:`shallowflow.metrics.share_interval`), and ``text``, how a check's claim states it.  Where the thesis
+    describes a typical curve, a check passes when the interval's lower end is above one half (a majority of runs
+    shows it, decided by the runs at hand) and is undecided by this many runs while the interval contains one half."""
+    s = metrics.share_interval(flags, level)
+    s["text"] = metrics.describe_share(flags, level)
+    return s
