@@ -46,12 +46,13 @@
 
 # %% tags=["parameters"]
 profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
-dataset = "auto"  # auto uses CIFAR-10 when present locally, else digits
+dataset = "auto"  # auto (CIFAR-10 when present locally, else digits), digits, correlated, or a .npz (X, y) / .csv (y last) path
 depth = 30  # hidden layers (the thesis: 30)
 widths = [256, 512, 1024]  # the thesis: 1000, 2000, 5000 (reduced, see below)
 examples = [32, 64, 128, 200]  # n, nested random subsets (the thesis: 100, 200, 500, 1000)
 seeds = [0, 1, 2]  # each seed draws a data subset and a network (the thesis: 3)
 forward_dtype = "float64"  # the forward pass; eigenvalues are always float64
+level = 0.95  # level of the Student-t intervals over seeds (Fig. 6.2)
 lemma23_widths = [256, 1024, 4096, 16384]  # one random layer, Monte Carlo against the dual kernel
 lemma24_trials = 300  # random unit-diagonal Gram matrices per function
 
@@ -83,7 +84,7 @@ claims = C.Claims(source="004", chapter="book/balboni-thesis/conditioning-at-ini
 res = X.run_conditioning(P)
 print(config.describe(), f"-> {res.threads} thread(s) chosen for the matrix products")
 print(f"data: {res.data_name} (seed 0's subset of the largest n)")
-print(f"{len(P.widths) * len(P.seeds) * 4} networks x {P.depth} layers in {res.seconds:.1f} s")
+print(f"{len(P.widths) * len(P.seeds) * 4} networks x {P.depth} layers in {res.seconds:.1f} s; seeds {P.seeds}")
 ratios = X.configurations(P)
 W, N = P.widths, P.examples
 
@@ -132,7 +133,7 @@ claims.check("Fig6.1/ordered-by-ratio", "log-conditioning at the last layer incr
              [rho[True], rho[False]], C.above(0.8, strict=True), source_value="smaller for higher width-examples ratio", valid=C.NO_TRAINING);
 
 # %% [markdown]
-# ## Figure 6.2: the largest $n$ at every width, mean and 95% interval over seeds
+# ## Figure 6.2: the largest $n$ at every width, mean and Student-t interval over seeds (level `level`)
 
 # %% tags=["hide-input"]
 ni = len(N) - 1
@@ -140,7 +141,7 @@ fig, ax = plt.subplots(figsize=(7, 3.8))
 for wi, w in enumerate(W):
     for renorm, ls in ((True, "-"), (False, "--")):
         a = res.arr("relu", renorm, "logcond")[:, wi, ni]
-        m, half = a.mean(0), 1.96 * a.std(0, ddof=1) / np.sqrt(a.shape[0])
+        m, half = X.seed_interval(a, P.level)
         ax.plot(layers, m, ls, color=f"C{wi}", label=f"width {w}{'' if renorm else ', not renormalised'}")
         ax.fill_between(layers, m - half, m + half, color=f"C{wi}", alpha=0.2)
 ax.set_xlabel("layer m"); ax.set_ylabel("log-conditioning"); ax.legend(fontsize=7)
@@ -150,7 +151,7 @@ plt.show()
 # %%
 def width_order_violations(renorm):
     a = res.arr("relu", renorm, "logcond")[:, :, ni]  # (seeds, W, depth)
-    m, half = a.mean(0), 1.96 * a.std(0, ddof=1) / np.sqrt(a.shape[0])
+    m, half = X.seed_interval(a, P.level)
     bad = 0
     for k in range(len(W) - 1):  # wider must not be clearly worse conditioned
         bad += int(np.sum(m[k + 1] - half[k + 1] > m[k] + half[k]))
@@ -159,7 +160,8 @@ def width_order_violations(renorm):
 
 mdiv = X.divergence_layer(res.arr("relu", True, "logcond")[:, :, ni], res.arr("relu", False, "logcond")[:, :, ni])
 claims.check("Fig6.2/wider-better", f"at n = {N[ni]}, log-conditioning is ordered by width at every layer "
-             "(layers where a wider net is worse beyond the 95% intervals, renormalised and not)",
+             f"(layers where a wider net is worse beyond the {P.level:.0%} Student-t intervals over the {len(P.seeds)} seeds, "
+             "renormalised and not)",
              [width_order_violations(True), width_order_violations(False)], C.below(0, strict=False),
              source_value="the wider the network, the lower conditioning is", valid=C.NO_TRAINING)
 claims.check("Fig6.2/later-departure", "the layer where renormalised and plain curves part (> 2 seed-std) "
@@ -363,7 +365,7 @@ def said(target):
     return f"**{target}: {v}**"
 
 
-lines = [f"Data: {res.data_name}; widths {W}, n {N}, depth {P.depth}, {len(P.seeds)} seeds."]
+lines = [f"Data: {res.data_name}; widths {W}, n {N}, depth {P.depth}, seeds {P.seeds}."]
 lines.append(f"- {said('Fig6.1')}: the early slope of log-conditioning ranges over "
              f"{min(slopes[True].min(), slopes[False].min()):.2f} .. {max(slopes[True].max(), slopes[False].max()):.2f} per layer; "
              f"the Spearman correlation with n/width at layer {P.depth} is {rho[True]:.2f} (renormalised) and {rho[False]:.2f} (not).")

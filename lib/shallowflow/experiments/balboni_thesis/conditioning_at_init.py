@@ -21,16 +21,20 @@ from ... import progress
 from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import dual, measure, models
-from ...params import PROFILE, Float, Int, Ints, Rule, Str, array_bytes
+from ...params import PROFILE, DataFile, Float, Int, Ints, Rule, Str, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
-    "dataset": Str("inputs: 'auto' (CIFAR-10 when present locally, else digits), 'digits' or 'correlated'",
-                   choices=("auto", "digits", "correlated")),
+    "dataset": DataFile("inputs: 'auto' (CIFAR-10 when present locally, else digits), 'digits', 'correlated', or a "
+                        "path to a .npz (X, y) or .csv (y last) file whose rows are the inputs (labels unused; each seed "
+                        "draws its own subset of the largest n rows)", names=("auto", "digits", "correlated"),
+                        min_n=4, min_d=1, max_d=100_000),
     "depth": Int("number of hidden layers (the thesis: 30)", low=6, high=200),
     "widths": Ints("hidden widths (the thesis: 1000, 2000, 5000)", low=16, high=20000),
     "examples": Ints("numbers of examples n, nested random subsets (the thesis: 100, 200, 500, 1000)", low=4, high=1797),
     "seeds": Ints("seeds: each draws a data subset and a network (the thesis: 3)", low=0, min_len=2),
+    "level": Float("level of the Student-t intervals over seeds (Fig. 6.2's bands and width order)", low=0.5,
+                   high=0.999, low_open=True),
     "forward_dtype": Str("dtype of the forward pass (eigenvalues are always float64)", choices=("float64", "float32")),
     "lemma23_widths": Ints("widths of the one-layer Monte Carlo check of Lemma 23", low=16, high=2 ** 20, min_len=3),
     "lemma24_trials": Int("random unit-diagonal Gram matrices per function for Lemma 24", low=10, high=100_000),
@@ -39,7 +43,24 @@ RULES = (
     Rule(("widths", "examples"), lambda P: max(P.examples) < max(P.widths),
          "the largest n must be below the largest width (G^m is singular when n >= width)"),
     Rule(("examples",), lambda P: len(P.examples) >= 2, "Fig. 6.1 needs at least two n / width ratios"),
+    Rule(("dataset", "examples"), lambda P: _file_rows(P.dataset) is None or max(P.examples) <= _file_rows(P.dataset),
+         "the data file must have at least max(examples) rows (each seed draws that many distinct rows)"),
+    Rule(("dataset",), lambda P: _file_rows(P.dataset) is None or _file_info(P.dataset)[1] == 0,
+         "every row of the data file must be non-zero (the inputs are rescaled to norm sqrt(d))"),
 )
+
+
+def _file_info(value: str) -> tuple[int, int]:
+    """(rows, zero rows) of a data-file value."""
+    from ...datafile import read_xy
+
+    X = read_xy(value)[0]
+    return int(X.shape[0]), int(np.sum(~np.any(X != 0, axis=1)))
+
+
+def _file_rows(value: str) -> int | None:
+    """Rows of a data-file value (None for a named data set)."""
+    return None if value in ("auto", "digits", "correlated") else _file_info(value)[0]
 
 
 def memory_estimate(P) -> float:
@@ -80,6 +101,15 @@ class InitResult:
 
 
 def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
+    if _file_rows(P.dataset) is not None:  # a reader's file: n distinct rows drawn with the seed
+        from pathlib import Path
+
+        from ...data import load_xy
+
+        X, y = load_xy(P.dataset, min_n=n, device="cpu")
+        idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=n, replace=False))
+        Xs = ddata.normalise_norm(X[idx].to(DTYPE), float(np.sqrt(X.shape[1]))).to(device)
+        return Xs, f"{Path(P.dataset).name} (n = {n}, d = {X.shape[1]}, seed {seed}, input_norm {np.sqrt(X.shape[1]):.4g})"
     d = ddata.load(P.dataset, n=n, seed=seed, device=device)
     d = d.normalised()  # ||x|| = sqrt(d), the fan-in reading of Sec. 6.3 (spec 2.2, amended)
     return d.X, d.describe()
@@ -164,6 +194,15 @@ def divergence_layer(renorm: np.ndarray, plain: np.ndarray) -> np.ndarray:
     d = renorm - plain
     hit = np.abs(d.mean(0)) > 2 * d.std(0, ddof=1)
     return np.where(hit.any(-1), hit.argmax(-1) + 1, renorm.shape[-1] + 1)
+
+
+def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over seeds (axis 0) and the half-width of its two-sided Student-t interval at ``level`` (the same interval
+    as :func:`shallowflow.metrics.mean_interval`, elementwise)."""
+    from scipy import stats
+
+    n = a.shape[0]
+    return a.mean(0), float(stats.t.ppf(0.5 + level / 2, n - 1)) * a.std(0, ddof=1) / math.sqrt(n)
 
 
 def paired_rise(logcond: np.ndarray) -> np.ndarray:
