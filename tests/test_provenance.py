@@ -1,4 +1,4 @@
-"""Provenance where the verdict is read: ``verdicts/provenance.yml`` is valid, and the scorecard's rows and the
+"""Provenance where the verdict is read: ``verdicts/provenance.yaml`` is valid, and the scorecard's rows and the
 chapters' targets boxes flag substitute data, reduced scale and run counts from the records."""
 import importlib
 
@@ -14,7 +14,7 @@ KEYS = {"chapter", "source_data", "book_data", "parameter", "unless_local"}
 def test_provenance_file_names_real_chapters_and_their_data_parameter():
     prov = S.load_provenance()
     subs = prov.get("substitutes")
-    assert subs, "verdicts/provenance.yml declares no substitute data"
+    assert subs, "verdicts/provenance.yaml declares no substitute data"
     known = {f"book/{c}" for c in chapters.all_chapters()}
     seen = set()
     for s in subs:

@@ -104,11 +104,11 @@ def scorecard(profile: str = "book") -> list[dict]:
     return rows
 
 
-PROVENANCE = "verdicts/provenance.yml"
+PROVENANCE = "verdicts/provenance.yaml"  # not .yml: the registry loader reads every verdicts/*.yml as a source
 
 
 def load_provenance() -> dict:
-    """The hand-declared provenance (``verdicts/provenance.yml``): the chapters whose data substitute the source's."""
+    """The hand-declared provenance (``verdicts/provenance.yaml``): the chapters whose data substitute the source's."""
     import yaml
 
     path = repo_root() / PROVENANCE
@@ -126,7 +126,7 @@ def _local_data(name: str) -> bool:
 
 def provenance(row: dict, prov: dict | None = None) -> dict:
     """Where a scorecard row's verdict comes from: the substitute data of its chapters (declared in
-    ``verdicts/provenance.yml`` and active unless the real data are present locally), the chapters that run
+    ``verdicts/provenance.yaml`` and active unless the real data are present locally), the chapters that run
     at a reduced scale (a ``params/paper/`` profile exists and this edition is not ``paper``), and the runs
     behind its checks (the records' ``runs``: an int per check on trained runs, ``None`` for a check on no
     trained run, absent in a record written before runs were recorded)."""
