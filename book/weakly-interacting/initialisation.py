@@ -40,7 +40,7 @@ mc_ns = [10, 100, 1000]  # Monte Carlo dataset sizes
 mc_draws = 5000  # Monte Carlo draws per (n, p)
 iff_n = 200  # iff claim: n
 iff_p = 18  # iff claim: width
-iff_seeds = 40  # iff claim: runs
+iff_seeds = [3000, 3001, 3002, 3003, 3004, 3005, 3006, 3007, 3008, 3009, 3010, 3011, 3012, 3013, 3014, 3015, 3016, 3017, 3018, 3019, 3020, 3021, 3022, 3023, 3024, 3025, 3026, 3027, 3028, 3029, 3030, 3031, 3032, 3033, 3034, 3035, 3036, 3037, 3038, 3039]  # iff claim: the runs' seeds
 iff_horizon = 10.0  # iff claim: horizon in units of t_n
 prop3_lr = 1e-3  # Prop. 3: GD step
 prop3_time = 400.0  # Prop. 3: flow time
@@ -95,6 +95,7 @@ plt.show()
 
 # %%
 iff = IN.run_iff(P)
+print(f"seeds {iff['seeds']}")
 print(f"n = {iff['n']}, p = {iff['p']}: exact P(I) = {iff['predicted']:.3f}; event I in {int(iff['event'].sum())} of "
       f"{len(iff['event'])} runs; fitted {int(iff['fitted'].sum())}; agreement {int((iff['event'] == iff['fitted']).sum())}")
 bad = ~iff["event"]

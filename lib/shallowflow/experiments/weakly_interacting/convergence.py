@@ -23,12 +23,15 @@ SCHEMA = {
     "log_ns": Ints("Theorem 1 also at these n, where the width rule's p ~ log n is below n (the theorem's regime); "
                    "empty: none", low=2, high=400, min_len=0),
     "d": Float("Theorem 1: input dimension (any: Gram space)", low=2, high=1e12),
-    "seeds": Int("Theorem 1: initialisations (and data sets) per n", low=1, high=2000),
+    "seeds": Ints("Theorem 1 and Corollary 1: the runs' seeds, the same at every n (run s: initialisation from seed s, its own "
+                  "data set from seed (tag, n, s); a data set that violates Assumption 2 rejects its seed, reported, not replaced)",
+                  low=0, high=10**9, min_len=1, max_len=2000),
     "eps": Float("failure probability epsilon of Lemma 5's width rule", low=1e-4, high=0.5),
     "lr": Float("GD step (time per step, p-accelerated flow)", low=1e-4, high=2, low_open=True),
     "max_steps": Int("step cap per run", low=10, high=10**6),
     "scales": Floats("initialisation scales (w and a multiplied), for 'any scale'", low=1e-6, high=100, low_open=True),
-    "scale_seeds": Int("runs per scale", low=1, high=1000),
+    "scale_seeds": Ints("the any-scale runs' seeds, the same at every scale (data as Theorem 1's, rejected seeds reported)",
+                        low=0, high=10**9, min_len=1, max_len=1000),
     "kappas": Floats("Corollary 1: d = kappa n^2", low=1, high=1e6),
     "cor_n": Int("Corollary 1: n", low=2, high=200),
     "lrs": Floats("Lemmas 1-2: step sizes at a fixed flow time", low=1e-4, high=2, low_open=True, min_len=2),
@@ -52,9 +55,9 @@ def _scale_steps(P, s: float) -> tuple[float, int]:
 
 def _gram_runs(P):
     """(runs, n, p, steps) of every Gram-space GD run: Theorem 1 per n, the scales, Corollary 1, Lemmas 1-2."""
-    out = [(P.seeds, n, T.width_rule(n, P.eps), P.max_steps) for n in P.ns]
-    out += [(P.scale_seeds, max(P.ns), T.width_rule(max(P.ns), P.eps), _scale_steps(P, s)[1]) for s in P.scales]
-    out += [(P.seeds, P.cor_n, T.width_rule(P.cor_n, P.eps), P.max_steps) for _ in P.kappas]
+    out = [(len(P.seeds), n, T.width_rule(n, P.eps), P.max_steps) for n in P.ns]
+    out += [(len(P.scale_seeds), max(P.ns), T.width_rule(max(P.ns), P.eps), _scale_steps(P, s)[1]) for s in P.scales]
+    out += [(len(P.seeds), P.cor_n, T.width_rule(P.cor_n, P.eps), P.max_steps) for _ in P.kappas]
     out += [(1, min(P.ns), T.width_rule(min(P.ns), P.eps), int(round(P.horizon / max(P.lrs))))]
     return out
 
@@ -92,6 +95,8 @@ def work_estimate(P) -> float:
 NAMES = ("ns", "seeds", "eps", "lr", "max_steps", "scales", "scale_seeds", "kappas", "cor_n", "lrs", "horizon",
          "l12_n", "l3_ns", "l3_draws", "l4_ns", "l4_ps", "l4_draws", "l6_ns", "l6_ps", "l6_draws")
 RULES = (
+    Rule(("seeds",), lambda P: len(set(P.seeds)) == len(P.seeds), "seeds must be distinct"),
+    Rule(("scale_seeds",), lambda P: len(set(P.scale_seeds)) == len(P.scale_seeds), "scale_seeds must be distinct"),
     Rule(("ns", "d"), lambda P: max(P.ns) <= P.d, "Theorem 1 needs d >= n (Bartlett)"),
     Rule(("log_ns", "d"), lambda P: max(P.log_ns, default=0) <= P.d, "Theorem 1 needs d >= n (Bartlett)"),
     Rule(("l4_ns",), lambda P: max(P.l4_ns) <= 2000, "Lemma 4 uses d = 2000 >= n"),
@@ -118,6 +123,27 @@ def data_constants(G, y):
     return dg.amin(-1).sqrt(), dg.amax(-1).sqrt(), y.abs().amin(-1), y.abs().amax(-1)
 
 
+def data_seed(tag, n, s, extra=0):
+    """The data seed of run s at n (tag 1: Theorem 1, 2: the scales, 3: Corollary 1 with extra = 1000 kappa):
+    one integer from NumPy's SeedSequence, so runs, sizes and experiments never share a draw."""
+    return int(np.random.SeedSequence([int(tag), int(n), int(extra), int(s)]).generate_state(1)[0])
+
+
+def gram_data(n, d, seeds, tag, extra=0):
+    """One Bartlett data set per seed (its own draw: the same alone or in any batch): G (R, n, n), y (R, n)."""
+    Gs, ys = zip(*[datasets.bartlett_gram(n, int(d), 1, seed=data_seed(tag, n, s, extra)) for s in seeds])
+    return torch.cat(Gs), torch.cat(ys)
+
+
+def valid_gram_seeds(n, d, seeds, tag):
+    """The seeds whose data set satisfies Assumption 2 (Theorem 1 is conditional on it): (G, y, kept, rejected);
+    a rejected seed is reported, never replaced by another draw."""
+    seeds = [int(s) for s in seeds]
+    G, y = gram_data(n, d, seeds, tag)
+    ok = assumption2_ok(G, y)[0]
+    return G[ok], y[ok], [s for s, o in zip(seeds, ok.tolist()) if o], [s for s, o in zip(seeds, ok.tolist()) if not o]
+
+
 def _valid_gram(n, d, count, seed):
     """``count`` Bartlett data sets satisfying Assumption 2 (rejection), and the rejection rate."""
     Gs, ys, drawn = [], [], 0
@@ -142,24 +168,37 @@ def run_gram(G, y, seeds, p, d, lr, steps, scale=1.0):
 
 
 def run_theorem1(P):
-    """Theorem 1 at every n of P.ns: p from the width rule, Bartlett data satisfying Assumption 2, App-B
-    init; then the initialisation-scale sweep at the largest n."""
+    """Theorem 1 at every n of P.ns: p from the width rule, one Bartlett data set per seed (seeds whose data
+    violate Assumption 2 are rejected and reported), App-B init from the seed; then the initialisation-scale
+    sweep at the largest n."""
     out = {"per_n": []}
     for n in list(P.ns) + sorted(set(P.log_ns) - set(P.ns)):  # the scale sweep below stays at max(P.ns)
         p = T.width_rule(n, P.eps)
-        G, y, drawn = _valid_gram(n, P.d, P.seeds, seed=1000 + n)
-        run, C = run_gram(G, y, list(range(P.seeds)), p, int(P.d), P.lr, P.max_steps)
-        out["per_n"].append(dict(n=n, p=p, run=run, C=C, rejected=1 - P.seeds / drawn))
+        G, y, kept, rejected = valid_gram_seeds(n, P.d, P.seeds, tag=1)
+        if not kept:
+            raise ValueError(f"n = {n}: every seed's data set violates Assumption 2 ({list(P.seeds)}); raise d or give other seeds")
+        run, C = run_gram(G, y, kept, p, int(P.d), P.lr, P.max_steps)
+        out["per_n"].append(dict(n=n, p=p, run=run, C=C, seeds=kept, rejected=rejected))
     n = max(P.ns)
     p = T.width_rule(n, P.eps)
-    G, y, _ = _valid_gram(n, P.d, P.scale_seeds, seed=5000 + n)
+    G, y, kept, rejected = valid_gram_seeds(n, P.d, P.scale_seeds, tag=2)
+    if not kept:
+        raise ValueError(f"n = {n}: every scale seed's data set violates Assumption 2 ({list(P.scale_seeds)})")
     out["scales"] = []
+    out["scale_seeds"], out["scale_rejected"] = kept, rejected
     for s in P.scales:
         lr = P.lr / max(1.0, s * s)
         steps = int(P.max_steps * max(1.0, s * s) * (1 + max(0.0, math.log10(1 / s))))
-        run, C = run_gram(G, y, list(range(100, 100 + P.scale_seeds)), p, int(P.d), lr, steps, scale=s)
+        run, C = run_gram(G, y, kept, p, int(P.d), lr, steps, scale=s)
         out["scales"].append(dict(scale=s, lr=lr, run=run, C=C, n=n))
     return out
+
+
+def binom_pvalue(fails, total, eps):
+    """P(Binom(total, eps) >= fails): how compatible the failures are with a failure rate eps."""
+    from scipy import stats
+
+    return float(stats.binom.sf(fails - 1, total, eps)) if fails > 0 else 1.0
 
 
 def summary(run, C, n):
@@ -182,11 +221,11 @@ def run_corollary1(P):
     res = []
     for kappa in P.kappas:
         d = int(kappa * n * n)
-        G, y = datasets.bartlett_gram(n, d, P.seeds, seed=9000 + int(kappa))
+        G, y = gram_data(n, d, P.seeds, tag=3, extra=int(round(1000 * kappa)))
         ok, _ = assumption2_ok(G, y)
-        run, C = run_gram(G, y, list(range(200, 200 + P.seeds)), p, d, P.lr, P.max_steps)
+        run, C = run_gram(G, y, list(P.seeds), p, d, P.lr, P.max_steps)
         s = summary(run, C, n)
-        s["late_mu_n"] = run.mu[torch.arange(P.seeds), run.stopped_at] * n
+        s["late_mu_n"] = run.mu[torch.arange(len(P.seeds)), run.stopped_at] * n
         res.append(dict(kappa=kappa, d=d, assumption2=ok, **s))
     return dict(n=n, p=p, rows=res)
 

@@ -25,7 +25,8 @@ SCHEMA = {
     "mc_draws": Int("Lemma 5: Monte Carlo draws per (n, p)", low=100, high=10**7),
     "iff_n": Int("iff claim: n (orthogonal data, d = 2n)", low=4, high=5000),
     "iff_p": Int("iff claim: width (P(I) near 1/2)", low=1, high=200),
-    "iff_seeds": Int("iff claim: runs", low=2, high=2000),
+    "iff_seeds": Ints("iff claim: the runs' seeds (run s draws its initialisation from seed s; the data set is fixed, seed 777)",
+                      low=0, high=10**9, min_len=2, max_len=2000),
     "iff_horizon": Float("iff claim: horizon in units of t_n", low=1, high=100),
     "prop3_lr": Float("Prop. 3: GD step", low=1e-5, high=1e-1, low_open=True),
     "prop3_time": Float("Prop. 3: flow time", low=1, high=1e4),
@@ -46,7 +47,7 @@ def memory_estimate(P) -> float:
     """The largest of: a Monte Carlo chunk (2000 draws x p x n pre-activations and their masks), the iff runs
     (data n x 2n, initialisation runs x p x 2n, the state, the loss and mu at every step)."""
     mc = max(array_bytes(min(2000, P.mc_draws), max(_mc_widths(n)), n, copies=2) for n in P.mc_ns)
-    n, p, R = P.iff_n, P.iff_p, P.iff_seeds
+    n, p, R = P.iff_n, P.iff_p, len(P.iff_seeds)
     iff = array_bytes(n, 2 * n) + array_bytes(R, p, 2 * n, copies=2) + array_bytes(R, p, n, copies=8) \
         + array_bytes(R, _iff_steps(P) + 1, copies=2)
     return max(mc, iff)
@@ -55,12 +56,13 @@ def memory_estimate(P) -> float:
 def work_estimate(P) -> float:
     """The Monte Carlo draws (:data:`MC_UNITS` per draw, neuron and point), the iff runs and Prop. 3's run."""
     mc = sum(MC_UNITS * P.mc_draws * p * n for n in P.mc_ns for p in _mc_widths(n))
-    iff = 10 * gd_work(P.iff_seeds, P.iff_p, P.iff_n, 0, _iff_steps(P))
+    iff = 10 * gd_work(len(P.iff_seeds), P.iff_p, P.iff_n, 0, _iff_steps(P))
     return mc + iff + gd_work(2, 2, 2, 2, P.prop3_time / P.prop3_lr)
 
 
 NAMES = ("mc_ns", "mc_draws", "iff_n", "iff_p", "iff_seeds", "iff_horizon", "prop3_lr", "prop3_time")
 RULES = (
+    Rule(("iff_seeds",), lambda P: len(set(P.iff_seeds)) == len(P.iff_seeds), "iff_seeds must be distinct"),
     Rule.budget(("prop3_time", "prop3_lr"), lambda P: P.prop3_time / P.prop3_lr, STEP_BUDGET,
                 what="Prop. 3's run (time / lr)"),
     Rule.budget(("iff_horizon", "iff_n", "iff_p"), _iff_steps, STEP_BUDGET, what="the iff runs (horizon x t_n)"),
@@ -123,7 +125,7 @@ def run_iff(P):
     d = 2 * n
     X, y = datasets.weakly_interacting_draw(n, d, 777, orthogonal=True)
     s = X[torch.arange(n), torch.arange(n)]
-    seeds = list(range(3000, 3000 + P.iff_seeds))
+    seeds = [int(s) for s in P.iff_seeds]
     a, Wn, off = RD.orthogonal_init(seeds, p, n, d)
     Z0 = Wn * s
     event = metrics.well_initialised(a, Z0, y)
@@ -134,7 +136,7 @@ def run_iff(P):
     fitted = rel < 1e-3
     unfit = ((y - h).abs() / y.abs() > 0.5).sum(-1)
     finite = torch.isfinite(run.loss).all(1)
-    return dict(n=n, p=p, event=event, fitted=fitted, rel=rel, unfit=unfit, L=run.loss[torch.arange(len(seeds)), run.stopped_at],
+    return dict(n=n, p=p, seeds=seeds, event=event, fitted=fitted, rel=rel, unfit=unfit, L=run.loss[torch.arange(len(seeds)), run.stopped_at],
                 finite=finite, predicted=T.well_init_probability(int((y > 0).sum()), int((y < 0).sum()), p), steps=steps)
 
 
