@@ -67,6 +67,7 @@ general_lr = 2e-3  # their step
 example_steps = 2000  # Example 1: iterations
 example_lr = 1e-2  # Example 1: step on the mean squared error
 example_leave_at = [0, 500, 1000]  # Example 1: iterations at which one step with derivative 1 at 0 leaves the boundary
+sections = ["census", "sweep", "general-d", "example1"]  # parts to run (G on the Figure 2 data always runs)
 
 # %% tags=["remove-cell"]
 import math
@@ -87,7 +88,8 @@ from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
-claims = C.Claims(source="002", chapter="book/early-alignment/alignment", profile=P.profile)
+claims = C.Claims(source="002", chapter="book/early-alignment/alignment", profile=P.profile, sections=P.sections,
+                  sections_all=ex.SECTIONS)
 
 # %% [markdown]
 # ## $G$ and its critical points on the Figure 2 data
@@ -103,6 +105,8 @@ grid = th.grid_extrema(data)
 D = th.key_vector(data.X, data.y)
 angle_D = math.atan2(float(D[1]), float(D[0])) % (2 * math.pi)
 print(config.describe())
+print(f"seeds: sweep {list(P.seeds)} (every scale), general-d {list(P.general_seeds)}; Lemmas 2-3 datasets from seed 0")
+print(f"sections run: {list(P.sections)}")
 for c in crit:
     print(f"critical point: angle {c.angle:.6f} rad, {c.kind} ({c.where}), G = {c.G:.6f}, active points {c.pattern}, "
           f"D^0 = {c.D.tolist()}")
@@ -131,12 +135,13 @@ plt.show()
 # at least one extremal vector, and no $D_A$ lies on a cone boundary.
 
 # %%
-census = ex.lemma23_census(P.random_sizes, P.random_datasets)
-display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["count"].min()),
-                              mean_extremal=float(v["count"].double().mean()),
-                              mean_maxima=float(v["n_max"].double().mean()), mean_minima=float(v["n_min"].double().mean()),
-                              min_boundary_cos=v["min_boundary"], min_pair_det=v["min_det"])
-                      for n, v in census.items()}).T)
+if "census" in P.sections:
+    census = ex.lemma23_census(P.random_sizes, P.random_datasets)
+    display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["count"].min()),
+                                  mean_extremal=float(v["count"].double().mean()),
+                                  mean_maxima=float(v["n_max"].double().mean()), mean_minima=float(v["n_min"].double().mean()),
+                                  min_boundary_cos=v["min_boundary"], min_pair_det=v["min_det"])
+                          for n, v in census.items()}).T)
 
 # %% [markdown]
 # ## The $\lambda$ sweep
@@ -145,47 +150,49 @@ display(pd.DataFrame({n: dict(datasets=P.random_datasets, min_extremal=int(v["co
 # iterations; parameters are kept at $\tau_\varepsilon$ for every $\varepsilon$ and scale.
 
 # %%
-sw = ex.run_sweep(P)
-# every trained run of the chapter: one whose loss or parameters stopped being finite fails the checks, named
-ok_sweep = metrics.finite_runs(sw.run.loss, sw.run.final)
-pt = ex.sweep_phase_times(sw)
-print(f"{sw.lam.numel()} runs x {int(round(P.time / P.lr))} iterations in {sw.run.seconds:.1f} s")
-rows = []
-for e in P.epsilons:
-    a = sw.at_tau[e]
-    for r in range(sw.lam.numel()):
-        rows.append(dict(eps=e, lam=float(sw.lam[r]), seed=int(sw.seed[r]), tau=float(a["k"][r]) * P.lr,
-                         R=float(a["a_ratio"][r]), lam_pow=float(sw.lam[r]) ** (-e), h_max=float(a["h_max"][r]),
-                         med=float(a["med"][r]), max=float(a["max"][r]), aligned=float(a["plus_aligned"][r]),
-                         neg_off=float(a["minus_inactive"][r])))
-table = pd.DataFrame(rows)
-display(table.style.format({"lam": "{:.0e}", "tau": "{:.2f}", "R": "{:.4g}", "lam_pow": "{:.4g}", "h_max": "{:.2e}",
-                            "med": "{:.2e}", "max": "{:.2e}", "aligned": "{:.3f}", "neg_off": "{:.3f}"}))
+if "sweep" in P.sections:
+    sw = ex.run_sweep(P)
+    # every trained run of the chapter: one whose loss or parameters stopped being finite fails the checks, named
+    ok_sweep = metrics.finite_runs(sw.run.loss, sw.run.final)
+    pt = ex.sweep_phase_times(sw)
+    print(f"{sw.lam.numel()} runs x {int(round(P.time / P.lr))} iterations in {sw.run.seconds:.1f} s")
+    rows = []
+    for e in P.epsilons:
+        a = sw.at_tau[e]
+        for r in range(sw.lam.numel()):
+            rows.append(dict(eps=e, lam=float(sw.lam[r]), seed=int(sw.seed[r]), tau=float(a["k"][r]) * P.lr,
+                             R=float(a["a_ratio"][r]), lam_pow=float(sw.lam[r]) ** (-e), h_max=float(a["h_max"][r]),
+                             med=float(a["med"][r]), max=float(a["max"][r]), aligned=float(a["plus_aligned"][r]),
+                             neg_off=float(a["minus_inactive"][r])))
+    table = pd.DataFrame(rows)
+    display(table.style.format({"lam": "{:.0e}", "tau": "{:.2f}", "R": "{:.4g}", "lam_pow": "{:.4g}", "h_max": "{:.2e}",
+                                "med": "{:.2e}", "max": "{:.2e}", "aligned": "{:.3f}", "neg_off": "{:.3f}"}))
 
 # %%
-lam = sw.lam.numpy()
-small = lam <= 1e-3
-slopes = {}
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-for e in P.epsilons:
-    a = sw.at_tau[e]
-    med, mx = a["med"].numpy(), a["max"].numpy()
-    slopes[e] = dict(med=ex.loglog_slope(lam, med)[0], max=ex.loglog_slope(lam[small], mx[small])[0],
-                     R=ex.loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=ex.loglog_slope(lam, a["h_max"].numpy())[0],
-                     R2_med=ex.loglog_slope(lam, med)[1])
-    axes[0].loglog(lam, med, "o", label=f"median, eps {e:g} (slope {slopes[e]['med']:.3f})")
-    axes[0].loglog(lam, mx, "x", label=f"max, eps {e:g} (slope {slopes[e]['max']:.3f})")
-    axes[1].loglog(lam, a["a_ratio"].numpy() * lam ** e, "o", label=f"eps {e:g}")
-    axes[2].loglog(lam, a["h_max"].numpy(), "o", label=f"eps {e:g} (slope {slopes[e]['h']:.3f})")
-axes[0].set_ylabel(r"$1-\cos(w_j(\tau_\varepsilon), D)$ over $S_+$")
-axes[1].set_ylabel(r"$\max_j |a_j(\tau_\varepsilon)|/|a_j(0)|\ \times\ \lambda^{\varepsilon}$")
-axes[1].axhline(1.0, color="0.4", ls="--", lw=1)
-axes[2].set_ylabel(r"$\max_k |h(x_k)|$ at $\tau_\varepsilon$")
-for ax in axes:
-    ax.set_xlabel(r"$\lambda$")
-    ax.legend(fontsize=6)
-fig.tight_layout()
-plt.show()
+if "sweep" in P.sections:
+    lam = sw.lam.numpy()
+    small = lam <= 1e-3
+    slopes = {}
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    for e in P.epsilons:
+        a = sw.at_tau[e]
+        med, mx = a["med"].numpy(), a["max"].numpy()
+        slopes[e] = dict(med=ex.loglog_slope(lam, med)[0], max=ex.loglog_slope(lam[small], mx[small])[0],
+                         R=ex.loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=ex.loglog_slope(lam, a["h_max"].numpy())[0],
+                         R2_med=ex.loglog_slope(lam, med)[1])
+        axes[0].loglog(lam, med, "o", label=f"median, eps {e:g} (slope {slopes[e]['med']:.3f})")
+        axes[0].loglog(lam, mx, "x", label=f"max, eps {e:g} (slope {slopes[e]['max']:.3f})")
+        axes[1].loglog(lam, a["a_ratio"].numpy() * lam ** e, "o", label=f"eps {e:g}")
+        axes[2].loglog(lam, a["h_max"].numpy(), "o", label=f"eps {e:g} (slope {slopes[e]['h']:.3f})")
+    axes[0].set_ylabel(r"$1-\cos(w_j(\tau_\varepsilon), D)$ over $S_+$")
+    axes[1].set_ylabel(r"$\max_j |a_j(\tau_\varepsilon)|/|a_j(0)|\ \times\ \lambda^{\varepsilon}$")
+    axes[1].axhline(1.0, color="0.4", ls="--", lw=1)
+    axes[2].set_ylabel(r"$\max_k |h(x_k)|$ at $\tau_\varepsilon$")
+    for ax in axes:
+        ax.set_xlabel(r"$\lambda$")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    plt.show()
 
 # %% [markdown]
 # ### Phases 2a and 2b against $\lambda$
@@ -196,17 +203,18 @@ plt.show()
 # data) does not depend on $\lambda$.
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3.4))
-ln = torch.log(1 / sw.lam).numpy()
-ax.plot(ln, pt["tau2"].numpy(), "o", label=r"$\tau_2$")
-ax.plot(ln, pt["tau3"].numpy(), "s", label=r"$\tau_3$")
-xx = np.linspace(0, ln.max() * 1.05, 10)
-ax.plot(xx, pt["slope"] * xx + pt["intercept"], "--", color="0.4", label=f"fit: slope {pt['slope']:.4f} (1/|D| = {pt['predicted_slope']:.4f})")
-ax.set_xlabel(r"$\ln(1/\lambda)$")
-ax.set_ylabel("flow time")
-ax.legend(fontsize=8)
-fig.tight_layout()
-plt.show()
+if "sweep" in P.sections:
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ln = torch.log(1 / sw.lam).numpy()
+    ax.plot(ln, pt["tau2"].numpy(), "o", label=r"$\tau_2$")
+    ax.plot(ln, pt["tau3"].numpy(), "s", label=r"$\tau_3$")
+    xx = np.linspace(0, ln.max() * 1.05, 10)
+    ax.plot(xx, pt["slope"] * xx + pt["intercept"], "--", color="0.4", label=f"fit: slope {pt['slope']:.4f} (1/|D| = {pt['predicted_slope']:.4f})")
+    ax.set_xlabel(r"$\ln(1/\lambda)$")
+    ax.set_ylabel("flow time")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
 
 # %% [markdown]
 # ## Beyond two dimensions (Theorem 1 (ii), Theorem 3)
@@ -221,20 +229,21 @@ plt.show()
 # but not checked.
 
 # %%
-gen = ex.run_general_d(P)
-rows = []
-for res_ in gen:
-    for c in res_["clusters"]:
-        rows.append(dict(d=res_["d"], n=res_["n"], seed=res_["seed"], tau=res_["tau"], sign=c["sign"],
-                         share=c["share"], one_minus_cos=c["fixed"], local_extremum=c["extremum"], grows=c["grows"],
-                         G=c["G"]))
-gtab = pd.DataFrame(rows)
-display(gtab.style.format({"tau": "{:.1f}", "share": "{:.3f}", "one_minus_cos": "{:.2e}", "G": "{:.3f}"}))
-grow = gtab[gtab["grows"]]
-fixed_share = float((grow["one_minus_cos"] <= 1e-3).mean()) if len(grow) else math.nan
-ext_share = float(grow["local_extremum"].mean()) if len(grow) else math.nan
-print(f"growing clusters: {len(grow)}; at a fixed point (1 - cos <= 1e-3): {fixed_share:.3f}; "
-      f"at a local extremum of G of their sign: {ext_share:.3f}")
+if "general-d" in P.sections:
+    gen = ex.run_general_d(P)
+    rows = []
+    for res_ in gen:
+        for c in res_["clusters"]:
+            rows.append(dict(d=res_["d"], n=res_["n"], seed=res_["seed"], tau=res_["tau"], sign=c["sign"],
+                             share=c["share"], one_minus_cos=c["fixed"], local_extremum=c["extremum"], grows=c["grows"],
+                             G=c["G"]))
+    gtab = pd.DataFrame(rows)
+    display(gtab.style.format({"tau": "{:.1f}", "share": "{:.3f}", "one_minus_cos": "{:.2e}", "G": "{:.3f}"}))
+    grow = gtab[gtab["grows"]]
+    fixed_share = float((grow["one_minus_cos"] <= 1e-3).mean()) if len(grow) else math.nan
+    ext_share = float(grow["local_extremum"].mean()) if len(grow) else math.nan
+    print(f"growing clusters: {len(grow)}; at a fixed point (1 - cos <= 1e-3): {fixed_share:.3f}; "
+          f"at a local extremum of G of their sign: {ext_share:.3f}")
 
 # %% [markdown]
 # ## Example 1: which solution of the flow gradient descent picks
@@ -247,19 +256,20 @@ print(f"growing clusters: {len(grow)}; at a fixed point (1 - cos <= 1e-3): {fixe
 # $k_0$ iterations of the library's descent, then one such step, then the library's descent again.
 
 # %%
-ex1 = ex.example1(P.example_steps, P.example_lr, P.example_leave_at)
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-axes[0].plot(ex1["iterations"], ex1["z_stay"], color="k", lw=2, label="sigma'(0) = 0 (the library): stays")
-for k0, v in ex1["leaving"].items():
-    axes[0].plot(ex1["iterations"], v["z"], lw=1, label=f"sigma'(0) = 1 step at k = {k0}")
-    axes[1].semilogy(ex1["iterations"], v["loss"], lw=1, label=f"leaves at {k0}")
-axes[1].semilogy(ex1["iterations"], ex1["loss_stay"], color="k", lw=2, label="stays")
-axes[0].set(xlabel="iteration", ylabel="<w, x>", title="Example 1: distance from the boundary")
-axes[1].set(xlabel="iteration", ylabel="loss (mean squared error)", title="loss")
-axes[0].legend(fontsize=7)
-axes[1].legend(fontsize=7)
-fig.tight_layout()
-plt.show()
+if "example1" in P.sections:
+    ex1 = ex.example1(P.example_steps, P.example_lr, P.example_leave_at)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    axes[0].plot(ex1["iterations"], ex1["z_stay"], color="k", lw=2, label="sigma'(0) = 0 (the library): stays")
+    for k0, v in ex1["leaving"].items():
+        axes[0].plot(ex1["iterations"], v["z"], lw=1, label=f"sigma'(0) = 1 step at k = {k0}")
+        axes[1].semilogy(ex1["iterations"], v["loss"], lw=1, label=f"leaves at {k0}")
+    axes[1].semilogy(ex1["iterations"], ex1["loss_stay"], color="k", lw=2, label="stays")
+    axes[0].set(xlabel="iteration", ylabel="<w, x>", title="Example 1: distance from the boundary")
+    axes[1].set(xlabel="iteration", ylabel="loss (mean squared error)", title="loss")
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    plt.show()
 
 # %% [markdown]
 # ## Checks
@@ -270,9 +280,10 @@ crit_grid = sorted(grid["maxima"].tolist() + grid["minima"].tolist())
 crit_enum = sorted(c.angle for c in crit)
 match = (len(crit_grid) == len(crit_enum)) and all(float(th.angle_distance(a, b)) <= 3 * 2 * math.pi / 1e6
                                                    for a, b in zip(crit_grid, crit_enum))
-lam_min = float(sw.lam.min())
-at_min = sw.lam == lam_min
-le4 = sw.lam <= 1e-4
+if "sweep" in P.sections:
+    lam_min = float(sw.lam.min())
+    at_min = sw.lam == lam_min
+    le4 = sw.lam <= 1e-4
 
 # %%
 claims.check("Def1/argmax-is-D", "the maximiser of G on a 10^6-point grid is the direction of D (rad)",
@@ -284,78 +295,86 @@ claims.check("Def1/single-extremal", "the Figure 2 data have exactly one extrema
              C.within(1, 1), source_value="a single extremal vector [T]", valid=C.NO_TRAINING)
 claims.check("Def1/flat-minimum", "G is >= 0 and vanishes on one arc (all points inactive): min of G on the grid",
              float(grid["G"].min()), C.above(0.0), source_value="spec", note=f"{len(flat)} flat arc(s)", valid=C.NO_TRAINING)
-claims.check("Lem3/at-least-one", "every random dataset has an extremal vector (min count per size)",
-             [int(v["count"].min()) for v in census.values()], C.above(1), source_value="almost surely [T]",
-             note=f"{P.random_datasets} datasets per n in {P.random_sizes}", valid=C.NO_TRAINING)
-claims.check("Lem2/generic-position", "no D_A on a cone boundary: min |cos(D_A, x_k)| over cones and points",
-             [v["min_boundary"] for v in census.values()], C.above(1e-12, strict=True), source_value="almost surely [T]",
-             valid=C.NO_TRAINING)
-claims.check("Lem2/independent-pairs", "every pair of inputs is independent: min |det(x_k, x_l)| (unit inputs)",
-             [v["min_det"] for v in census.values()], C.above(1e-8, strict=True), source_value="almost surely [T]",
-             valid=C.NO_TRAINING)
+if "census" in P.sections:
+    claims.check("Lem3/at-least-one", "every random dataset has an extremal vector (min count per size)",
+                 [int(v["count"].min()) for v in census.values()], C.above(1), source_value="almost surely [T]",
+                 note=f"{P.random_datasets} datasets per n in {P.random_sizes}", valid=C.NO_TRAINING)
+    claims.check("Lem2/generic-position", "no D_A on a cone boundary: min |cos(D_A, x_k)| over cones and points",
+                 [v["min_boundary"] for v in census.values()], C.above(1e-12, strict=True), source_value="almost surely [T]",
+                 valid=C.NO_TRAINING)
+    claims.check("Lem2/independent-pairs", "every pair of inputs is independent: min |det(x_k, x_l)| (unit inputs)",
+                 [v["min_det"] for v in census.values()], C.above(1e-8, strict=True), source_value="almost surely [T]",
+                 valid=C.NO_TRAINING)
 
-ratio = torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in P.epsilons]).flatten()
-claims.check("Thm1(i)/bound", "max_j |a_j(tau_eps)| / |a_j(0)| <= lambda^(-eps) (times 1.05), every run and eps",
-             ratio, C.below(1.05), source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps", valid=ok_sweep)
-for e in P.epsilons:
-    claims.check(f"Thm1(i)/exponent-eps{e:g}", f"eps = {e:g}: fitted exponent of that ratio in 1/lambda",
-                 slopes[e]["R"], C.within(e - 0.05, e + 0.05), source_value=f"{e:g} [R]", valid=ok_sweep)
-    claims.check(f"Thm1(i)/output-eps{e:g}", f"eps = {e:g}: fitted exponent of max_k |h(x_k)| at tau_eps in lambda",
-                 slopes[e]["h"], C.within(2 * (1 - e) - 0.15, 2 * (1 - e) + 0.15), source_value=f"2(1 - eps) = {2 * (1 - e):g} [R]", valid=ok_sweep)
-    claims.check(f"Thm1(ii)/median-exponent-eps{e:g}", f"eps = {e:g}: exponent of the median 1 - cos over S+ (all lambda)",
-                 slopes[e]["med"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
-    claims.check(f"Thm1(ii)/max-exponent-eps{e:g}", f"eps = {e:g}: exponent of the max 1 - cos over S+ (lambda <= 1e-3)",
-                 slopes[e]["max"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
-def per_eps(key):
-    return ", ".join(f"eps {e:g}: " + "/".join(f"{v:.4f}" for v in sw.at_tau[e][key][at_min].tolist()) for e in P.epsilons)
+if "sweep" in P.sections:
+    ratio = torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in P.epsilons]).flatten()
+    claims.check("Thm1(i)/bound", "max_j |a_j(tau_eps)| / |a_j(0)| <= lambda^(-eps) (times 1.05), every run and eps",
+                 ratio, C.below(1.05), source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps", valid=ok_sweep)
+    for e in P.epsilons:
+        claims.check(f"Thm1(i)/exponent-eps{e:g}", f"eps = {e:g}: fitted exponent of that ratio in 1/lambda",
+                     slopes[e]["R"], C.within(e - 0.05, e + 0.05), source_value=f"{e:g} [R]", valid=ok_sweep)
+        claims.check(f"Thm1(i)/output-eps{e:g}", f"eps = {e:g}: fitted exponent of max_k |h(x_k)| at tau_eps in lambda",
+                     slopes[e]["h"], C.within(2 * (1 - e) - 0.15, 2 * (1 - e) + 0.15), source_value=f"2(1 - eps) = {2 * (1 - e):g} [R]", valid=ok_sweep)
+        claims.check(f"Thm1(ii)/median-exponent-eps{e:g}", f"eps = {e:g}: exponent of the median 1 - cos over S+ (all lambda)",
+                     slopes[e]["med"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
+        claims.check(f"Thm1(ii)/max-exponent-eps{e:g}", f"eps = {e:g}: exponent of the max 1 - cos over S+ (lambda <= 1e-3)",
+                     slopes[e]["max"], C.within(2 * e - 0.15, 2 * e + 0.15), source_value=f"2 eps = {2 * e:g} [R]", valid=ok_sweep)
+    def per_eps(key):
+        return ", ".join(f"eps {e:g}: " + "/".join(f"{v:.4f}" for v in sw.at_tau[e][key][at_min].tolist()) for e in P.epsilons)
 
 
-claims.check("Thm1(ii)/positive-to-maximum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S+ in the cone of the maximum D",
-             sw.at_tau[e_main]["plus_in_max_cone"][at_min], C.above(1.0), source_value="a_j > 0: local maximum of G [T]",
-             note="every eps: " + per_eps("plus_in_max_cone"), valid=ok_sweep)
-claims.check("Thm1(ii)/negative-to-minimum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S- switched off (G's flat minimum, D_j = 0)",
-             sw.at_tau[e_main]["minus_inactive"][at_min], C.above(1.0), source_value="a_j < 0: local minimum of G [T]",
-             note="every eps: " + per_eps("minus_inactive") + " (negative neurons that start next to the maximum D, where "
-                  "the descent of G is slowest, violate Condition 1 and need more time)", valid=ok_sweep)
-claims.check("Thm1(ii)/switched-off-never-move", "neurons inactive on every point at tau_eps never move again (max change)",
-             torch.stack([sw.at_tau[e]["frozen_moved"] for e in P.epsilons]).flatten(), C.below(0.0, strict=False),
-             source_value="D_j = 0: never moves (Lemma 11) [T]", valid=ok_sweep)
-share = torch.stack([sw.at_tau[e_main]["plus_aligned"][sw.lam == sc].mean() for sc in sorted(P.scales, reverse=True)])
-claims.check("Rem1/aligned-share-grows", f"eps = {e_main:g}: share of S+ within 1e-3 of D at tau_eps never decreases as "
-             "lambda decreases (largest drop)", float((share[:-1] - share[1:]).clamp_min(0).max()) if share.numel() > 1 else 0.0,
-             C.below(0.0, strict=False), source_value="Condition 1 covers all neurons as lambda -> 0 [T]",
-             note="shares from the largest to the smallest lambda: " + ", ".join(f"{v:.3f}" for v in share.tolist()), valid=ok_sweep)
-claims.check("Lem5/tau2-linear", "tau_2 is linear in ln(1/lambda) (R^2)", pt["r2"], C.above(0.99), source_value="Lemma 5 (1)", valid=ok_sweep)
-claims.check("Lem5/tau2-slope", "its slope against 1/|D| (ratio)", pt["slope"] / pt["predicted_slope"],
-             C.within(0.85, 1.15), source_value=f"1/|D| = {pt['predicted_slope']:.4f}", valid=ok_sweep)
-claims.check("Lem5/pairwise", "at tau_2 and lambda <= 1e-4 the S+ neurons are pairwise aligned (min pairwise cos)",
-             th.series_at_capture(sw.run, sw.captures, "tau2", "pair_min_cos")[le4], C.above(1 - 1e-3),
-             source_value="Lemma 5 (3)", valid=ok_sweep)
-dur = pt["duration"]
-claims.check("Lem6/duration", "tau_3 - tau_2 does not depend on lambda: (max - min) / mean",
-             float((dur.max() - dur.min()) / dur.mean()), C.below(0.2), source_value="Lemma 6, O(ln 1/eps_2)", valid=ok_sweep)
-claims.check("Lem6/pairwise", "at tau_3 and lambda <= 1e-4 the S+ neurons are still pairwise aligned (min pairwise cos)",
-             th.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
-             source_value="Lemma 6 (2)", valid=ok_sweep)
-spread = 2 * torch.asin(torch.sqrt(sw.at_tau[e_main]["max"] / 2))
-claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S+ around D shrinks as lambda^eps "
-             "(fitted exponent, lambda <= 1e-3)", ex.loglog_slope(lam[small], spread.numpy()[small])[0],
-             C.within(e_main - 0.15, e_main + 0.15), source_value="a very small cone around D [T]",
-             note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad", valid=ok_sweep)
-claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
-             fixed_share, C.above(1.0), source_value="spec: every cluster centre, cos >= 1 - 1e-3",
-             note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them",
-             valid=torch.tensor([r_["finite"] for r_ in gen]))
-first = ex1["leaving"][min(ex1["leaving"])]
-claims.check("Ex1/stays", f"sigma'(0) = 0 (the library's GD): largest change of the boundary neuron over "
-             f"{P.example_steps} iterations", ex1["moved"], C.below(0.0, strict=False),
-             source_value="the solution that stays (Condition 2) [R]", valid=ex1["finite"][:1])
-claims.check("Ex1/leaves", f"sigma'(0) = 1 at the first step: loss after {P.example_steps} iterations over the initial loss",
-             float(first["loss"][-1] / first["loss"][0]), C.below(1e-6),
-             source_value="another Clarke solution: leaves at t_0 = 0 [R]", valid=ex1["finite"][1:2])
-claims.check("Ex1/shifted-family", "leaving at k_0 is the same path shifted by k_0 iterations (max |z difference|)",
-             ex1["shift_error"], C.below(1e-15, strict=False), source_value="one solution per t_0 [R]",
-             note=f"k_0 in {sorted(ex1['leaving'])}", valid=ex1["finite"][1:])
+    claims.check("Thm1(ii)/positive-to-maximum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S+ in the cone of the maximum D",
+                 sw.at_tau[e_main]["plus_in_max_cone"][at_min], C.above(1.0), source_value="a_j > 0: local maximum of G [T]",
+                 note="every eps: " + per_eps("plus_in_max_cone"), valid=ok_sweep)
+    claims.check("Thm1(ii)/negative-to-minimum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S- switched off (G's flat minimum, D_j = 0)",
+                 sw.at_tau[e_main]["minus_inactive"][at_min], C.above(1.0), source_value="a_j < 0: local minimum of G [T]",
+                 note="every eps: " + per_eps("minus_inactive") + " (negative neurons that start next to the maximum D, where "
+                      "the descent of G is slowest, violate Condition 1 and need more time)", valid=ok_sweep)
+    claims.check("Thm1(ii)/switched-off-never-move", "neurons inactive on every point at tau_eps never move again (max change)",
+                 torch.stack([sw.at_tau[e]["frozen_moved"] for e in P.epsilons]).flatten(), C.below(0.0, strict=False),
+                 source_value="D_j = 0: never moves (Lemma 11) [T]", valid=ok_sweep)
+    share = ex.aligned_shares(sw, e_main)
+    claims.check("Rem1/aligned-share-grows", f"eps = {e_main:g}: share of S+ within 1e-3 of D at tau_eps never decreases as "
+                 "lambda decreases (largest drop)", ex.largest_drop(share),
+                 ex.REM1_NO_DROP, source_value="Condition 1 covers all neurons as lambda -> 0 [T]",
+                 note="shares from the largest to the smallest lambda: " + ", ".join(f"{v:.3f}" for v in share.tolist()), valid=ok_sweep)
+    claims.check("Rem1/all-aligned-smallest", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S+ within 1e-3 of D at tau_eps "
+                 "(per run)", sw.at_tau[e_main]["plus_aligned"][at_min], ex.REM1_ALL_AT_SMALLEST,
+                 source_value="Condition 1 covers all neurons as lambda -> 0 [T]", valid=ok_sweep,
+                 note="with aligned-share-grows: a share that never drops could also stay at 0 (an untrained network)")
+    claims.check("Lem5/tau2-linear", "tau_2 is linear in ln(1/lambda) (R^2)", pt["r2"], C.above(0.99), source_value="Lemma 5 (1)", valid=ok_sweep)
+    claims.check("Lem5/tau2-slope", "its slope against 1/|D| (ratio)", pt["slope"] / pt["predicted_slope"],
+                 C.within(0.85, 1.15), source_value=f"1/|D| = {pt['predicted_slope']:.4f}", valid=ok_sweep)
+    claims.check("Lem5/pairwise", "at tau_2 and lambda <= 1e-4 the S+ neurons are pairwise aligned (min pairwise cos)",
+                 th.series_at_capture(sw.run, sw.captures, "tau2", "pair_min_cos")[le4], C.above(1 - 1e-3),
+                 source_value="Lemma 5 (3)", valid=ok_sweep)
+    dur = pt["duration"]
+    claims.check("Lem6/duration", "tau_3 - tau_2 does not depend on lambda: (max - min) / mean",
+                 float((dur.max() - dur.min()) / dur.mean()), C.below(0.2), source_value="Lemma 6, O(ln 1/eps_2)", valid=ok_sweep)
+    claims.check("Lem6/pairwise", "at tau_3 and lambda <= 1e-4 the S+ neurons are still pairwise aligned (min pairwise cos)",
+                 th.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
+                 source_value="Lemma 6 (2)", valid=ok_sweep)
+    spread = 2 * torch.asin(torch.sqrt(sw.at_tau[e_main]["max"] / 2))
+    claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S+ around D shrinks as lambda^eps "
+                 "(fitted exponent, lambda <= 1e-3)", ex.loglog_slope(lam[small], spread.numpy()[small])[0],
+                 C.within(e_main - 0.15, e_main + 0.15), source_value="a very small cone around D [T]",
+                 note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad", valid=ok_sweep)
+if "general-d" in P.sections:
+    claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",
+                 fixed_share, C.above(1.0), source_value="spec: every cluster centre, cos >= 1 - 1e-3",
+                 note=f"d in {P.general_dims}; local extremum of G: {ext_share:.2f} of them",
+                 valid=torch.tensor([r_["finite"] for r_ in gen]))
+if "example1" in P.sections:
+    first = ex1["leaving"][min(ex1["leaving"])]
+    claims.check("Ex1/stays", f"sigma'(0) = 0 (the library's GD): largest change of the boundary neuron over "
+                 f"{P.example_steps} iterations", ex1["moved"], C.below(0.0, strict=False),
+                 source_value="the solution that stays (Condition 2) [R]", valid=ex1["finite"][:1])
+    claims.check("Ex1/leaves", f"sigma'(0) = 1 at the first step: loss after {P.example_steps} iterations over the initial loss",
+                 float(first["loss"][-1] / first["loss"][0]), C.below(1e-6),
+                 source_value="another Clarke solution: leaves at t_0 = 0 [R]", valid=ex1["finite"][1:2])
+    claims.check("Ex1/shifted-family", "leaving at k_0 is the same path shifted by k_0 iterations (max |z difference|)",
+                 ex1["shift_error"], C.below(1e-15, strict=False), source_value="one solution per t_0 [R]",
+                 note=f"k_0 in {sorted(ex1['leaving'])}", valid=ex1["finite"][1:])
 
 # %% [markdown]
 # ### Verdicts
@@ -371,4 +390,4 @@ claims.finish();
 # ## What we find
 
 # %% tags=["remove-input"]
-display(Markdown(fnd.findings_alignment(claims, sw, pt, slopes, P)))
+display(Markdown(fnd.findings_alignment(claims, *((sw, pt, slopes) if "sweep" in P.sections else (None, None, None)), P)))

@@ -65,8 +65,9 @@ small_time = 40.0  # their flow time
 small_draws = 10  # datasets per eta (the first ones)
 unbalanced_eta = 0.15  # eta of the unbalanced contrast (spec)
 unbalanced_width = 500  # its width (spec)
-unbalanced_seeds = 3  # its seeds (spec)
+unbalanced_seeds = [0, 1, 2]  # its seeds (spec: three)
 unbalanced_time = 150.0  # its flow time (spec: 150,000 steps of 1e-3)
+sections = ["lemma8", "gd"]  # parts to run: lemma8 (the assumption census), gd (the gradient-descent runs)
 
 # %% tags=["remove-cell"]
 import math
@@ -88,7 +89,8 @@ from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
 plots.setup()
-claims = C.Claims(source="002", chapter="book/early-alignment/assumption3", profile=P.profile)
+claims = C.Claims(source="002", chapter="book/early-alignment/assumption3", profile=P.profile, sections=P.sections,
+                  sections_all=ex.SECTIONS)
 
 # %% [markdown]
 # ## Figure 1: a univariate Assumption-3 dataset
@@ -102,6 +104,8 @@ claims = C.Claims(source="002", chapter="book/early-alignment/assumption3", prof
 f1 = ex.figure1(P)
 d1, o1 = f1["data"], f1["ols"]
 print(config.describe())
+print(f"sections run: {list(P.sections)}")
+print(f"seeds: {list(range(P.gd_seeds))} per dataset (gd_seeds), unbalanced contrast {list(P.unbalanced_seeds)}")
 print(f"data x = {d1.x1d.tolist()}, y = {d1.y.tolist()}; in the boxes: {f1['in_boxes']}; min Gram {float(f1['gram'].min()):.4f}")
 print(f"OLS beta* = {o1.beta.tolist()}, residuals {o1.resid.tolist()}, L_lin* = {float(o1.loss):.6f}")
 print(f"two-neuron interpolator loss {f1['two_loss']:.3g}; gradient descent (m = {max(P.gd_widths)}) ends at {f1['gd_loss']:.10f}")
@@ -125,12 +129,13 @@ plt.show()
 # seem to be tight").
 
 # %%
-cen = ex.run_lemma8(P)
-keys = ["in_boxes", "gram_pos", "y_pos", "rank2", "indep", "single", "a4", "a5", "a5_linear", "a6_signs", "a6_general", "all"]
-tab = pd.DataFrame({f"{k:g}": {key: float(v[key].double().mean()) for key in keys} for k, v in cen.items()}).T
-tab["a6 worst"] = [float(v["a6_worst"].max()) for v in cen.values()]
-tab["a5 min cos"] = [float(min(f["neuron"].min() for f in v["flows"].values())) for v in cen.values()]
-display(tab.style.format("{:.4f}").format({"a6 worst": "{:.2e}"}))
+if "lemma8" in P.sections:
+    cen = ex.run_lemma8(P)
+    keys = ["in_boxes", "gram_pos", "y_pos", "rank2", "indep", "single", "a4", "a5", "a5_linear", "a6_signs", "a6_general", "all"]
+    tab = pd.DataFrame({f"{k:g}": {key: float(v[key].double().mean()) for key in keys} for k, v in cen.items()}).T
+    tab["a6 worst"] = [float(v["a6_worst"].max()) for v in cen.values()]
+    tab["a5 min cos"] = [float(min(f["neuron"].min() for f in v["flows"].values())) for v in cen.values()]
+    display(tab.style.format("{:.4f}").format({"a6 worst": "{:.2e}"}))
 
 # %% [markdown]
 # ## Theorem 2 (and 4) on Assumption-3 data
@@ -140,16 +145,17 @@ display(tab.style.format("{:.4f}").format({"a6 worst": "{:.2e}"}))
 # data, its positive part elsewhere). Then the larger $\eta$ of Remark 3 and a ten times larger step.
 
 # %%
-gd = ex.run_assumption3_gd(P)
-rows = []
-for part in ("main", "remark", "fast", "small"):
-    for (et, m), r in gd[part].items():
-        cnt = {k: sum(o == k for o in r["outcome"]) for k in th.OUTCOMES}
-        esc = torch.tensor([o in th.SUCCESS for o in r["outcome"]])
-        rows.append(dict(part=part, eta=et, width=m, lr=r["lr"], runs=len(r["outcome"]), **cnt,
-                         max_abs_excess=float(r["excess"].abs().max()), runs_with_sign_flips=int((r["flips"] > 0).sum()),
-                         escaped_with_flips=int(((r["flips"] > 0) & esc).sum()), seconds=r["seconds"]))
-display(pd.DataFrame(rows).style.format({"max_abs_excess": "{:.2e}", "seconds": "{:.1f}", "lr": "{:g}", "eta": "{:g}"}))
+if "gd" in P.sections:
+    gd = ex.run_assumption3_gd(P)
+    rows = []
+    for part in ("main", "remark", "fast", "small"):
+        for (et, m), r in gd[part].items():
+            cnt = {k: sum(o == k for o in r["outcome"]) for k in th.OUTCOMES}
+            esc = torch.tensor([o in th.SUCCESS for o in r["outcome"]])
+            rows.append(dict(part=part, eta=et, width=m, lr=r["lr"], runs=len(r["outcome"]), **cnt,
+                             max_abs_excess=float(r["excess"].abs().max()), runs_with_sign_flips=int((r["flips"] > 0).sum()),
+                             escaped_with_flips=int(((r["flips"] > 0) & esc).sum()), seconds=r["seconds"]))
+    display(pd.DataFrame(rows).style.format({"max_abs_excess": "{:.2e}", "seconds": "{:.1f}", "lr": "{:g}", "eta": "{:g}"}))
 
 # %% [markdown]
 # Which runs escape at the authors' step, and why? Each escaped run is repeated from the same initialisation
@@ -164,27 +170,29 @@ display(pd.DataFrame(rows).style.format({"max_abs_excess": "{:.2e}", "seconds": 
 # to fit, then move into the cones of the extreme points and grow there. The plot shows the margins.
 
 # %%
-rerun = ex.a3_rerun_escaped(P, gd["main"])
-display(pd.DataFrame(rerun) if rerun else Markdown("No run escaped, changed a sign or kept a partially active neuron "
-                                                    "at the authors' step."))
+if "gd" in P.sections:
+    rerun = ex.a3_rerun_escaped(P, gd["main"])
+    display(pd.DataFrame(rerun) if rerun else Markdown("No run escaped, changed a sign or kept a partially active neuron "
+                                                        "at the authors' step."))
 
 # %%
-fig, ax = plt.subplots(figsize=(6.5, 3.4))
-for j, et in enumerate(P.lemma_etas):
-    mg = gd["margins"][et]
-    for m in P.gd_widths:
-        r = gd["main"][(et, m)]
-        nd = len(r["outcome"]) // P.gd_seeds
-        esc = torch.tensor([any(o in th.SUCCESS for o in r["outcome"][i * P.gd_seeds:(i + 1) * P.gd_seeds]) for i in range(nd)])
-        ax.scatter(mg[:nd].numpy(), np.full(nd, P.gd_widths.index(m) + 0.15 * j), c=np.where(esc.numpy(), "tab:red", "tab:blue"),
-                   s=18, marker="o^s"[j % 3], label=f"eta {et:g}" if m == P.gd_widths[0] else None)
-ax.set_xscale("log")
-ax.set_yticks(range(len(P.gd_widths)), [f"m = {m}" for m in P.gd_widths])
-ax.set_xlabel("entry margin (rad)")
-ax.set_title(f"lambda = {P.gd_scale:g}: red = escapes the OLS point, blue = stays", fontsize=10)
-ax.legend(fontsize=7)
-fig.tight_layout()
-plt.show()
+if "gd" in P.sections:
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for j, et in enumerate(P.lemma_etas):
+        mg = gd["margins"][et]
+        for m in P.gd_widths:
+            r = gd["main"][(et, m)]
+            nd = len(r["outcome"]) // P.gd_seeds
+            esc = torch.tensor([any(o in th.SUCCESS for o in r["outcome"][i * P.gd_seeds:(i + 1) * P.gd_seeds]) for i in range(nd)])
+            ax.scatter(mg[:nd].numpy(), np.full(nd, P.gd_widths.index(m) + 0.15 * j), c=np.where(esc.numpy(), "tab:red", "tab:blue"),
+                       s=18, marker="o^s"[j % 3], label=f"eta {et:g}" if m == P.gd_widths[0] else None)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(P.gd_widths)), [f"m = {m}" for m in P.gd_widths])
+    ax.set_xlabel("entry margin (rad)")
+    ax.set_title(f"lambda = {P.gd_scale:g}: red = escapes the OLS point, blue = stays", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    plt.show()
 
 # %% [markdown]
 # A second way out, visible in the column `runs_with_sign_flips`: in exact gradient flow a balanced neuron
@@ -195,30 +203,33 @@ plt.show()
 # escape, which should then be more frequent at a larger step [derived] (the findings below count both steps).
 
 # %%
-ub = gd["unbalanced"]
-print(f"unbalanced (eta = {P.unbalanced_eta:g}, m = {P.unbalanced_width}): final losses {[f'{v:.2g}' for v in ub['loss'].tolist()]} "
-      f"(OLS loss {ub['L_star']:.5f}); L < 1e-6 at flow time {ub['t_hit'].tolist()}")
+if "gd" in P.sections:
+    ub = gd["unbalanced"]
+    print(f"unbalanced (eta = {P.unbalanced_eta:g}, m = {P.unbalanced_width}, seeds {list(P.unbalanced_seeds)}): final losses {[f'{v:.2g}' for v in ub['loss'].tolist()]} "
+          f"(OLS loss {ub['L_star']:.5f}); L < 1e-6 at flow time {ub['t_hit'].tolist()}")
 
 # %% [markdown]
 # ## Checks
 
 # %% tags=["remove-cell"]
-lem = [cen[e_] for e_ in P.lemma_etas]
-rem = {e_: cen[e_] for e_ in P.remark_etas}
-first_break = next((e_ for e_ in P.remark_etas if float(rem[e_]["all"].double().mean()) < 1), None)
-main_runs = list(gd["main"].values())
-top_m = max(P.gd_widths)
-top_runs = [r for (et, m), r in gd["main"].items() if m == top_m]
-def cat(key):
-    """A limit quantity over the runs at the largest width that ended at their OLS loss (Theorem 4 describes those)."""
-    return torch.cat([r[key].double()[torch.tensor([o == "ols" for o in r["outcome"]])] for r in top_runs])
-
-share_ols = min(sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in main_runs)
 remark_small = [e_ for e_ in P.remark_etas if e_ <= 0.3]
-fast_escape = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["fast"].values())
-def ok(part, keys=None):
-    """The finiteness flags of the runs of one part of the GD experiment (all its cells, or ``keys``)."""
-    return torch.cat([r["valid"] for k_, r in gd[part].items() if keys is None or k_ in keys])
+if "lemma8" in P.sections:
+    lem = [cen[e_] for e_ in P.lemma_etas]
+    rem = {e_: cen[e_] for e_ in P.remark_etas}
+    first_break = next((e_ for e_ in P.remark_etas if float(rem[e_]["all"].double().mean()) < 1), None)
+if "gd" in P.sections:
+    main_runs = list(gd["main"].values())
+    top_m = max(P.gd_widths)
+    top_runs = [r for (et, m), r in gd["main"].items() if m == top_m]
+    def cat(key):
+        """A limit quantity over the runs at the largest width that ended at their OLS loss (Theorem 4 describes those)."""
+        return torch.cat([r[key].double()[torch.tensor([o == "ols" for o in r["outcome"]])] for r in top_runs])
+
+    share_ols = ex.ols_share(gd["main"])
+    fast_escape = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["fast"].values())
+    def ok(part, keys=None):
+        """The finiteness flags of the runs of one part of the GD experiment (all its cells, or ``keys``)."""
+        return torch.cat([r["valid"] for k_, r in gd[part].items() if keys is None or k_ in keys])
 
 # %%
 claims.check("E1/in-boxes", f"the Figure 1 dataset (box centres, eta = {P.eta:g}) satisfies Assumption 3",
@@ -232,69 +243,71 @@ claims.check("E1/interpolator", "a two-neuron network interpolates it (loss)", f
              valid=C.NO_TRAINING)
 claims.check("E1/gd-spurious", "balanced GD from a small scale ends at its OLS loss (|L - L_lin*|)",
              abs(f1["gd_loss"] - float(o1.loss)), C.below(1e-5), source_value="Theorem 2", valid=f1["gd_finite"])
-claims.check("Lem8/assumption4", "share of draws satisfying A4 (one value per eta < 1/6)",
-             [float(v["a4"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
-             note=f"{P.draws} draws per eta in {P.lemma_etas}", valid=C.NO_TRAINING)
-claims.check("Lem8/assumption5", "share satisfying A5 (balanced single neuron from c D stays all-active)",
-             [float(v["a5"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
-             note=f"first {P.flow_draws} draws, c in {P.flow_start}", valid=torch.cat([v["flow_finite"] for v in lem]))
-claims.check("Lem8/assumption5-linear", "share satisfying A5, linear-regression reading",
-             [float(v["a5_linear"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
-             valid=C.NO_TRAINING)
-claims.check("Lem8/assumption6", "share satisfying A6 (residual signs and no helpful negative neuron, exactly)",
-             [float(v["a6"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
-             valid=C.NO_TRAINING)
-claims.check("Lem8/remark3-not-tight", f"Remark 3: at eta in {remark_small} (> 1/6) every draw still satisfies A4-A6",
-             [float(rem[e_]["all"].double().mean()) for e_ in remark_small], C.above(1.0),
-             source_value="'does not seem to be tight' [T]",
-             note=f"first eta of the grid where some draw fails: {first_break}",
-             valid=torch.cat([rem[e_]["flow_finite"] for e_ in remark_small]) if remark_small else C.NO_TRAINING)
-claims.check("Thm2/assumption3-all-fail", f"eta < 1/6, widths {P.gd_widths}: share of runs ending at their OLS loss (min per cell)",
-             share_ols, C.above(1.0), source_value="for any m [T]", note=f"step {P.lr:g}, lambda {P.gd_scale:g}",
-             valid=ok("main"))
-small_share = min(sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in gd["small"].values())
-claims.check("Thm2/assumption3-smaller-scale", f"eta < 1/6, lambda = {P.small_scale:g} (step {P.small_lr:g}, m = {P.remark_width}): "
-             "share of runs ending at their OLS loss (min per eta)", small_share, C.above(1.0),
-             source_value="for lambda <= lambda* [T]", note=f"first {P.small_draws} datasets per eta", valid=ok("small"))
-claims.check("Thm2/remark3-gd", f"Remark 3: at eta in {remark_small} GD still ends at the OLS loss (share per eta)",
-             [sum(o == "ols" for o in gd["remark"][(e_, P.remark_width)]["outcome"]) / len(gd["remark"][(e_, P.remark_width)]["outcome"])
-              for e_ in remark_small], C.above(1.0), source_value="'a similar result ... for a larger eta' [T]",
-             valid=ok("remark", [(e_, P.remark_width) for e_ in remark_small]) if remark_small else None)
-claims.check("Thm2/finite-step-escapes", f"with a step of {P.fast_lr:g} some runs at eta < 1/6 escape (count)",
-             fast_escape, C.above(1), source_value="balanced case 'more easily challenged by finite step sizes' [T, App. B.1]",
-             valid=ok("fast"))
-main_flips = sum(int((r["flips"] > 0).sum()) for r in main_runs)
-ok_top = ok("main", [k_ for k_ in gd["main"] if k_[1] == top_m])
-claims.check("Lem1/signs-fixed-assumption3", f"Assumption-3 runs at the authors' step: runs in which some a_j changed sign",
-             main_flips, C.below(0.5), source_value="sign of a_j constant (gradient flow) [T]",
-             note="GD changes a_j^2 - |w_j|^2 by O(lr^2) per step; vanishing neurons can cross zero", valid=ok("main"))
-claims.check("Thm4/two-cones", f"spurious limits at m = {top_m}: neurons active on a strict subset of the points (max count)",
-             cat("partial"), C.below(0.5), source_value="two cones [T]",
-             note=f"of which sign-flipped (GD drift of balancedness): {int(cat('partial_flipped').sum())} of {int(cat('partial').sum())}",
-             valid=ok_top)
-flip_rerun = [r for r in rerun if r["flipped"]]
-claims.check("Lem1/signs-fixed-assumption3-smaller-step", "the runs with a sign change at the authors' step, repeated "
-             "from the same initialisation with a four times smaller step: output weights that changed sign, over "
-             "those that did at the authors' step", sum(r["flips_small_step"] for r in flip_rerun) /
-             sum(r["flips"] for r in flip_rerun) if flip_rerun else math.nan, C.below(0.5),
-             source_value="sign of a_j constant (gradient flow) [T]",
-             note="a first-order drift is four times smaller at a four times smaller step; at most half as many "
-                  "changed signs is the trend towards gradient flow",
-             valid=torch.tensor([r["valid_small_step"] for r in flip_rerun], dtype=torch.bool) if flip_rerun else None)
-part_rerun = [r for r in rerun if r["partial"] and r["width"] == top_m]
-claims.check("Thm4/two-cones-smaller-step", f"the spurious limits at m = {top_m} with a partially active neuron, "
-             "repeated from the same initialisation with a four times smaller step: neurons active on a strict subset "
-             "of the points (max count)", [r["partial_neurons_small_step"] for r in part_rerun] if part_rerun else math.nan,
-             C.below(0.5), source_value="two cones [T]",
-             valid=torch.tensor([r["valid_small_step"] for r in part_rerun], dtype=torch.bool) if part_rerun else None)
-claims.check("Thm4/linear-equivalence", "the all-active neurons act as beta* (|sum a_j w_j - beta*|)", cat("lin_err"),
-             C.below(1e-3), source_value="Theorem 4 [R]", valid=ok_top)
-claims.check("Thm4/ols-on-hull", "h is the OLS line on the cone of the data (sup over the hull segment)", cat("sup_hull"),
-             C.below(1e-4), source_value="Theorem 4 [T]", valid=ok_top)
-claims.check("Thm4/relu-ols", "h is close to relu(<beta*, u>) on the whole unit circle (sup)", cat("sup_circle"),
-             C.below(1e-3), source_value="'close to the positive part' [T]", valid=ok_top)
-claims.check("S5-unbal/assumption3-converges", f"unbalanced initialisation, eta = {P.unbalanced_eta:g}, m = {P.unbalanced_width}: final loss",
-             ub["loss"], C.below(1e-6), source_value="global minimum [T]", note="spec: 3/3 seeds reach 0", valid=ub["valid"])
+if "lemma8" in P.sections:
+    claims.check("Lem8/assumption4", "share of draws satisfying A4 (one value per eta < 1/6)",
+                 [float(v["a4"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
+                 note=f"{P.draws} draws per eta in {P.lemma_etas}", valid=C.NO_TRAINING)
+    claims.check("Lem8/assumption5", "share satisfying A5 (balanced single neuron from c D stays all-active)",
+                 [float(v["a5"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
+                 note=f"first {P.flow_draws} draws, c in {P.flow_start}", valid=torch.cat([v["flow_finite"] for v in lem]))
+    claims.check("Lem8/assumption5-linear", "share satisfying A5, linear-regression reading",
+                 [float(v["a5_linear"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
+                 valid=C.NO_TRAINING)
+    claims.check("Lem8/assumption6", "share satisfying A6 (residual signs and no helpful negative neuron, exactly)",
+                 [float(v["a6"].double().mean()) for v in lem], C.above(1.0), source_value="100% (Lemma 8)",
+                 valid=C.NO_TRAINING)
+    claims.check("Lem8/remark3-not-tight", f"Remark 3: at eta in {remark_small} (> 1/6) every draw still satisfies A4-A6",
+                 [float(rem[e_]["all"].double().mean()) for e_ in remark_small], C.above(1.0),
+                 source_value="'does not seem to be tight' [T]",
+                 note=f"first eta of the grid where some draw fails: {first_break}",
+                 valid=torch.cat([rem[e_]["flow_finite"] for e_ in remark_small]) if remark_small else C.NO_TRAINING)
+if "gd" in P.sections:
+    claims.check("Thm2/assumption3-all-fail", f"eta < 1/6, widths {P.gd_widths}: share of runs ending at their OLS loss (min per cell)",
+                 share_ols, ex.ALL_FAIL_SHARE, source_value="for any m [T]", note=f"step {P.lr:g}, lambda {P.gd_scale:g}",
+                 valid=ok("main"))
+    small_share = min(sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in gd["small"].values())
+    claims.check("Thm2/assumption3-smaller-scale", f"eta < 1/6, lambda = {P.small_scale:g} (step {P.small_lr:g}, m = {P.remark_width}): "
+                 "share of runs ending at their OLS loss (min per eta)", small_share, C.above(1.0),
+                 source_value="for lambda <= lambda* [T]", note=f"first {P.small_draws} datasets per eta", valid=ok("small"))
+    claims.check("Thm2/remark3-gd", f"Remark 3: at eta in {remark_small} GD still ends at the OLS loss (share per eta)",
+                 [sum(o == "ols" for o in gd["remark"][(e_, P.remark_width)]["outcome"]) / len(gd["remark"][(e_, P.remark_width)]["outcome"])
+                  for e_ in remark_small], C.above(1.0), source_value="'a similar result ... for a larger eta' [T]",
+                 valid=ok("remark", [(e_, P.remark_width) for e_ in remark_small]) if remark_small else None)
+    claims.check("Thm2/finite-step-escapes", f"with a step of {P.fast_lr:g} some runs at eta < 1/6 escape (count)",
+                 fast_escape, C.above(1), source_value="balanced case 'more easily challenged by finite step sizes' [T, App. B.1]",
+                 valid=ok("fast"))
+    main_flips = sum(int((r["flips"] > 0).sum()) for r in main_runs)
+    ok_top = ok("main", [k_ for k_ in gd["main"] if k_[1] == top_m])
+    claims.check("Lem1/signs-fixed-assumption3", f"Assumption-3 runs at the authors' step: runs in which some a_j changed sign",
+                 main_flips, C.below(0.5), source_value="sign of a_j constant (gradient flow) [T]",
+                 note="GD changes a_j^2 - |w_j|^2 by O(lr^2) per step; vanishing neurons can cross zero", valid=ok("main"))
+    claims.check("Thm4/two-cones", f"spurious limits at m = {top_m}: neurons active on a strict subset of the points (max count)",
+                 cat("partial"), C.below(0.5), source_value="two cones [T]",
+                 note=f"of which sign-flipped (GD drift of balancedness): {int(cat('partial_flipped').sum())} of {int(cat('partial').sum())}",
+                 valid=ok_top)
+    flip_rerun = [r for r in rerun if r["flipped"]]
+    claims.check("Lem1/signs-fixed-assumption3-smaller-step", "the runs with a sign change at the authors' step, repeated "
+                 "from the same initialisation with a four times smaller step: output weights that changed sign, over "
+                 "those that did at the authors' step", sum(r["flips_small_step"] for r in flip_rerun) /
+                 sum(r["flips"] for r in flip_rerun) if flip_rerun else math.nan, C.below(0.5),
+                 source_value="sign of a_j constant (gradient flow) [T]",
+                 note="a first-order drift is four times smaller at a four times smaller step; at most half as many "
+                      "changed signs is the trend towards gradient flow",
+                 valid=torch.tensor([r["valid_small_step"] for r in flip_rerun], dtype=torch.bool) if flip_rerun else None)
+    part_rerun = [r for r in rerun if r["partial"] and r["width"] == top_m]
+    claims.check("Thm4/two-cones-smaller-step", f"the spurious limits at m = {top_m} with a partially active neuron, "
+                 "repeated from the same initialisation with a four times smaller step: neurons active on a strict subset "
+                 "of the points (max count)", [r["partial_neurons_small_step"] for r in part_rerun] if part_rerun else math.nan,
+                 C.below(0.5), source_value="two cones [T]",
+                 valid=torch.tensor([r["valid_small_step"] for r in part_rerun], dtype=torch.bool) if part_rerun else None)
+    claims.check("Thm4/linear-equivalence", "the all-active neurons act as beta* (|sum a_j w_j - beta*|)", cat("lin_err"),
+                 C.below(1e-3), source_value="Theorem 4 [R]", valid=ok_top)
+    claims.check("Thm4/ols-on-hull", "h is the OLS line on the cone of the data (sup over the hull segment)", cat("sup_hull"),
+                 C.below(1e-4), source_value="Theorem 4 [T]", valid=ok_top)
+    claims.check("Thm4/relu-ols", "h is close to relu(<beta*, u>) on the whole unit circle (sup)", cat("sup_circle"),
+                 C.below(1e-3), source_value="'close to the positive part' [T]", valid=ok_top)
+    claims.check("S5-unbal/assumption3-converges", f"unbalanced initialisation, eta = {P.unbalanced_eta:g}, m = {P.unbalanced_width}: final loss",
+                 ub["loss"], C.below(1e-6), source_value="global minimum [T]", note="spec: 3/3 seeds reach 0", valid=ub["valid"])
 
 # %% [markdown]
 # ### Verdicts
@@ -310,30 +323,36 @@ claims.finish();
 # ## What we find
 
 # %% tags=["remove-input"]
-esc_rerun = [r for r in rerun if r["escaped"]]
-surv = [r for r in esc_rerun if r["escapes_small_step"]]
-fast_rows = [r for r in gd["fast"].values()]
-fast_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in fast_rows)
-small_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["small"].values())
-small_n = sum(len(r["outcome"]) for r in gd["small"].values())
-fast_esc_flip = sum(int(((r["flips"] > 0) & torch.tensor([o in th.SUCCESS for o in r["outcome"]])).sum()) for r in fast_rows)
-fast_n = sum(len(r["outcome"]) for r in fast_rows)
-same = [r for (et, m), r in gd["main"].items() if m == P.remark_width]
-main_esc_same = sum(sum(o in th.SUCCESS for o in r["outcome"][:len(fast_rows[0]["outcome"]) if fast_rows else None]) for r in same)
-main_n_same = sum(len(r["outcome"][:len(fast_rows[0]["outcome"]) if fast_rows else None]) for r in same)
-display(Markdown(fnd.summarise(claims, [
-    f"- At the authors' step {len(esc_rerun)} Assumption-3 run(s) escape the OLS point; {len(surv)} of them escape again "
-    f"with a four times smaller step (an escape of the flow: lambda = {P.gd_scale:g} is above that dataset's lambda*), "
-    f"{len(esc_rerun) - len(surv)} do not (a finite-step effect). At lambda = {P.small_scale:g} (step {P.small_lr:g}) "
-    f"{small_esc} of {small_n} runs escape.",
-    f"- At the step {P.fast_lr:g}, {fast_esc} of {fast_n} runs escape ({fast_esc / max(fast_n, 1):.1%}), "
-    f"{fast_esc_flip} of them with output weights that changed sign"
-    + (f"; at the authors' step {P.lr:g} (same datasets and seeds, width {P.remark_width}), {main_esc_same} of "
-       f"{main_n_same} ({main_esc_same / main_n_same:.1%}): escapes are "
-       + ("more" if fast_esc / max(fast_n, 1) > main_esc_same / main_n_same else "not more")
-       + " frequent at the larger step" if main_n_same else "") + "."
-    + (" Every escape at the larger step has a flipped output weight, as the balancedness drift predicts."
-       if fast_esc and fast_esc_flip == fast_esc else ""),
-    f"- The first eta of the grid at which some draw violates A4-A6: {first_break}; at eta = {P.remark_etas[-1]:g}, "
-    f"{float(rem[P.remark_etas[-1]]['all'].double().mean()):.3f} of the draws satisfy them.",
-])))
+lines = []
+if "gd" in P.sections:
+    esc_rerun = [r for r in rerun if r["escaped"]]
+    surv = [r for r in esc_rerun if r["escapes_small_step"]]
+    fast_rows = [r for r in gd["fast"].values()]
+    fast_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in fast_rows)
+    small_esc = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["small"].values())
+    small_n = sum(len(r["outcome"]) for r in gd["small"].values())
+    fast_esc_flip = sum(int(((r["flips"] > 0) & torch.tensor([o in th.SUCCESS for o in r["outcome"]])).sum()) for r in fast_rows)
+    fast_n = sum(len(r["outcome"]) for r in fast_rows)
+    same = [r for (et, m), r in gd["main"].items() if m == P.remark_width]
+    main_esc_same = sum(sum(o in th.SUCCESS for o in r["outcome"][:len(fast_rows[0]["outcome"]) if fast_rows else None]) for r in same)
+    main_n_same = sum(len(r["outcome"][:len(fast_rows[0]["outcome"]) if fast_rows else None]) for r in same)
+    lines += [
+        f"- At the authors' step {len(esc_rerun)} Assumption-3 run(s) escape the OLS point; {len(surv)} of them escape again "
+        f"with a four times smaller step (an escape of the flow: lambda = {P.gd_scale:g} is above that dataset's lambda*), "
+        f"{len(esc_rerun) - len(surv)} do not (a finite-step effect). At lambda = {P.small_scale:g} (step {P.small_lr:g}) "
+        f"{small_esc} of {small_n} runs escape.",
+        f"- At the step {P.fast_lr:g}, {fast_esc} of {fast_n} runs escape ({fast_esc / max(fast_n, 1):.1%}), "
+        f"{fast_esc_flip} of them with output weights that changed sign"
+        + (f"; at the authors' step {P.lr:g} (same datasets and seeds, width {P.remark_width}), {main_esc_same} of "
+           f"{main_n_same} ({main_esc_same / main_n_same:.1%}): escapes are "
+           + ("more" if fast_esc / max(fast_n, 1) > main_esc_same / main_n_same else "not more")
+           + " frequent at the larger step" if main_n_same else "") + "."
+        + (" Every escape at the larger step has a flipped output weight, as the balancedness drift predicts."
+           if fast_esc and fast_esc_flip == fast_esc else ""),
+    ]
+if "lemma8" in P.sections:
+    lines += [
+        f"- The first eta of the grid at which some draw violates A4-A6: {first_break}; at eta = {P.remark_etas[-1]:g}, "
+        f"{float(rem[P.remark_etas[-1]]['all'].double().mean()):.3f} of the draws satisfy them.",
+    ]
+display(Markdown(fnd.summarise(claims, lines)))

@@ -100,6 +100,7 @@ data, o, D = fr.data, fr.ols, fr.D
 two = th.two_neuron_interpolator(data)
 two_loss = float(fr.network.loss(two, data.X, data.y, th.LOSS))
 print(config.describe())
+print(f"seeds: {list(P.seeds)}")
 print(f"beta* = {o.beta.tolist()}, OLS predictions {o.pred.tolist()}, residuals {o.resid.tolist()}")
 print(f"L_lin* = {float(o.loss):.10f} (mean convention), L(0) = mean(y^2) = {float((data.y ** 2).mean()):.4f}")
 print(f"D = {D.tolist()}, |D| = {float(D.norm()):.6f}, angle {math.atan2(D[1], D[0]):.4f} rad, "

@@ -208,7 +208,7 @@ if anim3:
                  C.below(1e-12), source_value="the authors' mp4 of Figure 3 [C]",
                  note=f"{len(anim3)} frames, step {P.lr:g}", valid=ok_runs)
 claims.check("E3/staircase", "plateaus at distinct loss levels (count per seed; the paper shows three stages e-j)",
-             [len(lv) for lv in levels], C.above(3), source_value="saddle to saddle [T]",
+             [len(lv) for lv in levels], ex.STAIRCASE, source_value="saddle to saddle [T]",
              note=f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each", valid=ok_runs)
 claims.check("E3/first-plateau-constant", "the first plateau is a constant fit: max |h'(x)| on [-1, 1]",
              slope_first, C.below(0.05), source_value="'a 1 neuron, constant, network' [T]", note="spec E3.4", valid=ok_runs)

@@ -11,15 +11,19 @@ import numpy as np
 import torch
 
 from ... import data as datasets
+from ... import verdicts as C
 from ...config import DTYPE
 from ...metrics import finite_runs
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes
 from ...train import gradient_descent
 from .theory import (
     CPU, G, LOSS, OLS, activation_counts, critical_points_2d, grad_factor, initialise, key_vector,
     masked_reduce, min_norm_subgradient, misalignment, neuron_sets, ols, phase_monitor, tau_eps)
+
+
+SECTIONS = ("census", "sweep", "general-d", "example1")  # independent parts; G on the Figure 2 data always runs
 
 
 SCHEMA = {
@@ -46,6 +50,9 @@ SCHEMA = {
     "example_lr": Float("step of the Example 1 runs", low=0, low_open=True, high=1),
     "example_leave_at": Ints("iterations at which the Example 1 neuron leaves the boundary (sigma'(0) = 1 step)",
                              low=0, high=10_000_000),
+    "sections": Sections("the parts to run: census (Lemmas 2-3 on random data), sweep (the lambda sweep: Theorem 1, "
+                         "Remark 1, Lemmas 5-6, S5-omni), general-d (Theorem 3) and example1 (Example 1)",
+                         choices=SECTIONS),
 }
 
 
@@ -122,6 +129,24 @@ def run_sweep(P) -> Sweep:
         at[e] = {key: torch.tensor([row[key] for row in rows], dtype=DTYPE) for key in rows[0]}
     return Sweep(data, list(P.scales), list(P.seeds), list(P.epsilons), lam_t, torch.tensor(seeds), run, sets, D, o,
                  captures, at)
+
+
+# Remark 1 ("Condition 1 covers all neurons as lambda -> 0"): the share of S+ within 1e-3 of D at tau_eps must
+# never drop as lambda decreases (REM1_NO_DROP on the largest drop) and reach every neuron at the smallest lambda
+# (REM1_ALL_AT_SMALLEST, per run): the first alone holds on an untrained network, whose shares are all 0.
+REM1_NO_DROP = C.below(0.0, strict=False)
+REM1_ALL_AT_SMALLEST = C.above(1.0)
+
+
+def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
+    """Remark 1: the mean over seeds of the share of S+ within 1e-3 of D at tau_eps, per scale from the largest
+    lambda to the smallest (sorted, whatever the order of ``scales``)."""
+    return torch.stack([sw.at_tau[eps]["plus_aligned"][sw.lam == sc].mean() for sc in sorted(set(sw.scales), reverse=True)])
+
+
+def largest_drop(shares: torch.Tensor) -> float:
+    """The largest decrease between consecutive entries of ``shares`` (0 when it never decreases or has one entry)."""
+    return float((shares[:-1] - shares[1:]).clamp_min(0).max()) if shares.numel() > 1 else 0.0
 
 
 def loglog_slope(x, y) -> tuple[float, float]:

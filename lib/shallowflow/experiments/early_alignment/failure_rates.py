@@ -11,6 +11,7 @@ import torch
 
 from ... import data as datasets
 from ... import metrics
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
@@ -36,6 +37,8 @@ SCHEMA = {
     "contrast_time": Float("flow time of the contrast runs", low=0, low_open=True, high=1e6),
     "leak": Float("negative slope gamma of the leaky ReLU", low=0, low_open=True, high=1),
     "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True, high=10),
+    "level": Float("level of the Wilson intervals of the shares of runs (the Section 5 contrasts)", low=0.5,
+                   high=0.999, low_open=True),
 }
 RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
                      what="the step-size check (time / (lr / step_check_factor))"),
@@ -47,6 +50,17 @@ RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.s
          Rule.memory(("contrast_widths", "contrast_scales", "contrast_seeds"),
                      lambda P: ensemble_bytes(len(P.contrast_scales) * P.contrast_seeds, max(P.contrast_widths), 2, 4),
                      what="the largest contrast ensemble"))
+
+# Pass criteria of the checks whose null scenario the tests run (tests/test_null_early_alignment.py): the
+# chapter and the tests use these very objects.
+OLS_FRACTION = C.above(0.95)  # Thm2/ols-fraction: smallest share of runs per cell ending at the OLS loss (spec)
+ESCAPE_SHARE = C.above(1.0)  # Thm2/escape-large-scale: smallest share per width reaching a global minimum
+
+
+def ols_fraction(g: "Grid", widths, scales) -> float:
+    """Thm2/ols-fraction: the smallest share of runs ending at the OLS loss over the given cells (NaN: none)."""
+    return min((sum(o == "ols" for o in g.outcome[(m, sc)]) / len(g.outcome[(m, sc)]) for m in widths for sc in scales),
+               default=math.nan)
 
 
 @dataclass

@@ -68,7 +68,10 @@ def findings_failure(claims, res: dict, lam_star: dict, disagree: int, P) -> str
     return summarise(claims, lines)
 
 
-def findings_alignment(claims, sw: Sweep, pt: dict, slopes: dict, P) -> str:
+def findings_alignment(claims, sw: Sweep | None, pt: dict | None, slopes: dict | None, P) -> str:
+    """The alignment chapter's findings; without the sweep (``sw`` None: the section was skipped) only the targets."""
+    if sw is None:
+        return summarise(claims, [])
     lines = [f"- Fitted exponents against lambda at tau_eps (median / max of 1 - cos over S+, theory 2 eps [R]): "
              + "; ".join(f"eps = {e:g}: {slopes[e]['med']:.3f} / {slopes[e]['max']:.3f}" for e in P.epsilons) + ".",
              f"- tau_2 = {pt['slope']:.4f} ln(1/lambda) + {pt['intercept']:.3f} (R^2 = {pt['r2']:.6f}; 1/|D| = "

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import data as datasets
+from ... import verdicts as C
 from ... import metrics
 from ...config import DTYPE
 from ...models import Network, Params
@@ -91,6 +92,10 @@ class Staircase:
     frames: list
     seeds: list
     scale: float
+
+
+# E3/staircase: plateaus at (at least three) distinct loss levels per run; the tests feed it a null scenario
+STAIRCASE = C.above(3)
 
 
 def run_staircase(P) -> Staircase:

@@ -31,6 +31,7 @@ import torch
 
 from ... import data as datasets
 from ... import init, metrics
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network, Params, loss_factor
 from ...monitor import Monitored
@@ -383,6 +384,18 @@ def phase_monitor(X, y, sets, p0, beta, D, eps2, eps3, captures, net):
         return out
 
     return monitor
+
+
+# Where the source describes what happens "on this example" (a typical behaviour, not a theorem for every
+# initialisation), a check measures the share of runs showing it and passes when the lower end of its Wilson
+# interval (metrics.share_interval at the chapter's ``level``) is above one half, i.e. when most runs show it at
+# that level [the book's reading of "typical"]; the measured value is that lower end.
+TYPICAL = C.above(0.5, strict=True)
+
+
+def typical_share(flags, level: float) -> tuple[float, str]:
+    """The lower end of the Wilson interval of the share of true ``flags`` and its description for the note."""
+    return metrics.share_interval(flags, level)["low"], metrics.describe_share(flags, level)
 
 
 OUTCOMES = ("global", "escaping", "ols", "zero", "other", "invalid")
