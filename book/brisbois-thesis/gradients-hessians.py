@@ -51,6 +51,7 @@ train_lr = 1e-3  # GD step on the MSE (Figs D.1-D.3)
 train_steps = 30_000  # epochs of the training run (not stated by the thesis)
 every = 250  # epochs between evaluations along the run
 seeds = [0]  # seed of the draws and of the run
+data = "1.1.0"  # data of Tables D.1/D.2 (G1, H1): 1.1.0 (the thesis's) or a .npz/.csv file (a custom run)
 
 # %% tags=["remove-cell"]
 import numpy as np
@@ -102,6 +103,7 @@ for act in T.ACTIVATIONS:
 
 # %%
 gt = G.gradient_table(P)
+print(f"Table D.1 data: {P.data}" + ("" if P.data == "1.1.0" else f" (n = {G.table_data(P).n}, d = {G.table_data(P).d})"))
 THESIS_D1 = {("relu", 1e-7): 1.91194e-7, ("relu", 1e-2): 6.95204e-5, ("relu", 5.0): 7.60822e-5,
              ("sigmoid", 1e-7): 4.22131e-8, ("sigmoid", 1e-2): 5.08386e-8, ("sigmoid", 5.0): 8.85910e-7,
              ("tanh", 1e-7): 3.02942e-12, ("tanh", 1e-2): 2.43728e-9, ("tanh", 5.0): 2.21812e-6}  # Table D.1 as printed

@@ -61,7 +61,7 @@ from shallowflow import verdicts as C
 from shallowflow import metrics, plots
 from shallowflow.experiments.brisbois_thesis import non_orthogonal as N
 from shallowflow.models import Network
-from shallowflow.params import validate
+from shallowflow.params import profile_values, validate
 
 P = validate(globals(), N.SCHEMA, N.RULES)
 plots.setup()
@@ -78,6 +78,13 @@ E28 = run["fig28"]
 S28 = N.summary(E28, ds, P.goal)
 secs = sum(e.traj.seconds for e in run["grid"].values()) + E28.traj.seconds
 print(f"{sum(e.traj.runs for e in run['grid'].values()) + E28.traj.runs} runs, at most {P.steps} epochs, in {secs:.1f} s")
+# what the paper profile (the thesis's "millions" of epochs, three grid seeds; C.32 is decided there) would cost here,
+# each training call timed over a short sample; the same estimate for this run's parameters beside it
+paper = profile_values("paper", N.SCHEMA, {})
+cost, cost_here = N.paper_cost(P, paper), N.paper_cost(P, vars(P))
+print(f"paper profile ({paper['steps']} epochs at most, grid seeds {paper['grid_seeds']}): about {cost['total']:.0f} s on this "
+      f"machine ({cost['total'] / 3600:.1f} h; Sigmoid grid {cost['sigmoid']:.0f} s); this run's parameters by the same estimate "
+      f"{cost_here['total']:.0f} s: the paper scale costs {cost['total'] / cost_here['total']:.1f} times as much")
 for act, e in run["grid"].items():
     s = S[act]
     print(f"{act:8s}: " + "; ".join(f"lambda {l:g} (seed {d}): L {float(s['last'][i]):.1e}, ||theta|| {float(s['norm'][i]):.4g}"

@@ -18,7 +18,7 @@ from ... import data as datasets
 from ... import init
 from ...config import DTYPE
 from ...models import Network
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
+from ...params import PROFILE, DataFile, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from ...train import gradient_descent
 from . import theory as T
 
@@ -34,15 +34,36 @@ SCHEMA = {
     "train_steps": Int("GD epochs of Figs D.1-D.3", low=1, high=10_000_000),
     "every": Int("epochs between the points of Figs D.1-D.3", low=1, high=1_000_000),
     "seeds": Ints("seed of the random draws and of the training run (first one)", low=0),
+    "data": DataFile("the data of Table D.1 / G1 and the first data set of Table D.2 / H1: '1.1.0' (the thesis's Dataset "
+                     "1.1.0; Table D.2 adds 1.1.4) or a .npz (X, y) / .csv (y last) file, one label column: the formulas "
+                     "hold for any data (a custom run)", names=("1.1.0",), min_n=1, max_n=1000, min_d=1, max_d=20,
+                     outputs=1),
 }
 RULES = (Rule(("every", "train_steps"), lambda P: P.every <= P.train_steps, "every must be <= train_steps"),)
+
+
+def table_data(P):
+    """The data of the tables: Dataset 1.1.0 by name, or the file of ``P.data`` (validated before the kernel)."""
+    if P.data == "1.1.0":
+        return datasets.get("brisbois-orthogonal", device="cpu")
+    return datasets.from_file(P.data, device="cpu", **SCHEMA["data"].limits.kwargs())
+
+
+def _shape(P) -> tuple[int, int]:
+    """(n, d) of the tables' data, from the file's header for a path (already checked by the DataFile spec)."""
+    if P.data == "1.1.0":
+        return 2, 2
+    from ...datafile import read_xy
+    X, _ = read_xy(P.data, **SCHEMA["data"].limits.kwargs())
+    return int(X.shape[0]), int(X.shape[1])
 
 
 def memory_estimate(P) -> float:
     """The largest of: Table D.1's draws (gradients of D = 3m entries, four ways), Table D.2's Hessians
     (hessian_draws x D x D, closed form, autograd and two finite-difference ones), the training runs'
     snapshots and their gradients."""
-    D = 3 * P.width
+    n, d = _shape(P)
+    D = (max(d, 2) + 1) * P.width
     S = P.train_steps // P.every + 1
     return max(array_bytes(P.draws, D, copies=8), array_bytes(P.hessian_draws, D, D, copies=6),
                3 * gd_bytes(1, P.width, 2, 2, P.train_steps, P.every, S) + array_bytes(S, D, copies=8))
@@ -51,15 +72,16 @@ def memory_estimate(P) -> float:
 def work_estimate(P) -> float:
     """Finite differences cost D network evaluations per gradient (each m x n x (d + 1)) and a Hessian D^2
     entries per point, per activation and scale (four ways, two datasets, two widths); plus the training runs."""
-    D = 3 * P.width
-    per = gd_work(1, P.width, 2, 2, 1)
+    n, d = _shape(P)
+    D = (max(d, 2) + 1) * P.width
+    per = gd_work(1, P.width, max(n, 2), max(d, 2), 1)
     grads = 3 * len(P.scales) * P.draws * 4 * D * per
-    hess = 3 * len(P.scales) * 4 * P.hessian_draws * 4 * 10 * D * D * 2
+    hess = 3 * len(P.scales) * 4 * P.hessian_draws * 4 * 10 * D * D * max(n, 2)  # (n = 2: the former factor 2)
     S = P.train_steps // P.every + 1
     return grads + hess + 3 * (gd_work(1, P.width, 2, 2, P.train_steps) + 4 * S * D * per)
 
 
-NAMES = ("width", "draws", "hessian_draws", "scales", "train_steps", "every")
+NAMES = ("width", "draws", "hessian_draws", "scales", "train_steps", "every", "data")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the draws, their Hessians and the training snapshots"),
                  Rule.work(NAMES, work_estimate, what="the tables and the training runs"))
 
@@ -88,7 +110,7 @@ def gradient_table(P, data=None) -> dict:
     """Table D.1 and check G1: for each activation and lambda, the mean l2 error of the finite
     difference (float64 and float32) against the closed form, and the largest relative error of the
     closed form against autograd (ReLU: draws next to a kink left out, counted)."""
-    data = data or datasets.get("brisbois-orthogonal", device="cpu")
+    data = data or table_data(P)
     X, y = data.X, data.y
     out = {}
     for act in T.ACTIVATIONS:
@@ -111,8 +133,7 @@ def hessian_table(P, data_list=None) -> dict:
     """Table D.2 and check H1: mean Frobenius error of the thesis's finite-difference Hessian (float64 and
     float32) against the closed form, and the largest entry error of the closed form against autograd,
     per activation and lambda, over the given datasets and widths {2, m}."""
-    data_list = data_list or [datasets.get("brisbois-orthogonal", device="cpu"),
-                              datasets.get("brisbois-orthogonal", variant="1.1.4", device="cpu")]
+    data_list = data_list or [table_data(P), datasets.get("brisbois-orthogonal", variant="1.1.4", device="cpu")]
     out = {}
     for act in T.ACTIVATIONS:
         for lam in P.scales:

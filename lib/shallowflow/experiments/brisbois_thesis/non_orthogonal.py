@@ -91,6 +91,28 @@ def run_nonorthogonal(P) -> dict:
     return dict(data=ds, grid=grid, fig28=fig28)
 
 
+def paper_cost(P, paper: dict, sample: int = 200) -> dict:
+    """What a run at ``paper``'s values (the paper profile: "millions" of epochs, its seeds) would cost with this
+    book's kernel on this machine: each training call (the three activations' lambda grids, Fig 3.28's study) timed
+    over ``sample`` epochs, its per-epoch time multiplied by the paper's epoch budget (an upper bound: runs stop once
+    converged).  Seconds per part and in all."""
+    import time
+    from types import SimpleNamespace
+
+    ds = D.brisbois_nonorthogonal("1.3.3")
+    Q = SimpleNamespace(**{**paper, "steps": sample, "stop_below": 0.0, "record_every": sample})
+
+    def per_epoch(act, scales, seeds) -> float:
+        t0 = time.perf_counter()
+        _train(act, scales, seeds, Q, ds)
+        return (time.perf_counter() - t0) / sample
+
+    out = {act: per_epoch(act, paper["scales"], paper["grid_seeds"]) * paper["steps"] for act in ACTS}
+    out["fig28"] = per_epoch("relu", paper["fig28_scales"], paper["fig28_seeds"]) * paper["steps"]
+    out["total"] = sum(out.values())
+    return out
+
+
 def summary(e: Ensemble, data, goal: float) -> dict:
     """Per run: validity, convergence (final L < goal), final norm, norm ratio to the initial one, plateau count
     (thesis detector, T = epochs to L < 0.01), kinks of h in [-2, 2] (ReLU), total variation of h' on [-2, 2],
