@@ -61,6 +61,7 @@ contrast_time = 400.0  # their flow time (the escapes take longer)
 leak = 0.1  # gamma of the leaky ReLU (spec's choice)
 leaky_small_scales = [1e-3, 1e-9, 1e-30, 1e-60]  # fixed-width leaky runs towards small lambda (footnote 7)
 level = 0.95  # level of the Wilson intervals of the shares of runs (Section 5 contrasts)
+data = "ea-three-point"  # the data: the source's three points (with a bias coordinate), or a .npz / .csv file
 
 # %% tags=["remove-cell"]
 import math
@@ -88,6 +89,7 @@ Ls = float(res["ols"].loss)
 print(config.describe())
 print(f"seeds: 0 to {P.seeds - 1} per cell below width {P.large_width}, 0 to {P.large_seeds - 1} from it; "
       f"step check 0 to {P.step_check_seeds - 1}; contrasts 0 to {P.contrast_seeds - 1}")
+print(f"data: {P.data} ({res['data'].n} points, input dimension {res['data'].d})")
 print(f"L_lin* = {Ls:.8f}, zero network {float((res['data'].y ** 2).mean()):.4f}; flow time {P.time} at lr {P.lr}")
 for name in ("balanced", "step_check", "unbalanced", "dominated", "leaky", "leaky_small"):
     print(f"{name:12s} seconds per width: " + ", ".join(f"m={m}: {s:.1f}" for m, s in res[name].seconds.items()))
@@ -121,7 +123,7 @@ for i, m in enumerate(g.widths):
     if lam_star in g.scales:
         ax.plot([g.scales.index(lam_star) + 0.5] * 2, [i - 0.5, i + 0.5], color="black", lw=2)
 fig.colorbar(im, ax=ax, label="share of failing runs")
-ax.set_title("balanced ReLU, three-point data: failing share (black bar: largest scale with 100% failure)", fontsize=10)
+ax.set_title(f"balanced ReLU, data {res['data'].name}: failing share (black bar: largest scale with 100% failure)", fontsize=10)
 fig.tight_layout()
 plt.show()
 lam_star = {m: ex.empirical_lambda_star(g, m) for m in g.widths}

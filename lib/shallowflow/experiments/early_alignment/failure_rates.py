@@ -14,7 +14,7 @@ from ... import metrics
 from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
 from ...train import gradient_descent
 from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
 
@@ -39,17 +39,35 @@ SCHEMA = {
     "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True, high=10),
     "level": Float("level of the Wilson intervals of the shares of runs (the Section 5 contrasts)", low=0.5,
                    high=0.999, low_open=True),
+    "data": DataFile("the data of the phase diagram and the contrasts: 'ea-three-point' (the source's Figure 2 data, "
+                     "three points with a bias coordinate) or a .npz (X, y) / .csv (y last) file, one label column, "
+                     "inputs as they enter the network (append a column of ones for a bias): a custom run",
+                     names=("ea-three-point",), min_n=1, max_n=10_000, min_d=1, max_d=100, outputs=1),
 }
 RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
                      what="the step-size check (time / (lr / step_check_factor))"),
          Rule.budget(("contrast_time", "lr"), lambda P: P.contrast_time / P.lr, STEP_BUDGET, what="the contrasts"),
-         Rule.memory(("widths", "scales", "seeds", "large_width", "large_seeds"),
+         Rule.memory(("widths", "scales", "seeds", "large_width", "large_seeds", "data"),
                      lambda P: max(ensemble_bytes(len(P.scales) * (P.seeds if m < P.large_width else P.large_seeds),
-                                                  m, 2, 4) for m in P.widths),
+                                                  m, data_dim(P.data), 4) for m in P.widths),
                      what="the largest width's ensemble"),
-         Rule.memory(("contrast_widths", "contrast_scales", "contrast_seeds"),
-                     lambda P: ensemble_bytes(len(P.contrast_scales) * P.contrast_seeds, max(P.contrast_widths), 2, 4),
+         Rule.memory(("contrast_widths", "contrast_scales", "contrast_seeds", "data"),
+                     lambda P: ensemble_bytes(len(P.contrast_scales) * P.contrast_seeds, max(P.contrast_widths),
+                                              data_dim(P.data), 4),
                      what="the largest contrast ensemble"))
+
+
+def load_data(value) -> datasets.Dataset:
+    """The chapter's data: the source's three-point data by name, or the file of ``data`` (validated before the
+    kernel)."""
+    if value == "ea-three-point":
+        return datasets.get("ea-three-point", device=CPU)
+    return datasets.from_file(value, device=CPU, **SCHEMA["data"].limits.kwargs())
+
+
+def data_dim(value) -> int:
+    """The input dimension of the chapter's data (2 for the three-point data: x and the bias coordinate)."""
+    return 2 if value == "ea-three-point" else int(load_data(value).d)
 
 # Pass criteria of the checks whose null scenario the tests run (tests/test_null_early_alignment.py): the
 # chapter and the tests use these very objects.
@@ -144,7 +162,7 @@ def empirical_lambda_star(g: Grid, width) -> float:
 
 def run_failure_rates(P) -> dict:
     """The (width, scale) phase diagram on the three-point data, the step-size check and the contrasts."""
-    data = datasets.get("ea-three-point", device=CPU)
+    data = load_data(P.data)
 
     def seeds_of(m):
         return P.large_seeds if m >= P.large_width else P.seeds
