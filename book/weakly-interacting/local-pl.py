@@ -40,24 +40,26 @@
 # move on these data, so a step costs $O(np)$ whatever $d$ (exact reduction, tested against the dense
 # network).
 #
-# **Scale.** The book runs $n\in\{250,500,1000,1500,2000\}$ with 6 runs each (the paper: $1000\dots2000$ step
-# 100, 25 runs); Figure 6's slopes are fitted on the paper's range $1000\le n\le2000$ as the spec asks, and
+# **Scale.** The book runs $n\in\{250,500,1000,1500,2000\}$ with the paper's 25 runs each (the paper: $1000\dots2000$
+# step 100); Figure 6's slopes are fitted on the paper's range $1000\le n\le2000$ as the spec asks, and
 # on the whole grid (the extension the spec proposes, here downwards). `params/paper/weakly-interacting/local-pl.yml`
 # holds the paper's grid.
 
 # %% tags=["parameters"]
 profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
 ns = [250, 500, 1000, 1500, 2000]  # dataset sizes
-d = 2000  # ambient dimension (d is max(d, n))
-seeds = 6  # runs per n
+d = 2000  # ambient dimension (at least every n)
+seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]  # stated protocol: run seeds s (generator seed 1000 n + s at each n; the paper: 25 runs)
+data = "fixed"  # data per run: fixed (one data set per n, the authors' code) or fresh (each run its own)
 eps = 0.05  # epsilon of the width rule
 lr = 1.0  # GD step (App. B)
 horizon_mult = 1.5  # horizon in units of t_n
 stop_factor = 1e-6  # early stop at L below stop_factor/(2n)
 final_ns = [250, 500]  # authors' final protocol: n values
-final_seeds = 4  # authors' final protocol: runs per n
+final_seeds = [0, 1, 2, 3]  # authors' final protocol: run seeds s
 first_layer = "gauss"  # first-layer law: gauss (paper) or uniform (authors' code)
 boot = 400  # bootstrap resamples
+level = 0.95  # level of the printed intervals (bootstrap slopes, means over runs)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
@@ -66,7 +68,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow.experiments.weakly_interacting import local_pl as LP
 from shallowflow.params import validate
 
@@ -75,25 +77,36 @@ plots.setup()
 claims = C.Claims(source="001", chapter="book/weakly-interacting/local-pl", profile=P.profile)
 print(config.describe())
 
+# %% [markdown]
+# Each run is a seed $s$ of `seeds` (`final_seeds`), drawn at every $n$ from generator seed $1000n+s$; with
+# `data = "fresh"` its data set too (seed $100003+1000n+s$), with `"fixed"` one data set per $n$. A seed whose
+# initialisation misses the event $\mathcal I$ is rejected and listed below, not replaced by another. Each estimator
+# is printed as its mean over the runs, their standard deviation, the run count and a `level` interval of the mean;
+# slopes with their `level` bootstrap interval.
+
 # %%
 res = LP.run_local_pl(P)
+print(f"data: {P.data}; stated protocol seeds {list(P.seeds)}, final protocol seeds {list(P.final_seeds)}")
 for tag, rows in (("stated", res["stated"]), ("final", res["final"])):
     for r in rows:
-        print(f"[{tag}] n = {r['n']:5d}, p = {r['p']}, epochs {r['epochs']}: stopped early {int(r['converged'].sum())}/{len(r['seeds'])}; "
-              + ", ".join(f"{m} {float(r[m].mean()):.4g}" for m in LP.MEASURES))
+        print(f"[{tag}] n = {r['n']:5d}, p = {r['p']}, epochs {r['epochs']}: seeds run {r['seeds']}"
+              + (f", rejected (event I fails at initialisation) {r['rejected']}" if r["rejected"] else ", none rejected")
+              + f"; stopped early {metrics.describe_share(r['converged'], P.level)}")
+        for m in LP.MEASURES:
+            print(f"    {m}: {metrics.describe_mean(r[m], P.level, digits=4)}")
 for tag, sl in (("stated, paper range " + str(res["paper_ns"]), res["slopes_paper"]), ("stated, all n", res["slopes"]),
                 ("final", res["slopes_final"])):
-    print(f"[{tag}] slopes: " + ", ".join(f"{m} {v[0]:.3f} [{v[1][0]:.2f}, {v[1][1]:.2f}]" for m, v in sl.items()))
+    print(f"[{tag}] slopes ({P.level:.0%} bootstrap): " + ", ".join(f"{m} {v[0]:.3f} [{v[1][0]:.2f}, {v[1][1]:.2f}]" for m, v in sl.items()))
 
 # %% [markdown]
 # **Stopping level.** The same runs measured at a fixed loss level instead of the horizon: $\langle\mu\rangle$ at
 # the first step with $L/L_0\le$ level (runs that reach it), fitted against $n$.
 
 # %%
-for level in (1e-2, 1e-4, 1e-6):
+for stop_level in (1e-2, 1e-4, 1e-6):
     for tag, rows in (("all n", res["stated"]), (f"n = {res['paper_ns']}", [r for r in res["stated"] if r["n"] in res["paper_ns"]])):
-        sl_, ci_, got, tot = LP.level_slope(rows, level, P.lr, boot=P.boot)
-        print(f"level {level:.0e}, {tag}: slope of <mu> {sl_:.3f} [{ci_[0]:.2f}, {ci_[1]:.2f}] ({got} of {tot} runs reach it)")
+        sl_, ci_, got, tot = LP.level_slope(rows, stop_level, P.lr, boot=P.boot, interval=P.level)
+        print(f"level {stop_level:.0e}, {tag}: slope of <mu> {sl_:.3f} [{ci_[0]:.2f}, {ci_[1]:.2f}] ({got} of {tot} runs reach it)")
 
 # %% [markdown]
 # ## Figure 6
@@ -153,7 +166,7 @@ st = res["stated"]
 fin = torch.cat([r["finite"] for r in st])
 fin_f = torch.cat([r["finite"] for r in res["final"]])
 sl, sf, sp = res["slopes"], res["slopes_final"], res["slopes_paper"]
-ci = lambda v: f"slope {v[0]:.3f}, 95% bootstrap [{v[1][0]:.3f}, {v[1][1]:.3f}]"
+ci = lambda v: f"slope {v[0]:.3f}, {P.level:.0%} bootstrap [{v[1][0]:.3f}, {v[1][1]:.3f}]"
 claims.check("Fig6/slope-avg", f"<mu_inf> ~ n^-1/2: fitted slope, stated protocol, n = {res['paper_ns']}", sp["mu_avg"][0],
              C.within(-0.65, -0.40), source_value="-0.55", valid=fin, note=ci(sp["mu_avg"]))
 claims.check("Fig6/slope-last", f"mu(t_inf) ~ n^-1/2: fitted slope, n = {res['paper_ns']}", sp["mu_last"][0],

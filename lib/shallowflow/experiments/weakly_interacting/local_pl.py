@@ -18,80 +18,104 @@ from . import theory as T
 
 SCHEMA = {
     "profile": PROFILE,
-    "ns": Ints("dataset sizes n (orthogonal data, d = max(d, n))", low=20, high=20000, min_len=2),
-    "d": Int("ambient dimension (enters only through the norms of w_j(0))", low=2, high=10**6),
-    "seeds": Int("runs per n (initialisations conditioned on the event I)", low=2, high=1000),
+    "ns": Ints("dataset sizes n (orthogonal data: each n at most d)", low=20, high=20000, min_len=2),
+    "d": Int("ambient dimension, at least every n (enters only through the norms of w_j(0))", low=2, high=10**6),
+    "seeds": Ints("stated protocol: the runs' seeds s, the same at every n (run s at n draws its initialisation from "
+                  "generator seed 1000 n + s; a seed whose initialisation misses the event I is rejected and reported, "
+                  "not replaced)", low=0, high=999, min_len=1),
+    "data": Str("data per run: fixed (one data set per n, seed 20000 + n, the authors' code) or fresh (each run its own, "
+                "seed 100003 + its generator seed)", choices=("fixed", "fresh")),
     "eps": Float("epsilon of the width rule", low=1e-4, high=0.5),
     "lr": Float("GD step", low=1e-3, high=2, low_open=True),
     "horizon_mult": Float("horizon in units of t_n (stated protocol: 1.5)", low=0.1, high=100),
     "stop_factor": Float("early stop at L < stop_factor / (2n) (stated: 1e-6)", low=1e-30, high=1),
     "final_ns": Ints("authors' final protocol (10x epochs, w x 0.01): n values", low=20, high=20000, min_len=2),
-    "final_seeds": Int("authors' final protocol: runs per n", low=2, high=1000),
+    "final_seeds": Ints("authors' final protocol: the runs' seeds s (generator seed 1000 n + s, as the stated protocol)",
+                        low=0, high=999, min_len=1),
     "first_layer": Str("first-layer law", choices=("gauss", "uniform")),
     "boot": Int("bootstrap resamples for slope intervals", low=0, high=100000),
+    "level": Float("level of the printed intervals (bootstrap slopes, means over runs)", low=0.5, high=0.999, low_open=True),
 }
 
 
 def _protocols(P):
     """(n, D, p, runs, steps + 1) of every run_n call: the stated protocol, then the authors' final one."""
-    for ns, count, mult in ((P.ns, P.seeds, P.horizon_mult), (P.final_ns, P.final_seeds, 10 * P.horizon_mult)):
+    for ns, seeds, mult in ((P.ns, P.seeds, P.horizon_mult), (P.final_ns, P.final_seeds, 10 * P.horizon_mult)):
         for n in ns:
             p = T.width_rule(n, P.eps)
-            yield n, max(P.d, n), p, count, T.epochs_rule(n, p, P.lr, mult) + 1
+            yield n, P.d, p, len(seeds), T.epochs_rule(n, p, P.lr, mult) + 1
 
 
 def memory_estimate(P) -> float:
-    """Bytes at the largest n: the data (n x D), the 4 x runs candidate initialisations (p x D each, and their
-    first n coordinates), the state (a few runs x p x n arrays) and the recorded loss and mu (runs x steps);
+    """Bytes at the largest n: the data (runs x n x D with fresh data), the runs' initialisations (p x D each, and
+    their first n coordinates), the state (a few runs x p x n arrays) and the recorded loss and mu (runs x steps);
     plus the loss and mu every earlier n keeps."""
     kept = sum(array_bytes(R, K, copies=2) for n, D, p, R, K in _protocols(P))
-    return kept + max(array_bytes(n, D) + array_bytes(4 * R, p, D, copies=2) + array_bytes(R, p, n, copies=10)
+    return kept + max(array_bytes(R if P.data == "fresh" else 1, n, D) + array_bytes(R, p, D, copies=2) + array_bytes(R, p, n, copies=10)
                       for n, D, p, R, K in _protocols(P))
 
 
 def work_estimate(P) -> float:
-    """The candidate initialisations (4 x runs x p x D draws, at least once) and every GD step of every run
+    """The initialisations (runs x p x D draws) and every GD step of every run
     (about 10 operations per neuron and point, the tracking included)."""
-    return sum(gd_work(4 * R, p, 1, D, 1) + 10 * gd_work(R, p, n, 0, K) for n, D, p, R, K in _protocols(P))
+    return sum(gd_work(R, p, 1, D, 1) + 10 * gd_work(R, p, n, 0, K) for n, D, p, R, K in _protocols(P))
 
 
-NAMES = ("ns", "d", "seeds", "eps", "lr", "horizon_mult", "final_ns", "final_seeds")
-RULES = (Rule.memory(NAMES, memory_estimate, what="the data, the initialisations and the runs"),
+NAMES = ("ns", "d", "seeds", "eps", "lr", "horizon_mult", "final_ns", "final_seeds", "data")
+RULES = (Rule(("d", "ns", "final_ns"), lambda P: P.d >= max(list(P.ns) + list(P.final_ns)),
+              "orthogonal inputs x_i = |x_i| e_i need d >= n for every n of ns and final_ns"),
+         Rule(("seeds",), lambda P: len(set(P.seeds)) == len(P.seeds), "seeds must be distinct"),
+         Rule(("final_seeds",), lambda P: len(set(P.final_seeds)) == len(P.final_seeds), "final_seeds must be distinct"),Rule.memory(NAMES, memory_estimate, what="the data, the initialisations and the runs"),
          Rule.work(NAMES, work_estimate, what="the runs (stated and final protocols)"))
 
 
-def conditioned_seeds(n, p, d, count, y, s, base, first_layer="gauss", w_factor=1.0):
-    """The first ``count`` seeds >= base whose App-B initialisation satisfies the event I (the authors
-    resample until it holds)."""
-    out, k = [], base
-    while len(out) < count:
-        cand = list(range(k, k + 4 * count))
-        a, Wn, off = RD.orthogonal_init(cand, p, n, d, first_layer=first_layer, w_factor=w_factor)
-        ok = metrics.well_initialised(a, Wn * s, y)
-        out += [c for c, o in zip(cand, ok.tolist()) if o]
-        k += 4 * count
-    return out[:count]
+def generator_seeds(n, seeds):
+    """The generator seed of run s at n: 1000 n + s (distinct across n, so the runs of different n share no draws)."""
+    return [1000 * n + int(s) for s in seeds]
+
+
+def orthogonal_data(n, d, gen_seeds, data="fixed"):
+    """Orthogonal App-B data x_i = s_i e_i, one row per run: the norms s (R, n) and labels y (R, n).  ``fixed``:
+    one data set per n (seed 20000 + n, the authors' code); ``fresh``: run r's own (seed 100003 + gen_seeds[r]),
+    so a run's numbers are the same alone or in any batch."""
+    keys = [20_000 + n] * len(gen_seeds) if data == "fixed" else [100_003 + g for g in gen_seeds]
+    draws = {k: datasets.weakly_interacting_draw(n, d, k, orthogonal=True) for k in dict.fromkeys(keys)}
+    s = torch.stack([draws[k][0][torch.arange(n), torch.arange(n)] for k in keys])
+    y = torch.stack([draws[k][1] for k in keys])
+    return s, y
+
+
+def conditioned_seeds(n, p, d, seeds, data="fixed", first_layer="gauss", w_factor=1.0):
+    """The seeds whose App-B initialisation satisfies the event I on their data (the authors resample until
+    it holds; the book keeps the seeds it was given and reports the others): (kept, rejected)."""
+    gs = generator_seeds(n, seeds)
+    s, y = orthogonal_data(n, d, gs, data)
+    a, Wn, off = RD.orthogonal_init(gs, p, n, d, first_layer=first_layer, w_factor=w_factor)
+    ok = metrics.well_initialised(a, Wn * s[:, None, :], y).tolist()
+    return [v for v, o in zip(seeds, ok) if o], [v for v, o in zip(seeds, ok) if not o]
 
 
 def run_n(n, P, protocol="stated"):
     """All runs at one n: returns the Exp-2 measures and the Lemma 7/8, Prop. 1 diagnostics."""
-    d = max(P.d, n)
+    d = P.d
     p = T.width_rule(n, P.eps)
-    X, y = datasets.weakly_interacting_draw(n, d, 20_000 + n, orthogonal=True)
-    s = X[torch.arange(n), torch.arange(n)]
-    wf, mult, count = (1.0, P.horizon_mult, P.seeds) if protocol == "stated" else (0.01, 10 * P.horizon_mult, P.final_seeds)
-    seeds = conditioned_seeds(n, p, d, count, y, s, 1000 * n, P.first_layer, wf)
-    a0, Wn, off = RD.orthogonal_init(seeds, p, n, d, first_layer=P.first_layer, w_factor=wf)
-    Z0 = Wn * s
+    wf, mult, given = (1.0, P.horizon_mult, P.seeds) if protocol == "stated" else (0.01, 10 * P.horizon_mult, P.final_seeds)
+    seeds, rejected = conditioned_seeds(n, p, d, list(given), P.data, P.first_layer, wf)
+    if not seeds:
+        raise ValueError(f"n = {n} ({protocol} protocol): every seed of {list(given)} misses the event I; give other seeds")
+    gs = generator_seeds(n, seeds)
+    s, y = orthogonal_data(n, d, gs, P.data)  # (R, n) each
+    a0, Wn, off = RD.orthogonal_init(gs, p, n, d, first_layer=P.first_layer, w_factor=wf)
+    Z0 = Wn * s[:, None, :]
     R_ = len(seeds)
     epochs = T.epochs_rule(n, p, P.lr, mult)
-    wrong0 = (a0[:, :, None] * y[None, None, :] < 0)
+    wrong0 = (a0[:, :, None] * y[:, None, :] < 0)
     st = dict(t_ext=torch.full((R_,), -1, dtype=torch.int64), prev=Z0.clone(), mono_viol=torch.zeros(R_, dtype=torch.int64),
               react=torch.zeros(R_, dtype=torch.int64), resid_ext=torch.full((R_,), float("nan"), dtype=DTYPE),
               v64=torch.zeros(R_, dtype=torch.int64), n64=torch.zeros(R_, dtype=torch.int64))
-    cxm, cxp, cyp = float(s.min()), float(s.max()), float(y.abs().max())
+    cxm, cxp, cyp = s.amin(-1), s.amax(-1), y.abs().amax(-1)  # per run (R,)
     cbar = (((a0 ** 2 - (Wn ** 2).sum(-1) - off) / p).sum(-1)).clamp_min(0)  # (R,) >= max_i (1/p) sum_j delta_j 1_ji
-    kappa64 = 2 * math.pi * math.sqrt(2 / 3) * cxp ** 2 / cxm * cyp * math.sqrt(p / n)
+    kappa64 = 2 * math.pi * math.sqrt(2 / 3) * cxp ** 2 / cxm * cyp * math.sqrt(p / n)  # (R,)
 
     def track(k, a, Z, r, L, mu, alive):
         act = Z > 0
@@ -130,11 +154,11 @@ def run_n(n, P, protocol="stated"):
     # recomputed cheaply from the recorded mu and the final bounds is not enough: use the exact per-step check below
     t_fit = metrics.first_below(L / L[:, :1], 1e-2, torch.arange(L.shape[1]))
     delta = (a0 ** 2 - (Wn ** 2).sum(-1) - off).amin(-1)
-    t_l8 = 2 * n / (float(y.abs().min()) * cxm * delta) * torch.clamp_min(Z0, 0).flatten(1).amax(1)
+    t_l8 = 2 * n / (y.abs().amin(-1) * cxm * delta) * torch.clamp_min(Z0, 0).flatten(1).amax(1)
     finite = torch.isfinite(L).all(1) & torch.isfinite(run.Z).flatten(1).all(1)
     never = st["t_ext"] < 0  # a wrongly signed pair still active at the end: no extinction time
     st["resid_ext"][never] = float("inf")
-    return dict(n=n, p=p, epochs=epochs, seeds=seeds, never_extinct=never, mu_last=mu_last, mu_avg=mu_avg, mu_low=mu_low, mu_upp=mu_upp,
+    return dict(n=n, p=p, epochs=epochs, seeds=seeds, rejected=rejected, generator_seeds=gs, never_extinct=never, mu_last=mu_last, mu_avg=mu_avg, mu_low=mu_low, mu_upp=mu_upp,
                 mu_spec=mu_spec, mu_exact=mu_exact, stopped=k_end, converged=L[idx, k_end] < P.stop_factor / (2 * n),
                 t_ext=st["t_ext"] * P.lr, mono=st["mono_viol"], react=st["react"], resid_ext=st["resid_ext"],
                 v64=st["v64"], n64=st["n64"], t_fit=t_fit.to(DTYPE) * P.lr, t_l8=t_l8, finite=finite,
@@ -142,11 +166,11 @@ def run_n(n, P, protocol="stated"):
 
 
 def lemma7_violations(run, a0, Wn, off, s, y, p, n):
-    """Lemma 7 at the final iterate of every run, with norm(w_j)^2 from the reduction (orthogonal data)."""
+    """Lemma 7 at the final iterate of every run, with norm(w_j)^2 from the reduction (orthogonal data; s (R, n))."""
     act = (run.Z > 0).to(DTYPE)
-    nw = ((run.Z / s) ** 2).sum(-1) + off
-    up = 2 / n * float(s.max()) ** 2 * (((run.a ** 2 + nw)[:, :, None] * act).sum(1) / p).amax(-1)
-    lo = 2 / n * float(s.min()) ** 2 * (((run.a ** 2)[:, :, None] * act).sum(1) / p).amin(-1)
+    nw = ((run.Z / s[:, None, :]) ** 2).sum(-1) + off
+    up = 2 / n * s.amax(-1) ** 2 * (((run.a ** 2 + nw)[:, :, None] * act).sum(1) / p).amax(-1)
+    lo = 2 / n * s.amin(-1) ** 2 * (((run.a ** 2)[:, :, None] * act).sum(1) / p).amin(-1)
     idx = torch.arange(run.a.shape[0])
     mu = run.mu[idx, run.stopped_at]
     return ((mu > up * (1 + 1e-9)) | (mu < lo * (1 - 1e-9))).to(torch.int64)
@@ -155,18 +179,18 @@ def lemma7_violations(run, a0, Wn, off, s, y, p, n):
 MEASURES = ("mu_last", "mu_avg", "mu_low", "mu_upp", "mu_spec")
 
 
-def slopes(rows, boot, seed=0):
-    """Log-log slope of each measure against n (every run a point), with bootstrap intervals."""
+def slopes(rows, boot, seed=0, level=0.95):
+    """Log-log slope of each measure against n (every run a point), with bootstrap intervals at ``level``."""
     x = np.concatenate([[r["n"]] * len(r["seeds"]) for r in rows]).astype(float)
     out = {}
     for m in MEASURES:
         v = np.concatenate([r[m].numpy() for r in rows])
         good = np.isfinite(v) & (v > 0)
-        out[m] = T.loglog_slope(x[good], v[good], boot=boot, seed=seed) + (int((~good).sum()),)
+        out[m] = T.loglog_slope(x[good], v[good], boot=boot, seed=seed, level=level) + (int((~good).sum()),)
     return out
 
 
-def level_slope(rows, level, lr, boot=0):
+def level_slope(rows, level, lr, boot=0, interval=0.95):
     """Stopping-level dependence: <mu> = log(L0/L(t_level)) / t_level at the first step with L/L0 <= level, for
     every run that reaches it, and its log-log slope against n.  Returns (slope, interval, reached, total)."""
     xs, vs, total = [], [], 0
@@ -181,7 +205,7 @@ def level_slope(rows, level, lr, boot=0):
                 vs.append(float(torch.log(L[i, 0] / L[i, k])) / (k * lr))
     if len(set(xs)) < 2:
         return math.nan, (math.nan, math.nan), len(xs), total
-    sl, ci = T.loglog_slope(np.array(xs, float), np.array(vs), boot=boot)
+    sl, ci = T.loglog_slope(np.array(xs, float), np.array(vs), boot=boot, level=interval)
     return sl, ci, len(xs), total
 
 
@@ -193,8 +217,9 @@ def run_local_pl(P):
     paper = [r for r in stated if 1000 <= r["n"] <= 2000]
     if len(paper) < 2:  # reduced scales: the two largest n stand in for the paper's range
         paper = sorted(stated, key=lambda r: r["n"])[-2:]
-    return dict(stated=stated, final=final, slopes=slopes(stated, P.boot), slopes_final=slopes(final, P.boot),
-                slopes_paper=slopes(paper, P.boot), paper_ns=[r["n"] for r in paper])
+    lv = P.level
+    return dict(stated=stated, final=final, slopes=slopes(stated, P.boot, level=lv), slopes_final=slopes(final, P.boot, level=lv),
+                slopes_paper=slopes(paper, P.boot, level=lv), paper_ns=[r["n"] for r in paper], level=lv)
 
 
 def findings(claims, res):
@@ -204,9 +229,9 @@ def findings(claims, res):
     sp = res["slopes_paper"]
     return "\n".join([
         f"- Stated protocol on the paper's range n = {res['paper_ns']}: slope of <mu_inf> {sp['mu_avg'][0]:.3f} "
-        f"(95% bootstrap {sp['mu_avg'][1][0]:.2f} to {sp['mu_avg'][1][1]:.2f}), of mu(t_inf) {sp['mu_last'][0]:.3f}, of "
+        f"({res['level']:.0%} bootstrap {sp['mu_avg'][1][0]:.2f} to {sp['mu_avg'][1][1]:.2f}), of mu(t_inf) {sp['mu_last'][0]:.3f}, of "
         f"mu_spec {sp['mu_spec'][0]:.3f} ({'inside' if ok('Fig6/slope-avg') else 'outside'} [-0.65, -0.40] for <mu_inf>).",
-        f"- Stated protocol on the whole grid: slope of <mu_inf> {sl['mu_avg'][0]:.3f} (95% bootstrap {sl['mu_avg'][1][0]:.2f} to "
+        f"- Stated protocol on the whole grid: slope of <mu_inf> {sl['mu_avg'][0]:.3f} ({res['level']:.0%} bootstrap {sl['mu_avg'][1][0]:.2f} to "
         f"{sl['mu_avg'][1][1]:.2f}), of mu(t_inf) {sl['mu_last'][0]:.3f}, of mu_spec {sl['mu_spec'][0]:.3f}; "
         f"Conjecture 1's -1/2 is {'supported' if ok('Conj1/slope-spec') else 'not supported'} by the spectral estimator.",
         f"- Authors' final protocol (10x epochs, w x 0.01): slope of <mu_inf> {sf['mu_avg'][0]:.3f}, of mu(t_inf) "

@@ -61,7 +61,7 @@ def ortho_mu(a, Z, r, s2):
 
 
 def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, track=None, bound64=None):
-    """GD on orthogonal data x_i = s_i e_i.  y (n,) or (R, n); s (n,).  Runs stop (frozen) when
+    """GD on orthogonal data x_i = s_i e_i.  y (n,) or (R, n); s (n,) or (R, n) (a data set per run).  Runs stop (frozen) when
     L < stop_abs (scalar) or L/L0 < stop_rel.  ``track`` (optional): a callable (k, a, Z, r, L, mu, alive)
     called every step for extra measurements.  Raises DivergenceError on a non-finite loss."""
     a, Z = a.clone(), Z.clone()

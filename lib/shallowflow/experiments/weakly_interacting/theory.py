@@ -147,9 +147,9 @@ def assumption2_bound(cx_minus, cy_minus, cy_plus, n):
     return cx_minus ** 2 / (2 * math.sqrt(n)) * cy_minus / cy_plus
 
 
-def loglog_slope(x, y, boot: int = 0, groups=None, seed: int = 0):
-    """Least-squares slope of log y against log x; with ``boot`` > 0 also a percentile 95% bootstrap
-    interval resampling runs within each x (``groups``: the x value of each run)."""
+def loglog_slope(x, y, boot: int = 0, groups=None, seed: int = 0, level: float = 0.95):
+    """Least-squares slope of log y against log x; with ``boot`` > 0 also a percentile bootstrap interval at
+    ``level`` resampling runs within each x (``groups``: the x value of each run)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     lx, ly = np.log(x), np.log(y)
@@ -162,7 +162,8 @@ def loglog_slope(x, y, boot: int = 0, groups=None, seed: int = 0):
     for _ in range(boot):
         pick = np.concatenate([rng.choice(ix, ix.size) for ix in idx_by])
         out.append(np.polyfit(lx[pick], ly[pick], 1)[0])
-    return slope, (float(np.percentile(out, 2.5)), float(np.percentile(out, 97.5)))
+    tail = 100 * (1 - level) / 2
+    return slope, (float(np.percentile(out, tail)), float(np.percentile(out, 100 - tail)))
 
 
 def ks_normal_pvalue(v):
