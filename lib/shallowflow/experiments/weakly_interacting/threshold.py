@@ -12,36 +12,41 @@ from scipy import optimize
 
 from shallowflow import data as datasets
 from shallowflow import progress
-from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes, gd_bytes, gd_work
+from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
 
+SECTIONS = ("fig3", "fig45", "first-layer", "capacity")
 SCHEMA = {
     "profile": PROFILE,
+    "sections": Sections("the chapter's parts to run: fig3 (Fig. 3 and the 0.6% remark), fig45 (Figs. 4-5), first-layer "
+                         "(the two first-layer laws at d = 20), capacity (the interpolation capacity)", choices=SECTIONS),
     "fig3_ns": Ints("Fig. 3: dataset sizes at d = 100, stated width rule", low=10, high=20000, min_len=3),
-    "fig3_reps": Int("Fig. 3: runs per n", low=1, high=500),
+    "fig3_seeds": Ints("Fig. 3: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
     "fig3_d": Int("Fig. 3: dimension", low=2, high=5000),
     "wide_ns": Ints("Fig. 3: dataset sizes with 4x the width rule (p = 4 floor(...) + 1); empty: none", low=10, high=20000, min_len=0),
-    "wide_reps": Int("Fig. 3: runs per n with 4x the width", low=1, high=100),
-    "fig4_ds": Ints("Fig. 4: dimensions at p = 30", low=2, high=1000, min_len=3),
+    "wide_seeds": Ints("Fig. 3 with 4x the width: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
+    "fig4_ds": Ints("Fig. 4: dimensions at p = fig4_p (one d: one threshold; the curve checks need three)", low=2, high=1000, min_len=1),
     "fig4_mults": Floats("Fig. 4: n grid as multiples of d", low=0.5, high=100, min_len=3),
     "fig4_p": Int("Fig. 4: width", low=2, high=2000),
-    "fig45_reps": Int("Figs. 4-5: runs per (d, p, n)", low=1, high=500),
+    "fig4_seeds": Ints("Fig. 4 (both steps): the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
+    "fig5_seeds": Ints("Fig. 5: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
     "small_mults": Floats("Fig. 4 at the small step: n grid as multiples of d (its threshold is higher)", low=0.5, high=200, min_len=3),
     "small_lr": Float("Figs. 4-5: the small step compared at equal flow time", low=1e-3, high=1, low_open=True),
-    "fig5_ps": Ints("Fig. 5: widths at d = 30", low=2, high=2000, min_len=3),
+    "fig5_ps": Ints("Fig. 5: widths at d = fig5_d (one p: one threshold; the curve checks need three)", low=2, high=2000, min_len=1),
     "fig5_ns": Ints("Fig. 5: dataset sizes", low=2, high=20000, min_len=3),
     "fig5_d": Int("Fig. 5: dimension", low=2, high=1000),
     "cap_n": Int("interpolation capacity: n (d = 20, p = 30)", low=2, high=5000),
-    "cap_reps": Int("interpolation capacity: runs", low=1, high=100),
+    "cap_seeds": Ints("interpolation capacity (the same runs at both horizons): the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
     "cap_mult": Float("interpolation capacity: horizon multiplier of the long runs", low=1, high=1000),
     "boot": Int("bootstrap resamples of the threshold fits", low=0, high=100000),
+    "level": Float("level of the bootstrap intervals and of the printed shares", low=0.5, high=0.999, low_open=True),
     "first_layer": Str("first-layer law: gauss (App. B's N(0, I/d)) or uniform (the authors' code: torch's U(-1/sqrt(d), 1/sqrt(d)))",
                        choices=("gauss", "uniform")),
     "fl_mults": Floats("first-layer comparison at d = 20, p = fig4_p, lr 1: n grid as multiples of d, run under both laws; "
                        "empty: none", low=0.5, high=100, min_len=0),
-    "fl_reps": Int("first-layer comparison: runs per n and law", low=1, high=500),
+    "fl_seeds": Ints("first-layer comparison (both laws): the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
 }
 
 
@@ -50,41 +55,52 @@ def _fig4_ns(d, mults):
 
 
 def _dense_calls(P):
-    """(runs, n, d, p, epochs) of every :func:`runs_at` call: Fig. 3 (stated and 4x width), Figs. 4-5, capacity."""
-    out = [(P.fig3_reps, n, P.fig3_d, T.width_rule(n), None) for n in P.fig3_ns]
-    out += [(P.wide_reps, n, P.fig3_d, T.width_rule(n, factor=4), None) for n in P.wide_ns]
-    for lr, mults in ((1.0, P.fig4_mults), (P.small_lr, P.small_mults)):
-        out += [(P.fig45_reps, n, d, P.fig4_p, int(math.ceil(T.epochs_rule(n, P.fig4_p, 1.0) / lr)))
-                for d in P.fig4_ds for n in _fig4_ns(d, mults)]
-    out += [(P.fig45_reps, n, P.fig5_d, p, None) for p in P.fig5_ps for n in P.fig5_ns]
-    ep = T.epochs_rule(P.cap_n, 30)
-    out += [(P.cap_reps, P.cap_n, 20, 30, ep), (P.cap_reps, P.cap_n, 20, 30, int(ep * P.cap_mult))]
+    """(runs, n, d, p, epochs) of every :func:`runs_at` call of the sections that run: Fig. 3 (stated and 4x width),
+    Figs. 4-5, the first-layer comparison, capacity."""
+    out = []
+    if "fig3" in P.sections:
+        out += [(len(P.fig3_seeds), n, P.fig3_d, T.width_rule(n), None) for n in P.fig3_ns]
+        out += [(len(P.wide_seeds), n, P.fig3_d, T.width_rule(n, factor=4), None) for n in P.wide_ns]
+    if "fig45" in P.sections:
+        for lr, mults in ((1.0, P.fig4_mults), (P.small_lr, P.small_mults)):
+            out += [(len(P.fig4_seeds), n, d, P.fig4_p, int(math.ceil(T.epochs_rule(n, P.fig4_p, 1.0) / lr)))
+                    for d in P.fig4_ds for n in _fig4_ns(d, mults)]
+        out += [(len(P.fig5_seeds), n, P.fig5_d, p, None) for p in P.fig5_ps for n in P.fig5_ns]
+    if "first-layer" in P.sections:
+        out += [(2 * len(P.fl_seeds), n, 20, P.fig4_p, None) for n in _fig4_ns(20, P.fl_mults)]
+    if "capacity" in P.sections:
+        ep = T.epochs_rule(P.cap_n, 30)
+        out += [(len(P.cap_seeds), P.cap_n, 20, 30, ep), (len(P.cap_seeds), P.cap_n, 20, 30, int(ep * P.cap_mult))]
     return [(R, n, d, p, T.epochs_rule(n, p, 1.0) if e is None else e) for R, n, d, p, e in out]
 
 
 def memory_estimate(P) -> float:
     """The largest :func:`.reductions.dense_gd` call: runs x n x d data (and its draw), the ensemble and its
     per-step activations."""
-    return max(array_bytes(R, n, d, copies=3) + gd_bytes(R, p, n, d) for R, n, d, p, e in _dense_calls(P))
+    return max((array_bytes(R, n, d, copies=3) + gd_bytes(R, p, n, d) for R, n, d, p, e in _dense_calls(P)), default=0.0)
 
 
 def work_estimate(P) -> float:
     """Every GD run to its horizon, and the bootstrapped threshold fits (7 Nelder-Mead starts of about 300
     evaluations each, a Python call worth about 1e4 work units plus the runs)."""
     calls = _dense_calls(P)
-    fits = 1 + 2 * len(P.fig4_ds) + len(P.fig5_ps)
-    points = max(R * n for R, n, d, p, e in calls)
+    fits = (("fig3" in P.sections) + ("fig45" in P.sections) * (2 * len(P.fig4_ds) + len(P.fig5_ps))
+            + 2 * ("first-layer" in P.sections and bool(P.fl_mults)))
+    points = max((R * n for R, n, d, p, e in calls), default=0)
     return sum(gd_work(R, p, n, d, e) for R, n, d, p, e in calls) + (P.boot + 2) * fits * 7 * 300 * (1e4 + 20 * points)
 
 
-NAMES = ("fig3_ns", "fig3_reps", "fig3_d", "wide_ns", "wide_reps", "fig4_ds", "fig4_mults", "fig4_p", "fig45_reps",
-         "small_mults", "small_lr", "fig5_ps", "fig5_ns", "fig5_d", "cap_n", "cap_reps", "cap_mult", "boot")
-RULES = (
+NAMES = ("sections", "fig3_ns", "fig3_seeds", "fig3_d", "wide_ns", "wide_seeds", "fig4_ds", "fig4_mults", "fig4_p", "fig4_seeds",
+         "fig5_seeds", "small_mults", "small_lr", "fig5_ps", "fig5_ns", "fig5_d", "cap_n", "cap_seeds", "cap_mult", "fl_mults",
+         "fl_seeds", "boot")
+SEED_LISTS = ("fig3_seeds", "wide_seeds", "fig4_seeds", "fig5_seeds", "cap_seeds", "fl_seeds")
+RULES = tuple(Rule((name,), lambda P, name=name: len(set(getattr(P, name))) == len(getattr(P, name)), f"{name} must be distinct")
+              for name in SEED_LISTS) + (
     Rule(("fig4_mults", "fig4_ds"), lambda P: all(len(_fig4_ns(d, P.fig4_mults)) >= 3 for d in P.fig4_ds),
          "every d of Fig. 4 needs at least three distinct n = round(mult x d) for its threshold fit"),
     Rule(("small_mults", "fig4_ds"), lambda P: all(len(_fig4_ns(d, P.small_mults)) >= 3 for d in P.fig4_ds),
          "every d of Fig. 4 at the small step needs at least three distinct n = round(mult x d)"),
-    Rule.memory(NAMES[:-1], memory_estimate, what="the largest batch of runs"),
+    Rule.memory(NAMES[:-1], memory_estimate, what="the largest batch of runs"),  # every name but boot
     Rule.work(NAMES, work_estimate, what="the chapter"),
 )
 
@@ -98,16 +114,18 @@ AUTHORS_FIG4 = {"d": [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
 AUTHORS_FIG5 = {"p": [50, 100, 200, 400], "N": [220, 295, 347, 387]}
 
 
-def runs_at(n, d, p, reps, lr=1.0, epochs=None, base=0, first_layer="gauss"):
-    r = RD.dense_gd(n, d, p, list(range(base, base + reps)), lr=lr, epochs=epochs, first_layer=first_layer)
-    r.update(n=n, d=d, p=p, lr=lr)
+def runs_at(n, d, p, seeds, lr=1.0, epochs=None, first_layer="gauss"):
+    """One run per seed at (n, d, p): data from seed 100003 + s, initialisation from seed s (alone or in a batch)."""
+    r = RD.dense_gd(n, d, p, [int(s) for s in seeds], lr=lr, epochs=epochs, first_layer=first_layer)
+    r.update(n=n, d=d, p=p, lr=lr, seeds=[int(s) for s in seeds])
     return r
 
 
-def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
+def fit_threshold(ns, conv, boot=0, seed=0, plateau=False, level=0.95):
     """Logistic fit P(n) = top / (1 + exp((n - N) / w)) by maximum likelihood over every run (top = 1, or a free
-    upper plateau); bootstrap over runs within each n for a 95% interval of N (the resamples are kept in
-    ``boot``).  ``bracketed``: the grid brackets the threshold (some n with P(converged) above 1/2 and some
+    upper plateau); bootstrap over runs within each n for a ``level`` interval of N (the resamples are kept in
+    ``boot``).  ``N`` is the sigmoid's centre; ``half`` is where the fitted P crosses 1/2, N + w log(2 top - 1)
+    (the threshold; equal to N when top = 1, nan when the plateau top is at most 1/2).  ``bracketed``: the grid brackets the threshold (some n with P(converged) above 1/2 and some
     below, and N inside the grid); a threshold that is not bracketed is an extrapolation and counts as
     undecided."""
     ns = np.asarray(ns, float)
@@ -128,9 +146,10 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
             r = optimize.minimize(nll, th0, args=(x, c), method="Nelder-Mead", options=dict(xatol=1e-6, fatol=1e-9, maxiter=4000))
             if best is None or r.fun < best.fun:
                 best = r
-        return best.x[0] * scale, (1 / (1 + math.exp(-best.x[2])) if plateau else 1.0)
+        return best.x[0] * scale, (1 / (1 + math.exp(-best.x[2])) if plateau else 1.0), math.exp(best.x[1]) * scale
 
-    N, top = fit(ns, conv)
+    N, top, width = fit(ns, conv)
+    half = N + width * math.log(2 * top - 1) if top > 0.5 else math.nan
     means = np.array([conv[ns == v].mean() for v in np.unique(ns)])
     bracketed = bool(means.max() > 0.5 and means.min() < 0.5 and np.unique(ns).min() <= N <= np.unique(ns).max())
     lo = hi = math.nan
@@ -146,12 +165,13 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False):
             if key not in seen:
                 seen[key] = fit(ns[pick], conv[pick])[0]
             bs.append(seen[key])
-        lo, hi = np.percentile(bs, [2.5, 97.5])
+        tail = 100 * (1 - level) / 2
+        lo, hi = np.percentile(bs, [tail, 100 - tail])
     grid = np.unique(ns)
     below, above = grid[grid <= N], grid[grid >= N]
     gap = (float(below.max()) if below.size else math.nan, float(above.min()) if above.size else math.nan)
     resolved = bool(np.any((means > 0) & (means < 1)))
-    return dict(N=float(N), lo=float(lo), hi=float(hi), top=float(top), bracketed=bracketed, boot=np.asarray(bs, float),
+    return dict(N=float(N), lo=float(lo), hi=float(hi), top=float(top), width=float(width), half=float(half), bracketed=bracketed, boot=np.asarray(bs, float),
                 gap=gap, resolved=resolved)
 
 
@@ -219,15 +239,25 @@ def collect(rows):
 
 def run_fig3(P):
     """Experiment 1 / Fig 3: convergence against n at d = fig3_d with the stated width rule and with 4x the
-    width, and the bootstrapped threshold fit of the stated protocol."""
+    width, and the bootstrapped threshold fit of the stated protocol; None when the section fig3 is skipped."""
+    if "fig3" not in P.sections:
+        return None
     d = P.fig3_d
-    stated = [runs_at(n, d, T.width_rule(n), P.fig3_reps, base=10_000, first_layer=P.first_layer)
+    stated = [runs_at(n, d, T.width_rule(n), P.fig3_seeds, first_layer=P.first_layer)
               for n in progress.each(sorted(set(P.fig3_ns)), "Fig 3, stated width", unit="n")]
-    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_reps, base=20_000, first_layer=P.first_layer)
+    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_seeds, first_layer=P.first_layer)
             for n in progress.each(sorted(set(P.wide_ns)), "Fig 3, 4x width", unit="n")]
     ns, conv = collect(stated)
-    fit = fit_threshold(ns, conv, boot=P.boot, seed=3)
+    fit = fit_threshold(ns, conv, boot=P.boot, seed=3, level=P.level)
     return dict(stated=stated, wide=wide, fit=fit)
+
+
+def sharp_transition(rows, N):
+    """Fig. 3's sharpness at the fitted threshold N: [P(converged) >= 0.9 at every grid n <= 0.9 N (and there is
+    one), P <= 0.1 at every n >= 1.1 N (and there is one)], with the shares below and above."""
+    below = [float(r["converged"].double().mean()) for r in rows if r["n"] <= 0.9 * N]
+    above = [float(r["converged"].double().mean()) for r in rows if r["n"] >= 1.1 * N]
+    return [len(below) > 0 and min(below) >= 0.9, len(above) > 0 and max(above) <= 0.1], below, above
 
 
 def largest_example_share(n, seeds=range(20), d=100):
@@ -255,7 +285,9 @@ def one_example_share(n, seed=0, d=100):
 
 def run_fig45(P):
     """Thresholds against d (p = fig4_p) and against p (d = fig5_d), at lr = 1 and (Fig. 4) at the small step
-    with the same flow time."""
+    with the same flow time; None when the section fig45 is skipped."""
+    if "fig45" not in P.sections:
+        return None
     f4 = {}
     for lr in (1.0, P.small_lr):
         f4[lr] = []
@@ -265,17 +297,17 @@ def run_fig45(P):
             rows = []
             for n in progress.each(ns, f"Fig 4, d = {d}, lr = {lr:g}", unit="n"):
                 ep = T.epochs_rule(n, P.fig4_p, 1.0)  # the stated horizon, in flow time
-                rows.append(runs_at(n, d, P.fig4_p, P.fig45_reps, lr=lr, epochs=int(math.ceil(ep / lr)), base=30_000,
+                rows.append(runs_at(n, d, P.fig4_p, P.fig4_seeds, lr=lr, epochs=int(math.ceil(ep / lr)),
                                     first_layer=P.first_layer))
             x, c = collect(rows)
-            f4[lr].append(dict(d=d, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d),
+            f4[lr].append(dict(d=d, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d, level=P.level),
                                fit_plateau=fit_threshold(x, c, plateau=True)))
     f5 = []
     for p in sorted(set(P.fig5_ps)):
-        rows = [runs_at(n, P.fig5_d, p, P.fig45_reps, base=40_000, first_layer=P.first_layer)
+        rows = [runs_at(n, P.fig5_d, p, P.fig5_seeds, first_layer=P.first_layer)
                 for n in progress.each(sorted(set(P.fig5_ns)), f"Fig 5, p = {p}", unit="n")]
         x, c = collect(rows)
-        f5.append(dict(p=p, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=p),
+        f5.append(dict(p=p, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=p, level=P.level),
                        fit_plateau=fit_threshold(x, c, plateau=True)))
     return dict(fig4=f4, fig5=f5)
 
@@ -284,21 +316,22 @@ def run_first_layer(P, d=20):
     """The threshold at d, p = fig4_p, lr 1 under App. B's N(0, I/d) first layer and under the authors' code's
     U(-1/sqrt(d), 1/sqrt(d)) (the same data and second-layer draws), on the grid fl_mults x d, and the ratio of
     the two thresholds with a 95% interval from their independent bootstrap resamples."""
-    if not P.fl_mults:
+    if not P.fl_mults or "first-layer" not in P.sections:
         return None
     ns = sorted({max(2, int(round(m * d))) for m in P.fl_mults})
     out = {}
     for law in ("gauss", "uniform"):
-        rows = [runs_at(n, d, P.fig4_p, P.fl_reps, base=60_000, first_layer=law)
+        rows = [runs_at(n, d, P.fig4_p, P.fl_seeds, first_layer=law)
                 for n in progress.each(ns, f"first layer {law}, d = {d}", unit="n")]
         x, c = collect(rows)
-        out[law] = dict(rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d + (0 if law == "gauss" else 1)))
+        out[law] = dict(rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d + (0 if law == "gauss" else 1), level=P.level))
     g, u = out["gauss"]["fit"], out["uniform"]["fit"]
     ratio = u["N"] / g["N"]
     lo = hi = math.nan
     if g["boot"].size and u["boot"].size:
         B = min(g["boot"].size, u["boot"].size)
-        lo, hi = np.percentile(u["boot"][:B] / g["boot"][:B], [2.5, 97.5])
+        tail = 100 * (1 - P.level) / 2
+        lo, hi = np.percentile(u["boot"][:B] / g["boot"][:B], [tail, 100 - tail])
     out.update(d=d, ratio=float(ratio), lo=float(lo), hi=float(hi),
                bracketed=bool(g["bracketed"] and u["bracketed"]))
     return out
@@ -326,26 +359,38 @@ def log_fit(x, y):
 
 def run_capacity(P, d=20, p=30):
     """Above the GD threshold (n = cap_n, d = 20, p = 30, n << d p): the stated horizon, then the failed runs
-    continued for cap_mult times the horizon at the same step."""
+    continued for cap_mult times the horizon at the same step; None when the section capacity is skipped."""
+    if "capacity" not in P.sections:
+        return None
     n = P.cap_n
     ep = T.epochs_rule(n, p)
-    base = runs_at(n, d, p, P.cap_reps, base=50_000, first_layer=P.first_layer)
-    long = runs_at(n, d, p, P.cap_reps, epochs=int(ep * P.cap_mult), base=50_000, first_layer=P.first_layer)
+    base = runs_at(n, d, p, P.cap_seeds, first_layer=P.first_layer)
+    long = runs_at(n, d, p, P.cap_seeds, epochs=int(ep * P.cap_mult), first_layer=P.first_layer)
     return dict(n=n, d=d, p=p, base=base, long=long, epochs=ep)
 
 
 def findings(claims, f3, f45, P):
+    """The findings of the sections that ran (a skipped section says so)."""
     ok = claims.passed
-    fit = f3["fit"]
-    return "\n".join([
-        f"- Stated protocol at d = {P.fig3_d}: threshold N = {fit['N']:.0f} (95% bootstrap {fit['lo']:.0f} to {fit['hi']:.0f}); "
-        f"the paper's 3000 is {'inside' if fit['lo'] <= 3000 <= fit['hi'] else 'outside'} this interval.",
-        f"- With 4x the width: " + ", ".join(f"n = {r['n']}: {int(r['converged'].sum())}/{len(r['converged'])} converged" for r in f3["wide"]) + ".",
-        f"- Fig. 4 (p = {P.fig4_p}): at lr 1 the linear fit {'passes' if ok('Fig4/linear') else 'fails'} R^2 >= 0.95 and the power-law "
-        f"exponent is {'<=' if ok('Fig4/power') else '>'} 1.3; the authors' own data {'are' if ok('Fig4/authors-exponent') else 'are not'} "
-        f"convex (exponent interval above 1) and the book's lr-1 exponent {'agrees' if ok('Fig4/matches-authors') else 'does not agree'} "
-        f"with theirs; at lr {P.small_lr:g} the range of exponents the thresholds allow "
-        f"{'contains 1 and excludes 2: linear' if ok('Fig4/linear-small-step') else 'does not single out linear (it must contain 1 and exclude 2)'}.",
-        f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not shown to be'} increasing and concave in p "
-        f"(bracketed thresholds at p = {[r['p'] for r in f45['fig5'] if r['fit']['bracketed']]}).",
-    ])
+    out = []
+    if f3 is None:
+        out.append("- Fig. 3: section skipped in this run.")
+    else:
+        fit = f3["fit"]
+        out += [
+            f"- Stated protocol at d = {P.fig3_d}: threshold N = {fit['N']:.0f} ({P.level:.0%} bootstrap {fit['lo']:.0f} to "
+            f"{fit['hi']:.0f}); the paper's 3000 is {'inside' if fit['lo'] <= 3000 <= fit['hi'] else 'outside'} this interval.",
+            f"- With 4x the width: " + (", ".join(f"n = {r['n']}: {int(r['converged'].sum())}/{len(r['converged'])} converged"
+                                                 for r in f3["wide"]) or "not run") + "."]
+    if f45 is None:
+        out.append("- Figs. 4-5: section skipped in this run.")
+    else:
+        out += [
+            f"- Fig. 4 (p = {P.fig4_p}): at lr 1 the linear fit {'passes' if ok('Fig4/linear') else 'fails'} R^2 >= 0.95 and the power-law "
+            f"exponent is {'<=' if ok('Fig4/power') else '>'} 1.3; the authors' own data {'are' if ok('Fig4/authors-exponent') else 'are not'} "
+            f"convex (exponent interval above 1) and the book's lr-1 exponent {'agrees' if ok('Fig4/matches-authors') else 'does not agree'} "
+            f"with theirs; at lr {P.small_lr:g} the range of exponents the thresholds allow "
+            f"{'contains 1 and excludes 2: linear' if ok('Fig4/linear-small-step') else 'does not single out linear (it must contain 1 and exclude 2)'}.",
+            f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not shown to be'} increasing and concave in p "
+            f"(bracketed thresholds at p = {[r['p'] for r in f45['fig5'] if r['fit']['bracketed']]})."]
+    return "\n".join(out)
