@@ -65,7 +65,7 @@ from shallowflow.params import validate
 P = validate(globals(), D.SCHEMA, D.RULES)
 plots.setup()
 claims = C.Claims(source="004", chapter="book/balboni-thesis/deep-kernels", profile=P.profile)
-print(config.describe())
+print(config.describe(), f"; seed {P.seed} (the Lemma 10 controls and the ReLU contrast draw with seed + 1, + 2, + 3)")
 
 # %% [markdown]
 # ## Independent points: Lemmas 6-9 (synthetic points, float64)

@@ -72,7 +72,7 @@ from shallowflow.params import validate
 P = validate(globals(), T.SCHEMA, T.RULES)
 plots.setup()
 claims = C.Claims(source="004", chapter="book/balboni-thesis/part-one", profile=P.profile)
-print(config.describe())
+print(config.describe(), f"; seeds {P.seeds} (the first draws the single-draw parts; I-3 runs every seed)")
 
 # %% [markdown]
 # ## Mean-field signal propagation (Sec. 1.1, I-1)
