@@ -14,9 +14,12 @@ from ... import metrics
 from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network
-from ...params import DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes
 from ...train import gradient_descent
 from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
+
+
+SECTIONS = ("grid", "contrasts")  # the phase diagram with its step-size check; the Section 5 contrasts
 
 
 SCHEMA = {
@@ -43,6 +46,8 @@ SCHEMA = {
                      "three points with a bias coordinate) or a .npz (X, y) / .csv (y last) file, one label column, "
                      "inputs as they enter the network (append a column of ones for a bias): a custom run",
                      names=("ea-three-point",), min_n=1, max_n=10_000, min_d=1, max_d=100, outputs=1),
+    "sections": Sections("the parts to run: grid (the (width, scale) phase diagram of Theorem 2 and its step-size "
+                         "check) and contrasts (Section 5: unbalanced, dominated and leaky ReLU runs)", choices=SECTIONS),
 }
 RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
                      what="the step-size check (time / (lr / step_check_factor))"),
@@ -167,10 +172,14 @@ def run_failure_rates(P) -> dict:
     def seeds_of(m):
         return P.large_seeds if m >= P.large_width else P.seeds
 
+    sections = getattr(P, "sections", SECTIONS)
     out = {"data": data, "ols": ols(data.X, data.y)}
-    out["balanced"] = run_grid(data, P.widths, P.scales, seeds_of, P.lr, P.time)
-    out["step_check"] = run_grid(data, [P.step_check_width], P.scales, lambda m: P.step_check_seeds,
-                                 P.lr / P.step_check_factor, P.time)
+    if "grid" in sections:
+        out["balanced"] = run_grid(data, P.widths, P.scales, seeds_of, P.lr, P.time)
+        out["step_check"] = run_grid(data, [P.step_check_width], P.scales, lambda m: P.step_check_seeds,
+                                     P.lr / P.step_check_factor, P.time)
+    if "contrasts" not in sections:
+        return out
     cs = lambda m: P.contrast_seeds  # noqa: E731
     out["unbalanced"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.contrast_time, "unbalanced",
                                  stop_below=1e-10)
