@@ -180,8 +180,10 @@ def commit(root: Path) -> str:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "lib", "book", "params"],
-                               capture_output=True, text=True).stdout.strip()
-        return out + (" (+ uncommitted changes)" if dirty else "")
+                               capture_output=True, text=True).stdout
+        files = [l[3:] for l in dirty.splitlines() if l.strip()]
+        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+        return out + (f" (+ uncommitted: {', '.join(files[:3])}{more})" if files else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -344,7 +346,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
         basis_est = "no estimate: " + (cm_err if cm is None else "the chapter declares no Rule.work and has no proxy")
         if cm and cm["book"]["work"] and cm["paper"]["work"] is not None and book_s is not None:
             ratio = cm["paper"]["work"] / cm["book"]["work"]
-            est = float(book_s) * ratio
+            est = round(float(book_s) * ratio, 1)
             basis_est = (f"estimate: book {book_s:.1f} s (params/timings.json) x work ratio {ratio:.3g} "
                          f"({cm['paper']['work']:.3g} / {cm['book']['work']:.3g} units, {cm['paper']['basis']})")
         why = refusal(ch)
@@ -366,12 +368,14 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
                                f"{_fmt_s(est)} ({basis_est.removeprefix('estimate: ')})",
                          memory_gb=mem, verdict_changes=changes)
         else:
-            failed = f"; a paper run failed here: {failure_line(rec)}" if rec else ""
+            failed = (f"; a paper run here ended without a result after {rec['wall_s']:.0f} s ({rec['cpu_s']:.0f} CPU-s, a "
+                      f"lower bound of its cost): {failure_line(rec)}") if rec else ""
             paper = dict(status="estimated", seconds=est, where=where_estimated(est, mem_gb), basis=basis_est + failed,
                          memory_gb=mem, verdict_changes=[])
         row["paper"] = paper
         row["_estimate_s"] = est  # for the table only (removed from the JSON)
         row["_cpu_s"] = rec["cpu_s"] if rec and rec["rc"] == 0 else None
+        row["_stopped"] = rec if rec and rec["rc"] != 0 and not why else None
         out["chapters"][ch] = row
     return out
 
@@ -398,7 +402,8 @@ def markdown(data: dict) -> str:
         lines.append(f"| {name} | {book} | {p['status']} | {_fmt_s(p['seconds'])} | {p['where']} | {mem} | "
                      f"{basis} | {vc.replace('|', '/')} |")
     ran = [(n, r) for n, r in ch.items() if r["paper"]["status"] == "ran"]
-    if ran:
+    stopped = [(n, r) for n, r in ch.items() if r.get("_stopped")]
+    if ran or stopped:
         lines += ["", "## The extrapolation against the measured runs", "",
                   "The estimate is unloaded time (book_s was measured on the CI machine); the executed time here is "
                   "inflated by the other jobs (nice 19), so the CPU seconds of the run's processes (the CLI and its "
@@ -410,6 +415,12 @@ def markdown(data: dict) -> str:
             ratio = f"{s / est:.2f}" if est else "-"
             cratio = f"{cpu / est:.2f}" if est and cpu is not None else "-"
             lines.append(f"| {n} | {_fmt_s(est)} | {s:.1f} s | {cpu} | {ratio} | {cratio} |")
+        for n, r in stopped:
+            est, rec = r.get("_estimate_s"), r["_stopped"]
+            ratio = f"> {rec['wall_s'] / est:.2f}" if est else "-"
+            cratio = f"> {rec['cpu_s'] / est:.2f}" if est else "-"
+            lines.append(f"| {n} (ended without a result) | {_fmt_s(est)} | > {rec['wall_s']:.0f} s | > {rec['cpu_s']} | "
+                         f"{ratio} | {cratio} |")
     total = sum(r["paper"]["seconds"] or 0 for r in ch.values() if r["paper"]["status"] in ("estimated", "refused"))
     lines += ["", f"Estimated paper time of the chapters not run: {total / 3600:.1f} hours on this machine, unloaded "
               "(an estimate; refused chapters included at their estimated time).", ""]
@@ -438,6 +449,7 @@ def main(argv=None) -> int:
     for row in data["chapters"].values():
         row.pop("_estimate_s", None)
         row.pop("_cpu_s", None)
+        row.pop("_stopped", None)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "paper_scale.json").write_text(json.dumps(data, indent=1) + "\n")
     (a.out / "paper_scale.md").write_text(md)
