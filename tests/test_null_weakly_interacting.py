@@ -16,7 +16,7 @@ def fails(criterion, measured):
 
 
 def test_threshold_untrained_runs_show_no_sharp_transition_and_no_interpolator():
-    """threshold: zero GD epochs, so no run converges: Fig3/sharp and Interp-cap/longer must fail."""
+    """threshold: zero GD epochs, so no run converges: Fig3/sharp, Fig4/increasing and Interp-cap/longer must fail."""
     rows = [TH.runs_at(n, 10, T.width_rule(n), [0, 1], epochs=0) for n in (20, 40, 60)]
     assert not any(bool(r["converged"].any()) for r in rows)
     ns, conv = TH.collect(rows)
@@ -24,6 +24,11 @@ def test_threshold_untrained_runs_show_no_sharp_transition_and_no_interpolator()
     assert not fit["bracketed"]
     sharp, _, _ = TH.sharp_transition(rows, fit["N"])
     assert fails(C.is_true(), sharp)
+    # Fig. 4's curve of thresholds against d: untrained runs bracket no threshold, so N(d) is not increasing
+    curve = [dict(d=d, fit=TH.fit_threshold(*TH.collect([TH.runs_at(n, d, 8, [0, 1], epochs=0) for n in (d, 3 * d, 6 * d)])))
+             for d in (5, 8)]
+    D, N, _ = TH.bracketed_curve(curve, "d")
+    assert fails(C.is_true(), bool(len(N) >= 2 and (N[1:] > N[:-1]).all()))
     cap = TH.runs_at(40, 20, 30, [0, 1], epochs=0)
     assert fails(C.above(0.5), float(cap["converged"].double().mean()))
 
