@@ -60,6 +60,8 @@ SCHEMA = {
     "unbalanced_seeds": Ints("seeds of the unbalanced contrast (one run each, on the same dataset)", low=0,
                              high=2 ** 63 - 1),
     "unbalanced_time": Float("flow time of the unbalanced contrast", low=0, low_open=True, high=1e6),
+    "level": Float("level of the Wilson interval of the unbalanced contrast's share of converging runs", low=0.5,
+                   high=0.999, low_open=True),
     "sections": Sections("the parts to run: lemma8 (Lemma 8 and Remark 3, the assumption census) and gd (Theorems 2 "
                          "and 4, Lemma 1, Remark 3 and Section 5: the gradient-descent runs)", choices=SECTIONS),
 }
