@@ -85,13 +85,46 @@ def rerun_box(chapter: str) -> str:
             'shown, not compared with the registry).</p></details>')
 
 
+NOTEBOOKS = "notebooks"  # the executed notebooks in the built site: notebooks/<part>/<chapter>.ipynb
+
+
+def notebook_link(chapter: str) -> str:
+    """A download link to the executed notebook this page was rendered from (copied into the site by
+    :func:`_copy_notebooks`)."""
+    import posixpath
+
+    href = posixpath.relpath(f"{NOTEBOOKS}/{chapter}.ipynb", posixpath.dirname(f"book/{chapter}"))
+    name = chapter.rsplit("/", 1)[-1] + ".ipynb"
+    return (f"<p class='sf-notebook'>The executed notebook of this page (every output as built): "
+            f"<a class='sf-notebook-link' href='{html.escape(href)}' download='{html.escape(name)}'>"
+            f"<code>{html.escape(name)}</code></a>.</p>")
+
+
+def _copy_notebooks(app, exception) -> None:
+    """Copy each chapter's executed notebook (``artifacts/runs/<edition>/``) into the built site."""
+    import shutil
+    from pathlib import Path
+
+    from shallowflow import chapters
+    from shallowflow.sphinx_ext import runs_dir
+
+    if exception is not None or app.builder.format != "html":
+        return
+    for chapter in chapters.all_chapters():
+        src = runs_dir() / f"{chapter}.ipynb"
+        if src.exists():
+            dst = Path(app.outdir) / NOTEBOOKS / f"{chapter}.ipynb"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+
+
 def _insert_box(app, doctree, docname: str) -> None:
     from shallowflow import chapters
 
     chapter = docname.removeprefix("book/")
     if app.builder.format != "html" or chapter not in chapters.all_chapters():
         return
-    box = nodes.raw("", rerun_box(chapter), format="html")
+    box = nodes.raw("", rerun_box(chapter) + notebook_link(chapter), format="html")
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None:
         doctree.insert(0, box)
@@ -120,5 +153,6 @@ class RerunIndex(SphinxDirective):
 
 def setup(app):
     app.connect("doctree-resolved", _insert_box)
+    app.connect("build-finished", _copy_notebooks)
     app.add_directive("rerun-index", RerunIndex)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

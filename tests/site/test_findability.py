@@ -55,3 +55,29 @@ def test_every_rerun_box_states_both_costs_and_links_its_build_report_row(site):
         assert "At the source's scale: " in cost.group(1), c
         assert f"build-report.html#{build_row_id(c)}" in cost.group(1), c
         assert f"id='{build_row_id(c)}'" in report, f"{c} has no row in the build report"
+
+
+def test_every_chapter_offers_its_executed_notebook(site):
+    for c in _chapters():
+        html = (site / "book" / f"{c}.html").read_text(encoding="utf-8")
+        m = re.search(r"class='sf-notebook-link' href='([^']+)'", html)
+        assert m, f"{c}: no link to its executed notebook"
+        nb = (site / "book" / c).parent.joinpath(m.group(1)).resolve()
+        assert nb.exists() and nb.stat().st_size > 0, f"{c}: {m.group(1)} is not in the site"
+
+
+def test_the_source_texts_are_linked_from_their_parts_and_the_intro(site):
+    import json
+
+    intro = (site / "book" / "intro.html").read_text(encoding="utf-8")
+    reg = json.loads((site / "scorecard.json").read_text())["sources"]
+    for key, meta in reg.items():
+        seed = meta["seed"].rsplit("/", 1)[-1]
+        if not seed.endswith(".txt"):  # the synthesis has no source text of its own
+            continue
+        assert re.search(rf"href=\"[^\"]*{re.escape(seed)}\"", intro), f"the intro does not link {seed}"
+        reports = [p for p in (site / "book").glob("*/report.html") if seed in p.read_text(encoding="utf-8")]
+        assert reports and all(re.search(rf"href=\"[^\"]*{re.escape(seed)}\"", p.read_text(encoding="utf-8"))
+                               for p in reports), f"the report of {key} does not link {seed}"
+        linked = re.search(rf"href=\"([^\"]*{re.escape(seed)})\"", intro).group(1)
+        assert (site / "book").joinpath(linked).resolve().stat().st_size > 10_000, f"{seed} is not the source text"
