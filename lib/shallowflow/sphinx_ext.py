@@ -56,9 +56,11 @@ def _banner(name: str) -> str:
     scale = "the sources' own scale" if name == "paper" else "a reduced scale"
     compared = ("compared with the registry's smoke verdicts" if name == "smoke"
                 else "shown, not compared with the registry")
-    return (f"```{{admonition}} Edition: profile `{name}`\n:class: warning\n"
+    # a colon fence: a backtick fence's opening line may not hold backticks (the title's `{name}`), and the
+    # banner then showed as a raw paragraph
+    return (f":::{{admonition}} Edition: profile `{name}`\n:class: warning\n"
             f"This page was executed with the `{name}` profile (`params/{name}/`), {scale}, not with the book's "
-            f"parameters. Its verdicts are {compared}; the book edition shows the book scale.\n```")
+            f"parameters. Its verdicts are {compared}; the book edition shows the book scale.\n:::")
 
 
 def _executed_source(app, docname: str, source: list) -> None:
