@@ -8,10 +8,10 @@ from shallowflow.experiments.balboni_thesis import pl_training as PT
 from shallowflow.params import ParameterError, validate
 
 COND = dict(profile="custom", dataset="digits", depth=6, widths=[32, 48], examples=[8, 16], seeds=[0, 1],
-            forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10)
+            forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95)
 PLT = dict(profile="custom", dataset="digits", depth=2, width=24, examples=[10], test_examples=12, lrs=[0.001, 0.01],
            epochs=10, seeds=[0, 1], accuracy_filter=0.0, hvp_every=5, hvp_iters=3, gen_every=5, delta=0.05,
-           mse="mse_mean", level=0.95)
+           mse="mse_mean", level=0.95, sections=list(PT.SECTIONS))
 
 
 def test_conditioning_seed_alone_or_in_batch():
@@ -49,3 +49,12 @@ def test_majority_is_the_core_wilson_share():
     s = PT.majority([True] * 20 + [False] * 4)
     assert s["k"] == 20 and s["n"] == 24 and 0.6 < s["low"] < s["share"] < s["high"] < 1
     assert "20/24 runs" in s["text"]
+
+
+def test_pl_training_sections_train_only_what_they_read():
+    P = validate(dict(PLT, sections=["generalisation"]), PT.SCHEMA, PT.RULES)
+    assert PT.pairs(P) == [("relu", "mse")]
+    P = validate(dict(PLT, sections=["bounds", "prediction"]), PT.SCHEMA, PT.RULES)
+    assert P.sections == ["prediction", "bounds"] and len(PT.pairs(P)) == 4
+    with pytest.raises(ParameterError, match="sections"):
+        validate(dict(PLT, sections=["training"]), PT.SCHEMA, PT.RULES)

@@ -21,7 +21,7 @@ def _untrained_grid(act, loss, shuffled=False):
     """A tiny pl-training grid whose steps are 1e-9: the networks do not move (and, shuffled, learn nothing either)."""
     P = validate(dict(profile="custom", dataset="digits", depth=2, width=24, examples=[12], test_examples=12,
                       lrs=[1e-9, 2e-9], epochs=10, seeds=[0, 1, 2], accuracy_filter=0.0, hvp_every=5, hvp_iters=3,
-                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95), PT.SCHEMA, PT.RULES)
+                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95, sections=list(PT.SECTIONS)), PT.SCHEMA, PT.RULES)
     return PT.run_grid(P, act, loss, 12)
 
 
@@ -47,7 +47,8 @@ def test_conditioning_renormalised_networks_do_not_rise_again():
     """Fig. 6.1(c) / 6.9: the rise after the minimum, in units of two seed-std, measured on the renormalised networks
     (the control, which stagnate) instead of the plain ones, must fail the criterion of plain-rises-again."""
     P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[48], examples=[16, 32], seeds=[0, 1, 2],
-                      forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10), CI.SCHEMA, CI.RULES)
+                      forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95),
+                 CI.SCHEMA, CI.RULES)
     res = CI.run_conditioning(P)
     rises = CI.paired_rise(res.arr("relu", True, "logcond"))
     ratios = CI.configurations(P)

@@ -31,7 +31,14 @@ from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
 from ... import metrics, progress
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes, gd_work
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
+
+SECTIONS = ("prediction", "conditioning", "bounds", "generalisation")
+# the (activation, loss) grids each section reads: a run trains only the grids its sections need
+NEEDS = {"prediction": {("relu", "mse"), ("relu", "ce"), ("tanh", "ce")},
+         "conditioning": {("relu", "mse"), ("relu", "ce"), ("tanh", "mse"), ("tanh", "ce")},
+         "bounds": {("relu", "mse"), ("relu", "ce"), ("tanh", "mse"), ("tanh", "ce")},
+         "generalisation": {("relu", "mse")}}
 
 SCHEMA = {
     "profile": PROFILE,
@@ -51,6 +58,9 @@ SCHEMA = {
     "delta": Float("confidence delta of the bound (4.13) (unstated; 0.05)", low=0, high=1, low_open=True),
     "mse": Str("the MSE convention: 'mse_mean' (torch's MSELoss, mean over examples and classes) or 'mse' "
                "(mean over examples of 1/2 the squared error summed over classes)", choices=("mse_mean", "mse")),
+    "sections": Sections("parts to run: 'prediction' (Figs. 6.5, 6.14, 6.15), 'conditioning' (Figs. 6.7, 6.8, "
+                         "6.16-6.19), 'bounds' (Figs. 6.6, 6.20-6.23), 'generalisation' (Figs. 6.11, 6.12); each trains "
+                         "only the (activation, loss) grids it reads", choices=SECTIONS),
     "level": Float("level of the Wilson intervals of the shares of runs that decide the typical-curve checks",
                    low=0.5, high=0.999, low_open=True),
 }
@@ -76,14 +86,21 @@ def work_estimate(P) -> float:
     the per-example gradients every gen_every steps, each about a forward and backward pass (3 n depth width^2)."""
     R = len(P.seeds) * len(P.lrs)
     passes = P.epochs * (1 + 2 * P.hvp_iters / P.hvp_every + 2 / P.gen_every)
-    return 4 * sum(gd_work(R, P.depth * P.width, n, P.width, 3 * passes) for n in P.examples)
+    return len(pairs(P)) * sum(gd_work(R, P.depth * P.width, n, P.width, 3 * passes) for n in P.examples)
 
 
-NAMES = ("depth", "width", "examples", "test_examples", "lrs", "epochs", "seeds", "hvp_every", "hvp_iters", "gen_every")
+NAMES = ("depth", "width", "examples", "test_examples", "lrs", "epochs", "seeds", "hvp_every", "hvp_iters", "gen_every",
+         "sections")
 RULES = RULES + (Rule.memory(NAMES[:5] + ("seeds",), memory_estimate, what="the networks and their features"),
                  Rule.work(NAMES, work_estimate, what="the training grids"))
 ACTS = ("relu", "tanh")
 LOSSES = ("mse", "ce")
+
+
+def pairs(P) -> list[tuple[str, str]]:
+    """The (activation, loss) grids the run's sections read, in the order (ReLU, Tanh) x (MSE, CE)."""
+    need = set().union(*(NEEDS[s] for s in getattr(P, "sections", SECTIONS)))
+    return [p for p in itertools.product(ACTS, LOSSES) if p in need]
 
 
 @dataclass
@@ -250,7 +267,7 @@ def run_training(P) -> dict:
     # that lose to OpenMP overhead; a second thread measured faster on the one big product but doubled the CPU
     # time of the whole run (528 s against 150 s) on the shared 2-core machine
     with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs), candidates=(1,)) as threads:
-        grids = list(itertools.product(ACTS, LOSSES, P.examples))
+        grids = [(act, loss, n) for act, loss in pairs(P) for n in P.examples]
         for act, loss, n in progress.each(grids, "training grids (activation, loss, n)", unit="grid"):
             out[(act, loss, n)] = run_grid(P, act, loss, n)
     out["threads"], out["seconds"] = threads, time.perf_counter() - t0
