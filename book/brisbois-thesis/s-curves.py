@@ -60,6 +60,7 @@ scales = [1e-10, 1e-6, 1e-2]  # Figs 3.19 and C.19, right
 k1 = -5.0  # the slope the procedure fixes
 record_every = 10  # loss recorded every this many epochs
 fit_refine = 12  # steps of the bounded search refining the fit frame's angle (0 means the angle grid only)
+sections = ["main", "appendix-c", "sweep"]  # parts to run: main (Figs 3.18, 3.21, 3.23, Conj. 3), appendix-c (C.15-C.18), sweep (3.19, C.19)
 
 # %% tags=["remove-cell"]
 import math
@@ -77,7 +78,8 @@ from shallowflow.params import validate
 
 P = validate(globals(), S.SCHEMA, S.RULES)
 plots.setup()
-claims = C.Claims(source="000", chapter="book/brisbois-thesis/s-curves", profile=P.profile)
+claims = C.Claims(source="000", chapter="book/brisbois-thesis/s-curves", profile=P.profile, sections=P.sections,
+                  sections_all=S.SECTIONS)
 
 # %% [markdown]
 # ## Training
@@ -91,6 +93,7 @@ claims = C.Claims(source="000", chapter="book/brisbois-thesis/s-curves", profile
 run = S.run_scurves(P)
 ds = run["data"]
 secs = sum(g.traj.seconds for g in run["groups"])
+print(f"sections run: {P.sections}")
 print(f"{sum(g.traj.runs for g in run['groups'])} runs x {P.steps} epochs in {secs:.1f} s (kernel, MSE loss)")
 for g in run["groups"]:
     Lend = g.traj.loss[:, -1]
@@ -123,8 +126,9 @@ def show_epochs(g, r, title):
     ax[2].set_xlabel(r"$\bar x$"); ax[2].set_ylabel(r"$h_\theta$")
     fig.suptitle(title); fig.tight_layout(); plt.show()
 
-for act in S.ACTS:
-    show_epochs(S.find(run, "main", act), 0, f"{act}, m = {P.width}, lambda = {P.init_scale:g}, seed {P.seeds[0]}")
+if "main" in P.sections:
+    for act in S.ACTS:
+        show_epochs(S.find(run, "main", act), 0, f"{act}, m = {P.width}, lambda = {P.init_scale:g}, seed {P.seeds[0]}")
 
 # %% [markdown]
 # ## Figures 3.21 and 3.23: the fitting procedure
@@ -135,37 +139,39 @@ for act in S.ACTS:
 
 # %%
 fits = S.fits_by_group(run, P)
-for act in S.ACTS:
+for act in S.ACTS if "main" in P.sections else ():
     for r, f in enumerate(fits[("main", act)]):
         print(f"{act:8s} seed {P.seeds[r]}: R^2 literal axis {f.pairs.r2:.3f}, procedure (k1 = {P.k1:g}) "
               f"{f.procedure.r2:.4f}, least squares {f.lsq.r2:.5f} with K1 = {f.lsq.K1:.3g}, k1 = {f.lsq.k1:.3g}, "
               f"K2 = {f.lsq.K2:.3g}, k2 = {f.lsq.k2:.3g}; f(0) = {f.lsq.intercept:.2e}")
 
 # %% tags=["hide-input"]
-fig, axes = plt.subplots(2, 4, figsize=(15, 6.6))
-for row, act in zip(axes, S.ACTS):
-    g = S.find(run, "main", act)
-    f = fits[("main", act)][0]
-    pts = S.points_of(g, 0, [P.merge_step, P.steps])
-    row[0].scatter(pts[:, 0], pts[:, 1], s=5); row[0].set_title(f"(a) {act}: neurons")
-    Q = np.concatenate([pts, -pts])
-    row[1].scatter(Q[:, 0], Q[:, 1], s=5, color="tab:purple"); row[1].set_title("(b) with anti-neurons")
-    for ax, fr, fit, name in ((row[2], f.pairs_frame, f.pairs, "(c) literal axis"),
-                              (row[3], f.frame, f.lsq, "(d) best frame")):
-        ax.scatter(fr.u, fr.v, s=5)
-        uu = np.linspace(fr.u.min(), fr.u.max(), 300)
-        ax.plot(uu, fit(uu), "k-", lw=1.2, label=f"R2 {fit.r2:.3f}")
-        ax.set_title(name); ax.set_xlabel("u"); ax.set_ylabel("v")
-    row[3].plot(uu, f.procedure(uu), "r--", lw=1.2, label=f"k1 = {P.k1:g}: R2 {f.procedure.r2:.3f}")
-    row[2].legend(fontsize=7); row[3].legend(fontsize=7)
-fig.tight_layout(); plt.show()
+if "main" in P.sections:
+    fig, axes = plt.subplots(2, 4, figsize=(15, 6.6))
+    for row, act in zip(axes, S.ACTS):
+        g = S.find(run, "main", act)
+        f = fits[("main", act)][0]
+        pts = S.points_of(g, 0, [P.merge_step, P.steps])
+        row[0].scatter(pts[:, 0], pts[:, 1], s=5); row[0].set_title(f"(a) {act}: neurons")
+        Q = np.concatenate([pts, -pts])
+        row[1].scatter(Q[:, 0], Q[:, 1], s=5, color="tab:purple"); row[1].set_title("(b) with anti-neurons")
+        for ax, fr, fit, name in ((row[2], f.pairs_frame, f.pairs, "(c) literal axis"),
+                                  (row[3], f.frame, f.lsq, "(d) best frame")):
+            ax.scatter(fr.u, fr.v, s=5)
+            uu = np.linspace(fr.u.min(), fr.u.max(), 300)
+            ax.plot(uu, fit(uu), "k-", lw=1.2, label=f"R2 {fit.r2:.3f}")
+            ax.set_title(name); ax.set_xlabel("u"); ax.set_ylabel("v")
+        row[3].plot(uu, f.procedure(uu), "r--", lw=1.2, label=f"k1 = {P.k1:g}: R2 {f.procedure.r2:.3f}")
+        row[2].legend(fontsize=7); row[3].legend(fontsize=7)
+    fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Figures C.15-C.18: epoch by epoch at m = 60
 
 # %% tags=["hide-input"]
-for act in S.ACTS:
-    show_epochs(S.find(run, "appC", act), 0, f"{act}, m = {P.width_c}, alpha = {P.lr:g}")
+if "appendix-c" in P.sections:
+    for act in S.ACTS:
+        show_epochs(S.find(run, "appC", act), 0, f"{act}, m = {P.width_c}, alpha = {P.lr:g}")
 
 # %% [markdown]
 # ## Figures 3.19 and C.19: spread against width and scale
@@ -174,23 +180,25 @@ for act in S.ACTS:
 # their fitted curve (in the fit's frame, relative to the largest $|v|$), over $\lambda$ (means over seeds).
 
 # %%
-spread = {}
-for act in S.ACTS:
-    nm = [float(S.find(run, f"m={m}", act).traj.final.W.norm(dim=-1).mean()) for m in P.widths]
-    rs = [float(np.mean([f.lsq.rms for f in fits[(f"lambda={l:g}", act)]])) for l in P.scales]
-    nm_seed = torch.stack([S.find(run, f"m={m}", act).traj.final.W.norm(dim=-1).mean(-1) for m in P.widths])
-    spread[act] = (nm, rs, nm_seed)
-    print(f"{act}: mean ||w_j|| over m {P.widths}: {[round(v, 4) for v in nm]}; "
-          f"relative RMS spread over lambda {P.scales}: {[f'{v:.2e}' for v in rs]}")
+if "sweep" in P.sections:
+    spread = {}
+    for act in S.ACTS:
+        nm = [float(S.find(run, f"m={m}", act).traj.final.W.norm(dim=-1).mean()) for m in P.widths]
+        rs = [float(np.mean([f.lsq.rms for f in fits[(f"lambda={l:g}", act)]])) for l in P.scales]
+        nm_seed = torch.stack([S.find(run, f"m={m}", act).traj.final.W.norm(dim=-1).mean(-1) for m in P.widths])
+        spread[act] = (nm, rs, nm_seed)
+        print(f"{act}: mean ||w_j|| over m {P.widths}: {[round(v, 4) for v in nm]}; "
+              f"relative RMS spread over lambda {P.scales}: {[f'{v:.2e}' for v in rs]}")
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(1, 2, figsize=(10, 3.4))
-for act in S.ACTS:
-    ax[0].plot(P.widths, spread[act][0], "o-", label=act)
-    ax[1].plot(P.scales, spread[act][1], "o-", label=act)
-ax[0].set_xscale("log"); ax[0].set_xlabel("m"); ax[0].set_ylabel(r"mean $\|w_j\|$"); ax[0].legend()
-ax[1].set_xscale("log"); ax[1].set_yscale("log"); ax[1].set_xlabel(r"$\lambda$"); ax[1].set_ylabel("relative RMS spread")
-fig.tight_layout(); plt.show()
+if "sweep" in P.sections:
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.4))
+    for act in S.ACTS:
+        ax[0].plot(P.widths, spread[act][0], "o-", label=act)
+        ax[1].plot(P.scales, spread[act][1], "o-", label=act)
+    ax[0].set_xscale("log"); ax[0].set_xlabel("m"); ax[0].set_ylabel(r"mean $\|w_j\|$"); ax[0].legend()
+    ax[1].set_xscale("log"); ax[1].set_yscale("log"); ax[1].set_xlabel(r"$\lambda$"); ax[1].set_ylabel("relative RMS spread")
+    fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Checks
@@ -205,81 +213,86 @@ def mins(key, attr):
 def monotone_down(seq):
     return all(b < a for a, b in zip(seq, seq[1:]))
 
-pos_s, neg_s = S.label_fit_epochs(S.find(run, "appC", "sigmoid"), ds, Network("sigmoid"))
-pos_t, neg_t = S.label_fit_epochs(S.find(run, "appC", "tanh"), ds, Network("tanh"))
-relu = S.find(run, "main", "relu")
+if "appendix-c" in P.sections:
+    pos_s, neg_s = S.label_fit_epochs(S.find(run, "appC", "sigmoid"), ds, Network("sigmoid"))
+    pos_t, neg_t = S.label_fit_epochs(S.find(run, "appC", "tanh"), ds, Network("tanh"))
 rich = [k for k in fits if k[0] in ("main", "appC") or k[0].startswith("m=")
         or (k[0].startswith("lambda=") and float(k[0][7:]) <= 1e-6)]
-all_r2 = torch.tensor([f.lsq.r2 for k in rich for f in fits[k]])
-all_valid = torch.cat([ok(S.find(run, *k)) for k in rich])
+all_r2 = torch.tensor([f.lsq.r2 for k in rich for f in fits[k]], dtype=torch.float64)
+all_valid = torch.cat([ok(S.find(run, *k)) for k in rich]) if rich else torch.zeros(0, dtype=torch.bool)
 ident = torch.linspace(-30, 30, 10001, dtype=torch.float64)
 ident_err = float((torch.sigmoid(ident) - (1 + torch.tanh(ident / 2)) / 2).abs().max())
 
 # %%
-gS, gT = S.find(run, "main", "sigmoid"), S.find(run, "main", "tanh")
-cS, cT = S.find(run, "appC", "sigmoid"), S.find(run, "appC", "tanh")
-claims.check("Fig3.18/sigmoid-s-curve", f"Sigmoid, m = {P.width}: the neurons of epochs {P.merge_step} and final lie on "
-             "a two-sigmoid curve after rotation (least-squares R^2)", mins(("main", "sigmoid"), "lsq"),
-             S.GOOD_FIT, source_value="S-curve through (0, 0); fit 'very good'", valid=ok(gS))
-claims.check("Fig3.18/tanh-s-curve", f"Tanh, m = {P.width}: the same with the two-tanh form (3.2)",
-             mins(("main", "tanh"), "lsq"), S.GOOD_FIT, source_value="similar pattern", valid=ok(gT))
-claims.check("Fig3.18/through-origin", "the fitted Sigmoid curve passes through the origin: |f(0)| / K",
-             torch.tensor([abs(f.lsq.intercept) / f.lsq.K for f in fits[("main", "sigmoid")]]), C.below(0.05),
-             source_value="passes through (0, 0)", valid=ok(gS))
-claims.check("Fig3.19/norm-falls-with-m", f"Sigmoid: mean final ||w_j|| decreases with m over {P.widths} (every seed)",
-             all(monotone_down(spread["sigmoid"][2][:, r].tolist()) for r in range(len(P.seeds))), C.is_true(),
-             source_value="more neurons, smaller norms",
-             valid=torch.cat([ok(S.find(run, f"m={m}", "sigmoid")) for m in P.widths]))
-claims.check("Fig3.19/spread-falls-with-lambda", f"Sigmoid: RMS spread around the fitted curve decreases as lambda "
-             f"decreases over {P.scales} (mean over seeds)", monotone_down(spread["sigmoid"][1][::-1]), C.is_true(),
-             source_value="smaller lambda, less spread",
-             valid=torch.cat([ok(S.find(run, f"lambda={l:g}", "sigmoid")) for l in P.scales]))
-claims.check("Fig3.21/procedure", f"Sigmoid: the procedure's curve (k1 = {P.k1:g}, K and k read off) in the best frame, R^2",
-             mins(("main", "sigmoid"), "procedure"), C.above(0.95), source_value="fit (3.1), Fig 3.21 (d)", valid=ok(gS))
-claims.check("Fig3.21/lsq-at-least-as-good", "the four-parameter least-squares fit is at least as good (R^2 difference)",
-             mins(("main", "sigmoid"), "lsq") - mins(("main", "sigmoid"), "procedure"), C.above(0.0),
-             source_value="(spec) at least as good", valid=ok(gS))
-claims.check("Fig3.21/literal-axis", "the symmetry axis built through the two most distant neuron pairs, read "
-             "literally: R^2 of the procedure's curve in that frame", mins(("main", "sigmoid"), "pairs"), C.above(0.95),
-             source_value="Fig 3.21 (b)-(c)",
-             note="the lines through the most distant pairs meet the curve's ends, which sit on the asymptotes, "
-                  "so the frame is tilted by about atan(K/u_max)", valid=ok(gS))
-claims.check("Fig3.23/procedure", f"Tanh: the procedure's curve (k1 = {P.k1:g}) in the best frame, R^2",
-             mins(("main", "tanh"), "procedure"), C.above(0.95), source_value="fit (3.2), Fig 3.23 (d)", valid=ok(gT))
-claims.check("Fig3.23/lsq", "Tanh: the four-parameter least-squares fit of (3.2), R^2", mins(("main", "tanh"), "lsq"),
-             C.above(0.95), source_value="fit (3.2)", valid=ok(gT))
+if "main" in P.sections:
+    gS, gT = S.find(run, "main", "sigmoid"), S.find(run, "main", "tanh")
+    claims.check("Fig3.18/sigmoid-s-curve", f"Sigmoid, m = {P.width}: the neurons of epochs {P.merge_step} and final lie on "
+                 "a two-sigmoid curve after rotation (least-squares R^2)", mins(("main", "sigmoid"), "lsq"),
+                 S.GOOD_FIT, source_value="S-curve through (0, 0); fit 'very good'", valid=ok(gS))
+    claims.check("Fig3.18/tanh-s-curve", f"Tanh, m = {P.width}: the same with the two-tanh form (3.2)",
+                 mins(("main", "tanh"), "lsq"), S.GOOD_FIT, source_value="similar pattern", valid=ok(gT))
+    claims.check("Fig3.18/through-origin", "the fitted Sigmoid curve passes through the origin: |f(0)| / K",
+                 torch.tensor([abs(f.lsq.intercept) / f.lsq.K for f in fits[("main", "sigmoid")]]), C.below(0.05),
+                 source_value="passes through (0, 0)", valid=ok(gS))
+    claims.check("Fig3.21/procedure", f"Sigmoid: the procedure's curve (k1 = {P.k1:g}, K and k read off) in the best frame, R^2",
+                 mins(("main", "sigmoid"), "procedure"), C.above(0.95), source_value="fit (3.1), Fig 3.21 (d)", valid=ok(gS))
+    claims.check("Fig3.21/lsq-at-least-as-good", "the four-parameter least-squares fit is at least as good (R^2 difference)",
+                 mins(("main", "sigmoid"), "lsq") - mins(("main", "sigmoid"), "procedure"), C.above(0.0),
+                 source_value="(spec) at least as good", valid=ok(gS))
+    claims.check("Fig3.21/literal-axis", "the symmetry axis built through the two most distant neuron pairs, read "
+                 "literally: R^2 of the procedure's curve in that frame", mins(("main", "sigmoid"), "pairs"), C.above(0.95),
+                 source_value="Fig 3.21 (b)-(c)",
+                 note="the lines through the most distant pairs meet the curve's ends, which sit on the asymptotes, "
+                      "so the frame is tilted by about atan(K/u_max)", valid=ok(gS))
+    claims.check("Fig3.23/procedure", f"Tanh: the procedure's curve (k1 = {P.k1:g}) in the best frame, R^2",
+                 mins(("main", "tanh"), "procedure"), C.above(0.95), source_value="fit (3.2), Fig 3.23 (d)", valid=ok(gT))
+    claims.check("Fig3.23/lsq", "Tanh: the four-parameter least-squares fit of (3.2), R^2", mins(("main", "tanh"), "lsq"),
+                 C.above(0.95), source_value="fit (3.2)", valid=ok(gT))
 claims.check("Fig3.23/identity", "Sigmoid(x) = (1 + Tanh(x/2))/2, max error on [-30, 30]", ident_err, C.below(1e-15),
              source_value="eq. (3.3)", valid=C.NO_TRAINING)
-claims.check("C.15/simultaneous", f"Sigmoid, m = {P.width_c}: both labels fitted (10%) at epochs within 10% of each other",
-             (pos_s - neg_s).abs().double() / torch.maximum(pos_s, neg_s).double(), C.below(0.1),
-             source_value="positive and negative labels reached together (Conj. 1)", valid=ok(cS) & (pos_s > 0) & (neg_s > 0))
-claims.check("C.15/same-curve", f"Sigmoid, m = {P.width_c}: neurons of epoch {P.mid_step} lie on the curve fitted to "
-             f"epochs {P.merge_step} and final (R^2)",
-             torch.tensor([S.curve_r2(cS.traj.at(P.mid_step).W[r].numpy(), f.frame, f.lsq)
-                           for r, f in enumerate(fits[("appC", "sigmoid")])]), C.above(0.95),
-             source_value="footnote 9: same curve at every epoch", valid=ok(cS))
-claims.check("C.16/s-curve", f"Sigmoid, m = {P.width_c}, alpha = {P.lr:g}: two-sigmoid fit R^2",
-             mins(("appC", "sigmoid"), "lsq"), C.above(0.95), source_value="S-curve", valid=ok(cS))
-claims.check("C.17/positive-first", f"Tanh, m = {P.width_c}: the positive label is fitted before the negative one (epochs)",
-             (neg_t - pos_t).double(), C.above(0.0, strict=True), source_value="positive first, then direction change",
-             valid=ok(cT) & (pos_t > 0) & (neg_t > 0))
-claims.check("C.18/s-curve", f"Tanh, m = {P.width_c}: two-tanh fit R^2", mins(("appC", "tanh"), "lsq"), C.above(0.95),
-             source_value="(deformed) S-curve", valid=ok(cT))
-claims.check("C.19/norm-falls-with-m", f"Tanh: mean final ||w_j|| decreases with m over {P.widths} (every seed)",
-             all(monotone_down(spread["tanh"][2][:, r].tolist()) for r in range(len(P.seeds))), C.is_true(),
-             source_value="more neurons, smaller norms",
-             valid=torch.cat([ok(S.find(run, f"m={m}", "tanh")) for m in P.widths]))
-claims.check("C.19/spread-falls-with-lambda", f"Tanh: RMS spread decreases as lambda decreases over {P.scales}",
-             monotone_down(spread["tanh"][1][::-1]), C.is_true(), source_value="as for Sigmoid",
-             valid=torch.cat([ok(S.find(run, f"lambda={l:g}", "tanh")) for l in P.scales]))
-claims.check("C3/fit-r2", "every Sigmoid/Tanh run at lambda <= 1e-6 (all widths, all seeds): least-squares R^2 after rotation",
-             all_r2, C.above(0.95), source_value="R^2 > 0.95 (spec C3)", valid=all_valid)
-dirs = metrics.distinct_directions(relu.traj.final.W, cos_tol=1e-3)
-claims.check("Conj3/relu-two-rays", f"ReLU, m = {P.width}: grown neurons point in at most two directions",
-             dirs, C.below(2, strict=False), source_value="two ReLU functions up to rotation", valid=ok(relu))
-claims.check("Conj3/two-term", "Sigmoid and Tanh: the two-term form explains the neuron disposition (min R^2, all runs "
-             "at lambda <= 1e-6)", all_r2.min(), C.above(0.95), source_value="f = K1 s(k1 w) + K2 s(k2 w)",
-             valid=all_valid);
+if "appendix-c" in P.sections:
+    cS, cT = S.find(run, "appC", "sigmoid"), S.find(run, "appC", "tanh")
+    claims.check("C.15/simultaneous", f"Sigmoid, m = {P.width_c}: both labels fitted (10%) at epochs within 10% of each other",
+                 (pos_s - neg_s).abs().double() / torch.maximum(pos_s, neg_s).double(), C.below(0.1),
+                 source_value="positive and negative labels reached together (Conj. 1)", valid=ok(cS) & (pos_s > 0) & (neg_s > 0))
+    claims.check("C.15/same-curve", f"Sigmoid, m = {P.width_c}: neurons of epoch {P.mid_step} lie on the curve fitted to "
+                 f"epochs {P.merge_step} and final (R^2)",
+                 torch.tensor([S.curve_r2(cS.traj.at(P.mid_step).W[r].numpy(), f.frame, f.lsq)
+                               for r, f in enumerate(fits[("appC", "sigmoid")])]), C.above(0.95),
+                 source_value="footnote 9: same curve at every epoch", valid=ok(cS))
+    claims.check("C.16/s-curve", f"Sigmoid, m = {P.width_c}, alpha = {P.lr:g}: two-sigmoid fit R^2",
+                 mins(("appC", "sigmoid"), "lsq"), C.above(0.95), source_value="S-curve", valid=ok(cS))
+    claims.check("C.17/positive-first", f"Tanh, m = {P.width_c}: the positive label is fitted before the negative one (epochs)",
+                 (neg_t - pos_t).double(), C.above(0.0, strict=True), source_value="positive first, then direction change",
+                 valid=ok(cT) & (pos_t > 0) & (neg_t > 0))
+    claims.check("C.18/s-curve", f"Tanh, m = {P.width_c}: two-tanh fit R^2", mins(("appC", "tanh"), "lsq"), C.above(0.95),
+                 source_value="(deformed) S-curve", valid=ok(cT))
+if "sweep" in P.sections:
+    claims.check("Fig3.19/norm-falls-with-m", f"Sigmoid: mean final ||w_j|| decreases with m over {P.widths} (every seed)",
+                 all(monotone_down(spread["sigmoid"][2][:, r].tolist()) for r in range(len(P.seeds))), C.is_true(),
+                 source_value="more neurons, smaller norms",
+                 valid=torch.cat([ok(S.find(run, f"m={m}", "sigmoid")) for m in P.widths]))
+    claims.check("Fig3.19/spread-falls-with-lambda", f"Sigmoid: RMS spread around the fitted curve decreases as lambda "
+                 f"decreases over {P.scales} (mean over seeds)", monotone_down(spread["sigmoid"][1][::-1]), C.is_true(),
+                 source_value="smaller lambda, less spread",
+                 valid=torch.cat([ok(S.find(run, f"lambda={l:g}", "sigmoid")) for l in P.scales]))
+    claims.check("C.19/norm-falls-with-m", f"Tanh: mean final ||w_j|| decreases with m over {P.widths} (every seed)",
+                 all(monotone_down(spread["tanh"][2][:, r].tolist()) for r in range(len(P.seeds))), C.is_true(),
+                 source_value="more neurons, smaller norms",
+                 valid=torch.cat([ok(S.find(run, f"m={m}", "tanh")) for m in P.widths]))
+    claims.check("C.19/spread-falls-with-lambda", f"Tanh: RMS spread decreases as lambda decreases over {P.scales}",
+                 monotone_down(spread["tanh"][1][::-1]), C.is_true(), source_value="as for Sigmoid",
+                 valid=torch.cat([ok(S.find(run, f"lambda={l:g}", "tanh")) for l in P.scales]))
+if "main" in P.sections:
+    relu = S.find(run, "main", "relu")
+    claims.check("C3/fit-r2", "every Sigmoid/Tanh run at lambda <= 1e-6 (all widths, all seeds): least-squares R^2 after rotation",
+                 all_r2, C.above(0.95), source_value="R^2 > 0.95 (spec C3)", valid=all_valid)
+    dirs = metrics.distinct_directions(relu.traj.final.W, cos_tol=1e-3)
+    claims.check("Conj3/relu-two-rays", f"ReLU, m = {P.width}: grown neurons point in at most two directions",
+                 dirs, C.below(2, strict=False), source_value="two ReLU functions up to rotation", valid=ok(relu))
+    claims.check("Conj3/two-term", "Sigmoid and Tanh: the two-term form explains the neuron disposition (min R^2, all runs "
+                 "at lambda <= 1e-6)", all_r2.min(), C.above(0.95), source_value="f = K1 s(k1 w) + K2 s(k2 w)",
+                 valid=all_valid);
 
 # %% [markdown]
 # ### Verdicts

@@ -22,10 +22,12 @@ from ... import data as D
 from ... import init, progress, train
 from ...models import Network
 from ... import verdicts as C
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, gd_bytes, gd_work
+from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, gd_bytes, gd_work
 from . import measures
 
 ACTS = ("sigmoid", "tanh")
+
+SECTIONS = ("main", "appendix-c", "sweep")
 
 SCHEMA = {
     "profile": PROFILE,
@@ -44,6 +46,8 @@ SCHEMA = {
     "record_every": Int("loss recorded every this many epochs", low=1),
     "fit_refine": Int("steps of the bounded search that refines the fit's frame angle (0: the grid only)", low=0,
                       high=100),
+    "sections": Sections("the parts to run: main (Figs 3.18, 3.21, 3.23, Conjecture 3), appendix-c (Figs C.15-C.18), "
+                         "sweep (Figs 3.19, C.19: the widths and the scales)", choices=SECTIONS),
 }
 RULES = (
     Rule(("merge_step", "steps"), lambda P: P.merge_step < P.steps, "the merged epoch must come before the end"),
@@ -289,17 +293,22 @@ def run_scurves(P) -> dict:
     snaps = train.union(train.geometric_schedule(P.steps, 1.05), [P.merge_step, P.mid_step, P.steps])
     specs = []
     for act in (*ACTS, "relu"):
-        specs.append(("main", act, P.width, P.seeds, [P.init_scale] * len(P.seeds)))
+        if "main" in P.sections:
+            specs.append(("main", act, P.width, P.seeds, [P.init_scale] * len(P.seeds)))
         if act == "relu":
             continue
-        specs.append(("appC", act, P.width_c, P.seeds, [P.init_scale] * len(P.seeds)))
-        for m in P.widths:
-            specs.append((f"m={m}", act, m, P.seeds, [P.init_scale] * len(P.seeds)))
-        for lam in P.scales:
-            specs.append((f"lambda={lam:g}", act, P.width_c, P.seeds, [lam] * len(P.seeds)))
+        if "appendix-c" in P.sections:
+            specs.append(("appC", act, P.width_c, P.seeds, [P.init_scale] * len(P.seeds)))
+        if "sweep" in P.sections:
+            for m in P.widths:
+                specs.append((f"m={m}", act, m, P.seeds, [P.init_scale] * len(P.seeds)))
+            for lam in P.scales:
+                specs.append((f"lambda={lam:g}", act, P.width_c, P.seeds, [lam] * len(P.seeds)))
     groups = []
     for act in (*ACTS, "relu"):
         mine = [s for s in specs if s[1] == act]
+        if not mine:
+            continue
         # groups that are the same runs (e.g. m = width_c at init_scale, Appendix C's and the lambda sweep's
         # lambda = init_scale) train once and share one trajectory (and, in fits_by_group, one fit)
         key = lambda spec: (spec[2], tuple(spec[3]), tuple(float(x) for x in spec[4]))
@@ -341,6 +350,8 @@ def fits_by_group(run, P) -> dict:
     Appendix C's, each width and each scale (one progress bar over the groups)."""
     keys = ([("main", a) for a in ACTS] + [("appC", a) for a in ACTS]
             + [(f"m={m}", a) for m in P.widths for a in ACTS] + [(f"lambda={l:g}", a) for l in P.scales for a in ACTS])
+    present = {(g.label, g.activation) for g in run["groups"]}
+    keys = [k for k in keys if k in present]  # the sections that ran
     done = {}  # id(trajectory) -> fits: groups that share their runs share their fits
     out = {}
     for key in progress.each(keys, "S-curve fits (group, activation)", unit="group"):
@@ -365,6 +376,9 @@ def findings(claims, fits: dict, P) -> str:
     """The chapter's summary, written from this execution's checks and fits."""
     def say(cid, yes, no):
         return yes if claims.passed(cid) else no
+    missing = [n for n in ("main", "appendix-c") if n not in P.sections]
+    if missing:
+        return f"- Sections {', '.join(missing)} were not run in this run: the summary needs them."
     s = fits[("main", "sigmoid")]
     k1s = ", ".join(f"{f.lsq.k1:.2f}" for f in s)
     lines = [
