@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ...deep import dual as ddual
-from ...params import PROFILE, Int, Ints, Rule, array_bytes, gd_work
+from ...params import PROFILE, Float, Int, Ints, Rule, array_bytes, gd_work
 
 SCHEMA = {
     "profile": PROFILE,
@@ -25,6 +25,8 @@ SCHEMA = {
     "nystrom_sizes": Ints("landmark counts of the Nystrom approximation (I-4)", low=1, high=1797),
     "pairs": Int("random pairs / draws per sampled bound (Lemmas 16, 18-21)", low=10, high=1_000_000),
     "dual_depth": Int("depth of Definition 15's iteration", low=2, high=1000),
+    "level": Float("level of the printed intervals (I-3's slope, the means over seeds)", low=0.5, high=0.999,
+                   low_open=True),
 }
 RULES = (
     Rule(("ntk_widths",), lambda P: len(set(P.ntk_widths)) >= 3, "the width slope needs at least 3 distinct widths"),
