@@ -256,6 +256,18 @@ def registry(root: Path) -> dict:
     return out
 
 
+def scale_decides(reg: dict) -> dict:
+    """chapter -> the checks whose registered cause is ``scale`` with ``decide:`` naming its paper profile."""
+    out: dict = {}
+    for source, targets in reg.items():
+        for target, entry in targets.items():
+            for check, c in ((entry or {}).get("checks") or {}).items():
+                if isinstance(c, dict) and c.get("cause") == "scale" and c.get("decide"):
+                    ch = str(c["decide"]).removeprefix("params/paper/").removesuffix(".yml")
+                    out.setdefault(ch, []).append(f"{source}:{target}/{check}")
+    return out
+
+
 def book_verdict(reg: dict, source: str, check_id: str) -> tuple[str, str] | None:
     """(verdict, cause) the registry expects at book scale for ``TARGET/check``."""
     for target, entry in (reg.get(source) or {}).items():
@@ -327,7 +339,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
 
     timings = json.loads((root / "params" / "timings.json").read_text()).get("book", {})
     runs, reg = load_runs(runs_file), registry(root)
-    out = {"machine": machine(), "commit": commit(root), "chapters": {}}
+    out = {"machine": machine(), "commit": commit(root), "chapters": {}, "_decides": scale_decides(reg)}
     for ch in chapters.all_chapters():
         book_s = timings.get(ch)
         row = {"book_s": float(book_s) if book_s is not None else None}
@@ -401,6 +413,13 @@ def markdown(data: dict) -> str:
         basis = p["basis"].replace("|", "/")
         lines.append(f"| {name} | {book} | {p['status']} | {_fmt_s(p['seconds'])} | {p['where']} | {mem} | "
                      f"{basis} | {vc.replace('|', '/')} |")
+    decides = data.get("_decides", {})
+    if decides:
+        lines += ["", "## Checks whose registered cause is `scale`, and the paper profile that decides them", "",
+                  "| paper profile | status | checks (book verdict: fail, cause: scale) |", "|---|---|---|"]
+        for name, ids in sorted(decides.items()):
+            st = ch.get(name, {}).get("paper", {}).get("status", "missing")
+            lines.append(f"| {name} | {st} | {', '.join(f'`{i}`' for i in ids)} |")
     ran = [(n, r) for n, r in ch.items() if r["paper"]["status"] == "ran"]
     stopped = [(n, r) for n, r in ch.items() if r.get("_stopped")]
     if ran or stopped:
@@ -446,6 +465,7 @@ def main(argv=None) -> int:
         print(f"{chapter}: rc {rec['rc']}, {rec['wall_s']} s")
     data = build(root, a.runs, claims)
     md = markdown(data)
+    data.pop("_decides", None)
     for row in data["chapters"].values():
         row.pop("_estimate_s", None)
         row.pop("_cpu_s", None)
