@@ -117,3 +117,12 @@ def test_initialisation_iff_seed_alone_equals_seed_in_a_batch():
     batch = IN.run_iff(NS(iff_n=30, iff_p=10, iff_seeds=[3000, 3001, 3002], iff_horizon=2.0))
     alone = IN.run_iff(NS(iff_n=30, iff_p=10, iff_seeds=[3002], iff_horizon=2.0))
     assert torch.equal(alone["L"][0], batch["L"][2]) and bool(alone["event"][0] == batch["event"][2])
+
+
+def test_phase_transitions_seed_alone_equals_seed_in_a_batch():
+    base = dict(prop2_log2n=[8, 16], alphas=[0.5, 1.0], norms0=[1.0])
+    batch = PT.run_prop2(NS(seeds=[0, 3], **base))
+    alone = PT.run_prop2(NS(seeds=[3], **base))
+    got = [(r["n"], r["alpha"], r["mu_late"]) for r in batch if r["seed"] == 3]
+    assert got == [(r["n"], r["alpha"], r["mu_late"]) for r in alone] and len(got) == 4
+    assert {k[0] for k in PT.prop2_slopes(batch)} == {0, 3}

@@ -27,6 +27,9 @@ SCHEMA = {
     "prop2_log2n": Ints("Prop. 2: n = 2^k for these k (k divisible by 4)", low=4, high=24, min_len=2),
     "alphas": Floats("Prop. 2: exponents alpha", low=0.5, high=1.0, min_len=2),
     "norms0": Floats("Prop. 2: initial norms ||w_j(0)||", low=1e-3, high=10, low_open=True),
+    "seeds": Ints("the random instances: seed s draws the flow validation's positive coefficients (init.group, seed s) and "
+                  "Prop. 2's labels and coefficients at n = 2^k (NumPy seed k + 1000000 s); each seed is computed on its own",
+                  low=0, high=10**6, min_len=1, max_len=50),
 }
 RULES = (
     Rule(("prop2_log2n",), lambda P: all(k % 8 == 0 for k in P.prop2_log2n), "k must be a multiple of 8 so that "
@@ -57,13 +60,15 @@ def work_estimate(P) -> float:
     and step) and Prop. 2's group states (about 50 per time and group, per initial norm)."""
     gd = sum(10 * gd_work(1, 2, P.gd_n, 0, P.t_max * T.t_n(P.gd_n, 2) / lr) for lr in P.gd_lrs)
     prop2 = sum(50 * 60 * p * len(P.norms0) for n, p in _prop2_groups(P))
-    return 1e4 * gd_work(1, 2, P.flow_n, P.flow_n, 1) + gd + prop2
+    return len(P.seeds) * (1e4 * gd_work(1, 2, P.flow_n, P.flow_n, 1) + prop2) + gd
 
 
 RULES = RULES + (
     Rule.memory(("flow_n", "gd_n", "gd_lrs", "t_max", "prop2_log2n", "alphas"), memory_estimate,
                 what="the validation runs and Prop. 2's group states"),
-    Rule.work(("flow_n", "gd_n", "gd_lrs", "t_max", "prop2_log2n", "alphas", "norms0"), work_estimate, what="the chapter"),
+    Rule.work(("flow_n", "gd_n", "gd_lrs", "t_max", "prop2_log2n", "alphas", "norms0", "seeds"), work_estimate,
+              what="the chapter"),
+    Rule(("seeds",), lambda P: len(set(P.seeds)) == len(P.seeds), "seeds must be distinct"),
 )
 
 NORMS = (1.0, 2.0)  # |y| on group 1 and group 2 (authors' phase_transition.py)
@@ -125,11 +130,23 @@ def orthonormal_groups(n, p=2, norms=NORMS, signs=(1.0, -1.0)):
 
 def run_validation(P):
     """Full-network dynamics against the closed form: the library's Dormand-Prince flow (dense X = I, p = 2)
-    at n = P.flow_n, and GD on the canonical basis (exact reduction) at n = P.gd_n."""
-    out = {}
+    at n = P.flow_n, one flow per seed of P.seeds (its own adaptive steps: the same alone or beside other seeds;
+    ``flow`` gathers them: deviations as the largest over seeds, flags and norms per seed, the curves of the first
+    seed for the figure), and GD on the canonical basis (exact reduction) at n = P.gd_n."""
+    flows = [_flow(P, s) for s in P.seeds]
+    out = {"flow": dict(flows[0], seeds=list(P.seeds), rel=max(f["rel"] for f in flows),
+                        balance_drift=max(f["balance_drift"] for f in flows), rho0=[f["rho0"] for f in flows],
+                        final_w2=np.stack([f["final_w2"] for f in flows]), finite=[f["finite"] for f in flows]),
+           "flows": flows}
+    out.update(_gd_validation(P))
+    return out
+
+
+def _flow(P, seed):
+    """The Dormand-Prince flow of the full network from the group initialisation of ``seed``, against the closed form."""
     n = P.flow_n
     X, y = orthonormal_groups(n)
-    G0 = init.group(X, y, 2, [0], norm=1.0, device="cpu")  # random positive coefficients: rho0 < 1
+    G0 = init.group(X, y, 2, [int(seed)], norm=1.0, device="cpu")  # random positive coefficients: rho0 < 1
     k = n // 2
     rho0 = [float((G0.W[0, j, j * k:(j + 1) * k] * y[j * k:(j + 1) * k].abs()).sum()
                   / (G0.W[0, j].norm() * y[j * k:(j + 1) * k].norm())) for j in range(2)]
@@ -139,12 +156,17 @@ def run_validation(P):
                        rtol=1e-10, engine="torch")
     L_flow = np.array([float(RD.NET.loss(fl.at(float(2 * tau * t_second)), X, y)[0]) for tau in taus])
     L_cf = loss_curve(taus, n, u0=1.0, rho0=rho0)
-    out["flow"] = dict(n=n, taus=taus, L_flow=L_flow, L_cf=L_cf, rho0=rho0, rel=float(np.max(np.abs(L_flow - L_cf) / L_cf)),
+    return dict(n=n, taus=taus, L_flow=L_flow, L_cf=L_cf, rho0=rho0, rel=float(np.max(np.abs(L_flow - L_cf) / L_cf)),
                        final_w2=(fl.final.W[0] ** 2).sum(-1).numpy(), target=2 * math.sqrt(k) * np.array(NORMS),
                        finite=bool(np.isfinite(L_flow).all()),
                        # Lemma 1 for the flow: change of a_j^2 - norm(w_j)^2 relative to the larger norm(w_j)^2
                        balance_drift=float(((fl.final.a ** 2 - (fl.final.W ** 2).sum(-1)) - (G0.a ** 2 - (G0.W ** 2).sum(-1))).abs().div(
                            torch.maximum((fl.final.W ** 2).sum(-1), (G0.W ** 2).sum(-1))).max()))
+
+
+def _gd_validation(P):
+    """GD on the canonical basis at n = P.gd_n, every step of P.gd_lrs, against the closed form (deterministic)."""
+    out = {}
     n = P.gd_n
     _, y = orthonormal_groups(n)
     k = n // 2
@@ -170,9 +192,9 @@ def run_prop2(P):
     """Prop. 2: per (n, alpha, norm(w(0))): groups of k_n = n^(2(1-alpha)) points with labels U[1, 2] and one
     random sign per group, w_j(0) = positive random combination of its group; mu(t) from the exact solution."""
     rows = []
-    for kk in P.prop2_log2n:
+    for seed, kk in ((s, k) for s in P.seeds for k in P.prop2_log2n):
         n = 2 ** kk
-        rng = np.random.default_rng(kk)
+        rng = np.random.default_rng(kk + 1_000_000 * int(seed))
         y = rng.uniform(1.0, 2.0, n)  # |y|; group signs do not enter the group dynamics
         coef = 1.0 - rng.uniform(0.0, 1.0, n)  # u_i in (0, 1]
         for alpha in P.alphas:
@@ -200,7 +222,7 @@ def run_prop2(P):
                 # [derived] mu -> min_j c_j for rho0_j < 1; a one-point group (k = 1) has rho = 1 exactly, its residual
                 # lies along D_j and decays twice as fast in L: mu -> 2 c_j there
                 pred = float(np.min(c * np.where(rho0 >= 1.0, 2.0, 1.0)))
-                rows.append(dict(n=n, alpha=alpha, w0=w0, p=p, k=k, t0=t0, t_late=t_late, mu_late=float(mu[-1]), cmin=float(cmin), pred=pred,
+                rows.append(dict(seed=int(seed), n=n, alpha=alpha, w0=w0, p=p, k=k, t0=t0, t_late=t_late, mu_late=float(mu[-1]), cmin=float(cmin), pred=pred,
                                  ratio=float(mu[-1] / pred), ratio_spec=float(mu[-1] * n ** alpha / (2 * D.min())),
                                  viol=int((((mu * n ** alpha < K1 * (1 - 1e-9)) | (mu * n ** alpha > K2 * (1 + 1e-9))) & ((ts >= t0) | (ts == ts[-1]))).sum()),
                                  finite=bool(np.isfinite(mu).all())))
@@ -208,11 +230,11 @@ def run_prop2(P):
 
 
 def prop2_slopes(rows):
+    """Late-mu log-log slope against n for each (seed, alpha, initial norm)."""
     out = {}
-    for alpha in sorted({r["alpha"] for r in rows}):
-        for w0 in sorted({r["w0"] for r in rows}):
-            sel = [r for r in rows if r["alpha"] == alpha and r["w0"] == w0]
-            out[(alpha, w0)] = float(np.polyfit(np.log([r["n"] for r in sel]), np.log([r["mu_late"] for r in sel]), 1)[0])
+    for key in sorted({(r["seed"], r["alpha"], r["w0"]) for r in rows}):
+        sel = [r for r in rows if (r["seed"], r["alpha"], r["w0"]) == key]
+        out[key] = float(np.polyfit(np.log([r["n"] for r in sel]), np.log([r["mu_late"] for r in sel]), 1)[0])
     return out
 
 
