@@ -417,3 +417,9 @@ def describe_share(flags, level: float = 0.95) -> str:
     """'k/n runs (share, level Wilson interval [lo, hi])': how a chapter prints a share of runs."""
     s = share_interval(flags, level)
     return f"{s['k']}/{s['n']} runs ({s['share']:.0%}, {level:.0%} interval [{s['low']:.2f}, {s['high']:.2f}])"
+
+
+def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
+    """A typical behaviour (a source's "typical curve"): the lower end of the Wilson interval of the share of runs
+    showing it, to compare with 1/2, and its description (:func:`describe_share`) for the check's note."""
+    return share_interval(flags, level)["low"], describe_share(flags, level)

@@ -393,9 +393,7 @@ def phase_monitor(X, y, sets, p0, beta, D, eps2, eps3, captures, net):
 TYPICAL = C.above(0.5, strict=True)
 
 
-def typical_share(flags, level: float) -> tuple[float, str]:
-    """The lower end of the Wilson interval of the share of true ``flags`` and its description for the note."""
-    return metrics.share_interval(flags, level)["low"], metrics.describe_share(flags, level)
+typical_share = metrics.typical_share  # the core's reading of "typical", re-exported for the chapters
 
 
 OUTCOMES = ("global", "escaping", "ols", "zero", "other", "invalid")

@@ -38,9 +38,7 @@ KINKS = C.below(1e-3)  # E1/kinks: max deviation of the grown neurons' kinks fro
 TYPICAL = C.above(0.5, strict=True)
 
 
-def typical_share(flags, level: float) -> tuple[float, str]:
-    """The lower end of the Wilson interval of the share of true ``flags`` and its description for the note."""
-    return metrics.share_interval(flags, level)["low"], metrics.describe_share(flags, level)
+typical_share = metrics.typical_share  # the core's reading of "typical", re-exported for the chapters
 
 
 def norm_criterion(min_squared_norm: float) -> "C.Criterion":
