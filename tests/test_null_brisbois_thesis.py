@@ -83,3 +83,13 @@ def test_fig2_7_typical_curve_share_fails_on_untrained_runs():
     assert _fails(Cm.TYPICAL, [Cm.typical_share(flags, 0.95)[0]])
     assert _fails(Cm.TYPICAL, [Cm.typical_share([True], 0.95)[0]])
     assert not _fails(Cm.TYPICAL, [Cm.typical_share([True] * 6, 0.95)[0]])
+
+
+def test_fig3_11_rich_constant_fails_on_untrained_runs():
+    """Fig3.11/*-rich-constant: ||theta*|| constant over the rich lambda.  After 50 epochs the norms are still the
+    initial ones, proportional to lambda: the ratio is about 100 and the criterion fails."""
+    from shallowflow.experiments.brisbois_thesis import balancedness_complexity as B
+    data = D.get("brisbois-orthogonal", device="cpu")
+    for act in ("relu", "tanh"):
+        e = Cm.train_grid(data, [act], 20, Cm.combos([1e-4, 1e-2], [0]), 50)[act]
+        assert _fails(B.RICH_CONSTANT, [B.rich_constant_ratio(B.final_norms(e))])

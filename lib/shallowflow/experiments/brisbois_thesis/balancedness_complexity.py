@@ -14,6 +14,7 @@ import torch
 
 from ... import data as datasets
 from ... import init, metrics
+from ... import verdicts as _C
 from ...config import DTYPE
 from ...flow import gradient_flow
 from ...models import Network, Params
@@ -217,6 +218,15 @@ def run_complexity(P) -> dict:
 
 def final_norms(e: Cm.Ensemble) -> np.ndarray:
     return metrics.squared_norm(e.traj.final).sqrt().numpy()
+
+
+#: Fig. 3.11 (rich regime): ||theta*|| is "low and constant" over lambda <= 1e-2: max/min over those lambda, per seed
+RICH_CONSTANT = _C.below(1.01)
+
+
+def rich_constant_ratio(norms: np.ndarray) -> float:
+    """The Fig3.11/*-rich-constant measurement for one seed: largest over smallest final norm across the rich lambda."""
+    return float(np.max(norms) / np.min(norms))
 
 
 def initial_norms(e: Cm.Ensemble) -> np.ndarray:
