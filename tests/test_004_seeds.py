@@ -58,3 +58,16 @@ def test_pl_training_sections_train_only_what_they_read():
     assert P.sections == ["prediction", "bounds"] and len(PT.pairs(P)) == 4
     with pytest.raises(ParameterError, match="sections"):
         validate(dict(PLT, sections=["training"]), PT.SCHEMA, PT.RULES)
+
+
+def test_deep_kernels_seed_alone_or_in_batch():
+    from shallowflow.experiments.balboni_thesis import deep_kernels as DK
+
+    batch = np.concatenate([DK.theorem2(12, 4, 6, 2, s) for s in (0, 1)])
+    np.testing.assert_array_equal(batch[12:], DK.theorem2(12, 4, 6, 2, 1))
+    P = validate(dict(profile="custom", draws=100, N=6, width=24, layers=3, inits=4, gd_steps=10, seeds=[0, 3]),
+                 DK.SCHEMA, DK.RULES)
+    assert P.seeds == [0, 3]
+    with pytest.raises(ParameterError, match="seed"):
+        validate(dict(profile="custom", draws=100, N=6, width=24, layers=3, inits=4, gd_steps=10, seed=0),
+                 DK.SCHEMA, DK.RULES)

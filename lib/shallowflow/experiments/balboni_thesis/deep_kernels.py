@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from ...params import PROFILE, Int, Rule, array_bytes
+from ...params import PROFILE, Int, Ints, Rule, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
@@ -22,7 +22,9 @@ SCHEMA = {
     "layers": Int("DKM depth L", low=2, high=20),
     "inits": Int("random initialisations of the Theorem 4 proxy", low=2, high=1000),
     "gd_steps": Int("L-BFGS iterations per initialisation (Theorem 4 proxy)", low=10, high=100_000),
-    "seed": Int("seed", low=0, high=10_000),
+    "seeds": Ints("seeds: the first draws the exact lemmas' problems, Lemma 4 / Theorem 3, the representer and the Lemma "
+                  "10 controls (seed + 1, + 2, + 3); Theorem 2's draws and the Theorem 4 proxy's starts repeat for every "
+                  "seed", low=0, high=10_000),
 }
 RULES = (Rule(("width", "N"), lambda P: P.width >= P.N, "Theorem 2 needs every layer at least N wide"),)
 
@@ -35,15 +37,15 @@ def memory_estimate(P) -> float:
 
 
 def work_estimate(P) -> float:
-    """Four Theorem 2 calls (draws x layers x N^2 x width, and N^3 eigenvalues), Lemma 4 (2000 steps) and the two
-    proxies (inits x gd_steps x about 20 evaluations of layers x N^3)."""
-    thm2 = 4 * P.draws * P.layers * (P.N ** 2 * P.width + 10 * P.N ** 3)
+    """Theorem 2 calls (one per seed and three controls; draws x layers x N^2 x width, and N^3 eigenvalues), Lemma 4 (2000 steps) and the two
+    proxies per seed (inits x gd_steps x about 20 evaluations of layers x N^3)."""
+    thm2 = (3 + len(P.seeds)) * P.draws * P.layers * (P.N ** 2 * P.width + 10 * P.N ** 3)
     lem4 = 2000 * P.layers * P.N ** 2 * P.width * 10
-    proxy = 1.5 * P.inits * P.gd_steps * 20 * P.layers * 10 * P.N ** 3
+    proxy = 1.5 * len(P.seeds) * P.inits * P.gd_steps * 20 * P.layers * 10 * P.N ** 3
     return thm2 + lem4 + proxy
 
 
-NAMES = ("draws", "N", "width", "layers", "inits", "gd_steps")
+NAMES = ("draws", "N", "width", "layers", "inits", "gd_steps", "seeds")
 RULES = RULES + (Rule.memory(NAMES[:5], memory_estimate, what="the draws and the initialisations"),
                  Rule.work(NAMES, work_estimate, what="the chapter"))
 
