@@ -218,6 +218,10 @@ claims.check("E3/final-converged", "the loss no longer moves: relative change ov
              C.below(1e-6), source_value="converged [T]", valid=ok_runs)
 claims.check("E3/versus-no-bump", "final loss over the loss of the teacher without its bumps", L_end / L_nobump,
              C.above(0.1), source_value="misses the bumps [T]", note=f"no-bump teacher [R]: {L_nobump:.5f}", valid=ok_runs)
+claims.check("E3/learned", "the network learned: final loss over the initial loss L(0) (an untrained network measures 1, "
+             "and passes the three checks above)", L_end / tr.loss[:, 0], C.below(0.1),
+             source_value="GD fits the teacher except its bumps [T]", note="threshold a tenth of L(0) [choice]",
+             valid=ok_runs)
 claims.check("E3/effective-neurons", "effective neurons at convergence (direction clusters of significant neurons)",
              k_ef, C.below(7.5), source_value="fewer than the teacher's 8 [T]",
              note="significant: |a_j| |w_j| >= 1e-3 of the total; clusters separated by > 0.01 rad [choice]", valid=ok_runs)
