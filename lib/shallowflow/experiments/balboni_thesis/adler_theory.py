@@ -26,6 +26,10 @@ SCHEMA = {
     "draws": Int("last-layer draws of the symmetry argument (Sec. 7.5 (3))", low=10, high=100_000),
     "trajectory_points": Int("random parameter points of the Lemma 2/12 check", low=1, high=10_000),
     "dual_depth": Int("depth of the infinite-width iteration (Sec. 7.5 footnote 3)", low=2, high=2000),
+    "power_steps": Int("GD steps along which power iteration is compared with eigvalsh (Lemma 13 (a)-(b))", low=3,
+                       high=1000),
+    "sharpness_samples": Int("GD steps of the trained MLP at which the sharpness is measured (evenly spaced)", low=1,
+                             high=10_000),
 }
 RULES = (Rule(("widths",), lambda P: len(set(P.widths)) >= 3, "the width slope needs at least 3 distinct widths"),)
 
@@ -41,12 +45,13 @@ def work_estimate(P) -> float:
     """The width sweep (seeds x widths x power iterations of Hessian-vector products, each about 4 passes of n x
     width^2), the trained MLP (steps, and power iterations along them), the symmetry draws, Lemma 12's points."""
     sweep = len(P.seeds) * sum(gd_work(1, w, P.n, w, 4 * P.power_iters) for w in P.widths)
-    train = gd_work(1, P.train_width, P.train_n, P.train_width, 3 * P.train_steps + 4 * P.power_iters * 50)
-    return sweep + train + 2 * P.draws * 1e6 + P.trajectory_points * 1e8 + P.dual_depth * 1e6
+    sharp = 4 * P.power_iters * min(P.sharpness_samples, P.train_steps)
+    train = gd_work(1, P.train_width, P.train_n, P.train_width, 3 * P.train_steps + sharp)
+    return sweep + train + P.power_steps * 1e7 + 2 * P.draws * 1e6 + P.trajectory_points * 1e8 + P.dual_depth * 1e6
 
 
 NAMES = ("widths", "seeds", "n", "power_iters", "train_width", "train_steps", "train_n", "draws", "trajectory_points",
-         "dual_depth")
+         "dual_depth", "sharpness_samples", "power_steps")
 RULES = RULES + (Rule.memory(("widths", "n", "train_width", "train_n", "draws"), memory_estimate,
                              what="the widest network"),
                  Rule.work(NAMES, work_estimate, what="the chapter"))
@@ -209,13 +214,13 @@ def train_gd(net: MLP, theta, X, y, steps: int, target: float, iters: int, seed:
                 adler_eta=np.array(adler), power_iters=np.array(iters_used), reached=losses[-1] < target * L0)
 
 
-def along_training(width: int, n: int, steps: int, iters: int, seed: int, d: int = 8) -> dict:
-    """Sec. 7.5 (2) and Lemma 13 (c)-(d): train to loss < 1e-4 x initial with Lemma 13's rate; the residual
-    ratio at the start and at the end."""
+def along_training(width: int, n: int, steps: int, iters: int, seed: int, d: int = 8, samples: int = 50) -> dict:
+    """Sec. 7.5 (2) and Lemma 13 (c)-(d): train to loss < 1e-4 x initial with Lemma 13's rate (the sharpness measured
+    at about ``samples`` evenly spaced steps); the residual ratio at the start and at the end."""
     net = MLP(d, [width, width], 1)
     X, y = _data(n, d, seed)
     theta0 = net.init(seed)
-    run = train_gd(net, theta0, X, y, steps, 1e-4, iters, seed, every=max(1, steps // 50))
+    run = train_gd(net, theta0, X, y, steps, 1e-4, iters, seed, every=max(1, steps // samples))
     run["ratio_start"] = residual_ratio(net, theta0, X, y, iters, seed)
     run["ratio_end"] = residual_ratio(net, run["theta"], X, y, iters, seed)
     return run
