@@ -50,11 +50,10 @@ class Ensemble:
 TYPICAL = _verdicts.above(0.5, strict=True)
 
 
-def typical_share(flags, level: float) -> tuple[float, str]:
-    """The lower end of the Wilson interval (at ``level``) of the share of true ``flags``, and its description for a
-    check's note (k/n runs, share, interval).  (The same reading as orthogonal_inputs.toy's; it belongs in the core.)"""
+def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
+    """The core's reading of a typical behaviour (:func:`shallowflow.metrics.typical_share`)."""
     from ... import metrics
-    return metrics.share_interval(flags, level)["low"], metrics.describe_share(flags, level)
+    return metrics.typical_share(flags, level)
 
 
 def assumption5_split(data: Dataset, m: int, seeds) -> tuple[list[int], dict[int, str]]:
