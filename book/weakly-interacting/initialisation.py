@@ -82,8 +82,8 @@ for i, eps in enumerate(P.lemma5_eps):
     sel = [r for r in l5 if r["eps"] == eps]
     ax.semilogx([r["n"] for r in sel], [r["P"]["nec"] for r in sel], "o--", color=f"C{i}", label=f"eps {eps:g}: p = 3 log(n/eps) - 2")
     ax.semilogx([r["n"] for r in sel], [r["P"]["suf"] for r in sel], "s-", color=f"C{i}", label=f"eps {eps:g}: p = 4 log(n/eps)")
-    ax.axhline(1 - eps, color=f"C{i}", lw=0.6, ls=":")
-ax.set(xlabel="n", ylabel="P(I), orthogonal data")
+    ax.axhline(IN.SOURCE_LEMMA5_LEVEL(eps), color=f"C{i}", lw=0.8, ls=":", label=f"paper, Lemma 5: level 1 - eps = {IN.SOURCE_LEMMA5_LEVEL(eps):g}")
+ax.set(xlabel="n", ylabel="P(I), orthogonal data", title="Data: n orthogonal inputs (exact probabilities, any d >= n)")
 ax.legend(fontsize=6, ncol=2)
 plt.show()
 

@@ -77,7 +77,8 @@ print(config.describe())
 # ## Figure 1: the group initialisation (schematic)
 #
 # The paper's Figure 1 is a drawing ($p=3$ neurons, $k=2$ examples each); nothing in it is computed.
-# Redrawn: each neuron is active on its own group only.
+# Redrawn: each neuron is active on its own group only. Data: none computed; the drawing's example is
+# $n=6$ orthonormal inputs in $p=3$ groups of 2.
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(5, 2.4))
@@ -98,6 +99,9 @@ plt.show()
 # $L_n$ against $t/t_n$ for growing $n$, with the limit step function $L_\infty$ (levels $1.25$, $0.25$, $0$
 # for $\|D_1\|=1$, $\|D_2\|=2$, $p=2$). The authors normalise time by their later transition time
 # $t_{second}$, which is $t_n$ here, so both transitions sit at $1/2$ and $1$.
+# Data: the exact solution for $n$ orthonormal inputs ($n$ = `fig_ns`, any $d\ge n$) in $p=2$ groups of $n/2$ points
+# with $|y|=1$ and $|y|=2$, $\|w_j(0)\|=1$ aligned with $D_j$ (the authors' Fig. 2 setup). Dashed vertical
+# lines: Theorem 2's transition times $t^j=1/\|D_j^\infty\|$ (Section 4.2), from the paper's formula.
 
 # %% tags=["hide-input"]
 tau = np.linspace(0, P.t_max, 1000)
@@ -105,6 +109,8 @@ fig, ax = plt.subplots(figsize=(7, 3.6))
 for i, n in enumerate(P.fig_ns):
     ax.plot(tau, PT.loss_curve(tau, n), color=plt.cm.viridis(i / max(1, len(P.fig_ns) - 1)), label=f"n = {n:.0e}")
 ax.step([0, 0.5, 1.0, P.t_max], [1.25, 0.25, 0.0, 0.0], where="post", color="k", ls="--", label="L_inf")
+for j, t_j in enumerate(PT.SOURCE_THM2_TRANSITION_TIMES):
+    ax.axvline(t_j, color="tab:red", ls="--", lw=0.8, label="paper, Thm 2: t^j = 1/||D_j||" if j == 0 else None)
 ax.set(xlabel="t / t_n", ylabel="L_n", title="rescaled loss, p = 2, group initialisation")
 ax.legend(fontsize=8)
 plt.show()

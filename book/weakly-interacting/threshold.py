@@ -124,7 +124,7 @@ if f3 is not None:
     ax.plot(TH.AUTHORS_FIG3_SEED["n"], TH.AUTHORS_FIG3_SEED["P"], "s--", mfc="none", color="0.4", label="authors' data, paper's figure")
     ax.plot(TH.AUTHORS_FIG3_FINAL["n"], TH.AUTHORS_FIG3_FINAL["P"], "^--", mfc="none", color="0.6", label="authors' data, final re-run")
     ax.axvline(fit["N"], color="C0", lw=0.8)
-    ax.set(xlabel="n", ylabel="P(converged)", title=f"d = {P.fig3_d}")
+    ax.set(xlabel="n", ylabel="P(converged)", title=f"Data: App. B's synthetic data, d = {P.fig3_d}, n on the x axis")
     ax.legend(fontsize=7)
     axes[1].semilogy(x, [max(TH.remaining_loss(r), 1e-12) for r in f3["stated"]], "o-")
     axes[1].set(xlabel="n", ylabel="mean L(t_inf)/L(0) (converged = 0)")
@@ -206,6 +206,8 @@ if f45 is not None:
     axes[1].plot(TH.AUTHORS_FIG5["p"], TH.AUTHORS_FIG5["N"], "s--", mfc="none", color="0.5", label="authors' data (d = 30)")
     axes[1].set(xlabel="p", ylabel=f"N({P.fig5_d}, p)")
     axes[1].legend(fontsize=7)
+    fig.suptitle(f"Data: App. B's synthetic data; left p = {P.fig4_p}, d on the x axis; right d = {P.fig5_d}, p on the x axis",
+                 fontsize=8)
     fig.tight_layout()
     plt.show()
 

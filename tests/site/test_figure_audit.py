@@ -41,7 +41,6 @@ KNOWN_WITHOUT_DATA: set[str] = {
     "early-alignment/spurious", "early-alignment/staircase", "orthogonal-inputs/appendix-a",
     "orthogonal-inputs/balancedness", "orthogonal-inputs/high-dim", "orthogonal-inputs/implicit-bias",
     "orthogonal-inputs/phases", "orthogonal-inputs/remarks", "orthogonal-inputs/toy",
-    "weakly-interacting/phase-transitions", "weakly-interacting/threshold",
 }
 KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "balboni-thesis/adler", "balboni-thesis/adler-theory", "balboni-thesis/conditioning-at-init",
@@ -54,8 +53,7 @@ KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "early-alignment/failure-rates", "early-alignment/spurious", "early-alignment/staircase",
     "orthogonal-inputs/appendix-a", "orthogonal-inputs/balancedness", "orthogonal-inputs/implicit-bias",
     "orthogonal-inputs/phases", "orthogonal-inputs/remarks", "orthogonal-inputs/toy", "synthesis/balancedness",
-    "synthesis/implicit-bias", "synthesis/pl-conditioning", "synthesis/plateau", "weakly-interacting/convergence",
-    "weakly-interacting/initialisation", "weakly-interacting/phase-transitions",
+    "synthesis/implicit-bias", "synthesis/pl-conditioning", "synthesis/plateau",
 }
 
 

@@ -31,6 +31,9 @@ SCHEMA = {
     "prop3_lr": Float("Prop. 3: GD step", low=1e-5, high=1e-1, low_open=True),
     "prop3_time": Float("Prop. 3: flow time", low=1, high=1e4),
 }
+# Lemma 5 (Appendix A): "if p >= 4 log(n/eps), then P(I) >= 1 - eps; if p <= 3 log(n/eps) - 2, then P(I) <= 1 - eps":
+# the level both widths are measured against
+SOURCE_LEMMA5_LEVEL = lambda eps: 1.0 - eps  # noqa: E731
 MC_UNITS = 130  # work units of one (draw, neuron, point) of :func:`monte_carlo` (measured: about 90 ns)
 
 

@@ -72,6 +72,9 @@ RULES = RULES + (
 )
 
 NORMS = (1.0, 2.0)  # |y| on group 1 and group 2 (authors' phase_transition.py)
+# Theorem 2 (Section 4.2): "the transitions happen at each time t^j = 1/||D_j^inf||" (time in units of t_n),
+# the paper's formula at the Fig. 2 norms
+SOURCE_THM2_TRANSITION_TIMES = tuple(1.0 / D for D in NORMS)
 
 
 def loss_curve(tau, n, norms=NORMS, u0=1.0, rho0=1.0, p=None):
