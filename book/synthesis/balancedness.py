@@ -99,6 +99,13 @@ for ax, act in zip(axes, ex.ACTIVATIONS):
         ax.plot(xs, [float(run.gd[k, act][i].median()) for k in run.sources], "o-", label=f"GD step {lr:g}")
     fl = [float(run.flow[k, act].median()) if (k, act) in run.flow else math.nan for k in run.sources]
     ax.plot(xs, fl, "k*", ms=11, label="exact flow")
+    if act == "relu" and len(run.lrs) > 1:
+        i0 = int(np.argmin(run.lrs))
+        others = [i for i in range(len(run.lrs)) if i != i0]
+        for i in others:
+            ax.plot(xs, [float(run.gd[k, act][i0].median()) * run.lrs[i] / run.lrs[i0] for k in run.sources], "--",
+                    color=f"C{i}", lw=0.8,
+                    label="sources' prediction (Lemma 1): drift ~ step" if i == others[0] else None)
     ax.set_yscale("log")
     ax.set_xticks(xs, run.sources)
     ax.set_xlabel("source whose data are trained on")

@@ -85,9 +85,16 @@ for key, r in run.results.items():
     ax.semilogy(np.full(r.loss.numel(), run.sources.index(key)), r.loss.clamp_min(1e-16).numpy(), "o",
                 label=f"{key}'s data")
     ax.axhline(r.ols, color="0.7", lw=0.6)
+    if key == "002":
+        ax.plot([run.sources.index(key)], [r.ols], "D", mfc="none", color="k", ms=9,
+                label="source's prediction: the affine fit's loss (002 Thm 2)")
+    else:
+        ax.plot([run.sources.index(key)], [1e-16], "v", mfc="none", color="k", ms=9,
+                label=f"source's prediction: L -> 0 ({key}), drawn at the 1e-16 floor")
 ax.set_xticks(range(len(run.sources)), run.sources)
 ax.set_xlabel("source whose data are trained on")
 ax.set_ylabel("final loss (grey: affine fits' losses)")
+ax.legend(fontsize=7)
 ax.set_title(f"data: each source's dataset; ReLU, m = {P.width}, lambda = {P.init_scale:g}", fontsize=9)
 fig.tight_layout()
 plt.show()

@@ -92,7 +92,8 @@ for ax, key in zip(axes[0], run.sources):
         i = int(ex.of_scale(r, sc)[0])
         ok = (r.loss[:, i] > 1e-20).numpy()
         ax.loglog(t[ok], r.mu[ok, i].numpy(), "-", color=colour, label=f"norm {sc:g}")
-        ax.loglog(t[ok], np.maximum(r.kappa[ok, i].numpy(), 1e-18), ":", color=colour)
+        ax.loglog(t[ok], np.maximum(r.kappa[ok, i].numpy(), 1e-18), ":", color=colour,
+                  label="sources' bound: mu_t >= kappa_t (000 Thm 7)" if sc == r.scales[0] else None)
     ax.set_title(f"{key}'s data", fontsize=9)
     ax.set_xlabel("flow time")
 axes[0][0].set_ylabel("mu_t (solid), kappa_t (dotted)")

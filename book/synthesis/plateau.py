@@ -106,7 +106,8 @@ for ax, key in zip(axes[0], run.sources):
         if math.isfinite(f.fit["slope"]):
             xs = np.linspace(x.min(), x.max(), 2)
             ax.plot(xs, f.fit["intercept"] + f.fit["slope"] * xs, "-", color=colours[act], label=f"{act}")
-            ax.plot(xs, t.mean() + f.predicted * (xs - x.mean()), "--", color="k", lw=0.8)
+            ax.plot(xs, t.mean() + f.predicted * (xs - x.mean()), "--", color="k", lw=0.8,
+                    label="sources' predicted slope" if act == "relu" else None)
     ax.set_title(f"{key}'s data", fontsize=9)
     ax.set_xlabel("ln(1/lambda)")
 axes[0][0].set_ylabel("end of the first plateau (flow time)")

@@ -43,7 +43,7 @@ KNOWN_WITHOUT_DATA: set[str] = {
     "orthogonal-inputs/phases", "orthogonal-inputs/remarks", "orthogonal-inputs/toy",
 }
 KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
-    "balboni-thesis/adler", "balboni-thesis/adler-theory", "balboni-thesis/conditioning-at-init",
+    "balboni-thesis/adler", "balboni-thesis/adler-theory",
     "balboni-thesis/deep-kernels", "balboni-thesis/part-one", "balboni-thesis/pl-training",
     "brisbois-thesis/balancedness-complexity", "brisbois-thesis/gradients-hessians",
     "brisbois-thesis/instability-transition", "brisbois-thesis/label-variants", "brisbois-thesis/multidimensional",
@@ -52,8 +52,7 @@ KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "brisbois-thesis/width-grid", "early-alignment/alignment", "early-alignment/assumption3",
     "early-alignment/failure-rates", "early-alignment/spurious", "early-alignment/staircase",
     "orthogonal-inputs/appendix-a", "orthogonal-inputs/balancedness", "orthogonal-inputs/implicit-bias",
-    "orthogonal-inputs/phases", "orthogonal-inputs/remarks", "orthogonal-inputs/toy", "synthesis/balancedness",
-    "synthesis/implicit-bias", "synthesis/pl-conditioning", "synthesis/plateau",
+    "orthogonal-inputs/phases", "orthogonal-inputs/remarks", "orthogonal-inputs/toy",
 }
 
 

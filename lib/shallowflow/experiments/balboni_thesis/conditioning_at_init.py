@@ -81,6 +81,9 @@ def work_estimate(P) -> float:
 
 
 NAMES = ("depth", "widths", "examples", "seeds", "lemma23_widths", "lemma24_trials")
+# Fig. 6.13's caption: "the conditioning is effectively proportional to the factor according to Equation (6.8)",
+# i.e. a log-log slope of 1 of kappa(G) against sqrt(examples width) / (sqrt(width) - sqrt(examples))
+SOURCE_FIG613_SLOPE = 1.0
 RULES = RULES + (Rule.memory(NAMES[:5], memory_estimate, what="the layers, features and Gram matrices"),
                  Rule.work(NAMES, work_estimate, what="the chapter"))
 
