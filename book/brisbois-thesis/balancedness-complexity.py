@@ -78,6 +78,8 @@ print(B.seed_report(P))
 
 # %% [markdown]
 # ## Fig. 3.10: balancedness errors over training ($\lambda = 10^{-6}$, $\alpha=10^{-3}$)
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 bal = B.run_balancedness(P)
@@ -143,6 +145,8 @@ print("linear network, drift of ||a a^T - W W^T||_F:", {k: f"{v:.3e}" for k, v i
 
 # %% [markdown]
 # ## Fig. C.3: the output weights $a_j^t$ ($m = 1000$, $\lambda=10^{-6}$)
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 c3 = B.run_c3(P)
@@ -159,6 +163,8 @@ print("neurons whose a_j changes sign during training:", flips, "; smallest |a_j
 
 # %% [markdown]
 # ## Fig. 3.11: model complexity against $\lambda$
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 cx = B.run_complexity(P)

@@ -73,6 +73,8 @@ print(config.describe())
 # %% [markdown]
 # ## Fig. 1.4: the activations and their constants
 #
+# Data: none; the figure draws the three activation functions themselves.
+#
 # Section 1.2.1 states the Lipschitz constants $L_{ReLU}=1$, $L_{Sigmoid}=1/4$, $L_{Tanh}=1$ and the
 # smoothness constants $\beta_{Sigmoid}=1/(6\sqrt3)$, $\beta_{Tanh}=4/(3\sqrt3)$; ReLU is not smooth.
 # The book measures $\max|\sigma'|$ and $\max|\sigma''|$ on a grid of $2\times10^6+1$ points of $[-20,20]$.
@@ -140,6 +142,8 @@ print("eigenvalues:", d2["eigenvalues"])
 
 # %% [markdown]
 # ## Figs D.1-D.3: along training
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 #
 # One run per activation, $m=10$, $\lambda=10^{-6}$, $\alpha=10^{-3}$ on the MSE; at every evaluation the
 # $\ell_2$ errors $\|\nabla L_{PT}-\nabla L_F\|$ (Fig. D.1; also with the autograd gradient in float32),

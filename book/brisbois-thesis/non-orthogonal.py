@@ -93,6 +93,8 @@ for act, e in run["grid"].items():
 
 # %% [markdown]
 # ## Figure 3.27: model complexity against lambda
+#
+# Data: Dataset 1.3.3 of the thesis (5 points $\bar x=-2,\dots,2$, alternate labels).
 # Converged runs are dots; runs that did not converge within the budget are crosses at their final norm.
 
 # %% tags=["hide-input"]
@@ -108,6 +110,8 @@ fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Figure 3.28: ReLU at small lambda, over seeds
+#
+# Data: Dataset 1.3.3 of the thesis (5 points).
 
 # %%
 by_scale = [(l, [i for i, x in enumerate(E28.scales) if x == l]) for l in P.fig28_scales]
@@ -138,6 +142,8 @@ fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Figures C.30-C.35: loss curves and final interpolators over lambda (grid seed)
+#
+# Data: Dataset 1.3.3 of the thesis (5 points).
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(2, 3, figsize=(15, 6.5))

@@ -70,6 +70,8 @@ data = datasets.get("brisbois-orthogonal", device="cpu")
 
 # %% [markdown]
 # ## Fig. 4.1: $F(\theta)=\theta^2+3\sin^2\theta$, and the PL rate
+#
+# Data: none; $F$ is a function of one variable (the thesis's example).
 
 # %% tags=["hide-input"]
 ex = PL.pl_example()
@@ -110,6 +112,8 @@ print("Sigmoid lambda_min, lambda_max of J(0) J(0)^T per width:", lam3)
 
 # %% [markdown]
 # ## PL1 and Theorem 7: the local PL ratio along GD
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 #
 # $\mu_t = \|\nabla L(\theta^t)\|^2/(2L(\theta^t))$ against $\nu_t = \lambda_{\min}(JJ^\top)(\theta^t)/n$; Theorem 7 (corrected)
 # says $\mu_t\ge\nu_t$ at every point; its printed chain says $\mu_t\ge\lambda_{\min}$.

@@ -82,6 +82,8 @@ for i, (lab, d) in enumerate(zip(run.labels, run.deltas)):
 
 # %% [markdown]
 # ## Loss curves over delta
+#
+# Data: Datasets 1.2.x of the thesis (2 points, $x_1$ of Dataset 1.1.0 moved by $\delta$; one data set per $\delta$ in `deltas`).
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(1, 2, figsize=(11, 3.6))
@@ -99,6 +101,9 @@ fig.tight_layout(); plt.show()
 
 # %% [markdown]
 # ## Figures 3.25 and 3.26: the network at four epochs (first seed)
+#
+# Data: Datasets 1.2.x of the thesis (2 points each): Fig. 3.25 with $\delta$ = `delta_a` ($x_1$ stays negative),
+# Fig. 3.26 with $\delta$ = `delta_b` (both inputs positive).
 
 # %% tags=["hide-input"]
 for i, title in ((Q.entry(run, "a"), "Fig 3.25"), (Q.entry(run, "b"), "Fig 3.26")):

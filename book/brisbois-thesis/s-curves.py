@@ -103,6 +103,8 @@ for g in run["groups"]:
 # %% [markdown]
 # ## Figure 3.18: neurons of Sigmoid and Tanh networks, several epochs superimposed
 #
+# Data: Dataset 1.1.4 of the thesis (2 points, labels $\mp c$, $c$ = the `c` parameter, 75 as in the thesis).
+#
 # Left: the parameter plane; middle: the orientation plane; right: the final interpolator. Colours go from
 # early (light) to final (dark) epochs.
 
@@ -132,6 +134,8 @@ if "main" in P.sections:
 
 # %% [markdown]
 # ## Figures 3.21 and 3.23: the fitting procedure
+#
+# Data: Dataset 1.1.4 of the thesis (2 points, labels $\mp c$).
 #
 # (a) the neurons of epoch `merge_step` and of the final epoch, (b) with their anti-neurons $-w_j$ in the
 # principal axes, (c) the frame of the literal axis construction and the procedure's curve in it, (d) the best
@@ -167,6 +171,8 @@ if "main" in P.sections:
 
 # %% [markdown]
 # ## Figures C.15-C.18: epoch by epoch at m = 60
+#
+# Data: Dataset 1.1.4 of the thesis (2 points, labels $\mp c$).
 
 # %% tags=["hide-input"]
 if "appendix-c" in P.sections:
@@ -175,6 +181,8 @@ if "appendix-c" in P.sections:
 
 # %% [markdown]
 # ## Figures 3.19 and C.19: spread against width and scale
+#
+# Data: Dataset 1.1.4 of the thesis (2 points, labels $\mp c$).
 #
 # Left: the mean final neuron norm over the widths; right: the root-mean-square distance of the neurons from
 # their fitted curve (in the fit's frame, relative to the largest $|v|$), over $\lambda$ (means over seeds).

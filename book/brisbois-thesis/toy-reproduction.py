@@ -110,6 +110,8 @@ for r in range(tr.runs):
 # %% [markdown]
 # ## Fig. 2.8: neurons and model at epochs 0, 4000, 8000, 15000 and the end
 #
+# Data: Dataset 1.1.0 of the thesis (2 points).
+#
 # Each star is a neuron at its orientation $-w_{j,2}/w_{j,1}$ (the ReLU's breakpoint, horizontal) and its signed
 # norm $s_j\|w_j\|$ (right axis); the green line is $h_\theta$. First seed.
 

@@ -75,6 +75,8 @@ S = G.select
 
 # %% [markdown]
 # ## Figs C.9, C.10, C.12: $T$ and the plateaus against $\lambda$, per width and step
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 for act in T.ACTIVATIONS:
@@ -101,6 +103,8 @@ for r in rows:
 
 # %% [markdown]
 # ## Fig. 3.3: the width at $\lambda = 10^{-8}$, $\alpha=10^{-3}$
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 fig, ax0 = plt.subplots(figsize=(5.5, 3.2))
