@@ -126,7 +126,7 @@ fig, ax = plt.subplots(figsize=(6.5, 3.3))
 ax.hist(np.log10(ratios), bins=40, color="tab:blue", alpha=0.8, label="tanh (analytic)")
 ax.hist(np.log10(np.maximum(relu, 1e-300)), bins=40, color="tab:red", alpha=0.5, label="ReLU (information)")
 ax.set(xlabel="log10 sigma_N / sigma_1 of the last-layer kernel factor", ylabel="draws",
-       title=f"Theorem 2: N = {P.N}, width {P.width}, L = {P.layers} (synthetic points)")
+       title=f"Theorem 2, L = {P.layers}, width {P.width}; data: N = {P.N} standard Gaussian points in R^{P.width}")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()

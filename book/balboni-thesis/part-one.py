@@ -97,7 +97,8 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for sw2, r in mft.items():
     axes[0].plot(r["corr"], label=f"$\\sigma_w^2$ = {sw2} ($\\chi_1$ = {r['chi1']:.2f})")
     axes[1].plot(np.arange(1, len(r["grad_ratio"]) + 1), r["grad_ratio"], lw=1, label=f"$\\sigma_w^2$ = {sw2}")
-    axes[1].axhline(r["chi1"], color="0.4", ls=":", lw=1)
+    axes[1].axhline(r["chi1"], color="0.4", ls=":", lw=1,
+                    label="thesis, Sec. 1.1: chi_1 per layer" if sw2 == next(iter(mft)) else None)
 axes[0].axhline(c_star, color="0.4", ls=":", lw=1)
 axes[0].set(xlabel="layer", ylabel="correlation of two inputs", title="simulated deep tanh network (synthetic inputs)")
 axes[1].set(xlabel="layers back from the output", ylabel="per-layer ratio of squared gradient norms",
@@ -133,6 +134,8 @@ print("NTK relative change by width (mean over seeds):",
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
 axes[0].plot(iso["depths"], iso["gauss_log_spread"], "o-", label="Gaussian N(0, 1/N)")
 axes[0].plot(iso["depths"], np.log10(1 + iso["orth_max_dev"]), "s-", label="orthogonal")
+axes[0].axhline(np.log10(T.SOURCE_ISOMETRY_SINGULAR_VALUE), color="k", ls="--", lw=0.8,
+                label="thesis, Sec. 1.2: every singular value 1")
 axes[0].set(xlabel="depth", ylabel="log10(s_max / s_median) of J", title=f"deep linear networks, width {P.iso_width}")
 axes[0].legend(fontsize=8)
 axes[1].loglog(P.ntk_widths, ntk["change"], "o", color="tab:blue", alpha=0.5)

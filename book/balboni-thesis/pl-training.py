@@ -150,10 +150,11 @@ if "prediction" in P.sections:
         for r in range(R.shape[1]):
             if g.seed_of[r] == P.seeds[0]:
                 ax.plot(np.arange(1, P.epochs + 1), R[:, r], label=f"lr {g.lrs[r]:g}", lw=1)
-        ax.axhline(1, color="k", lw=0.6)
+        ax.axhline(X.SOURCE_FIG65_LATE_RATIO, color="k", ls="--", lw=0.8,
+                   label="thesis, Fig. 6.5: late epochs almost perfect (ratio 1)" if fig_id == "6.5" else None)
         ax.set_ylim(-0.5, 3); ax.set_xlabel("epoch"); ax.set_title(f"Fig. {fig_id}: {act}, {loss}, n = {nmax}", fontsize=9)
     axes[0].set_ylabel("predicted / measured decrease"); axes[0].legend(fontsize=7)
-    fig.suptitle(f"seed {P.seeds[0]}; data: {DATA}", fontsize=8)
+    fig.suptitle(f"seed {P.seeds[0]}; data: {grids[('relu', 'mse', nmax)].data_name}", fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -204,6 +205,7 @@ if "prediction" in P.sections:
                 ax.plot(np.arange(P.epochs), g.L_secant[:, r], ":", color=f"C{r % len(P.lrs)}")
         ax.set_yscale("log"); ax.set_xlabel("epoch"); ax.set_title(f"ReLU, {loss}: L_t (dotted: secant)", fontsize=9)
     axes[0].legend(fontsize=7)
+    fig.suptitle(f"seed {P.seeds[0]}; data: {grids[('relu', 'mse', nmax)].data_name}", fontsize=8)
     fig.tight_layout()
     plt.show()
     etaL = np.concatenate([np.asarray(g.lrs)[None, :] * g.L for g in grids.values()])
@@ -226,7 +228,7 @@ if "conditioning" in P.sections:
         axes[0, j].set_title(f"Fig. {fid}: {act}, {loss}", fontsize=9)
         axes[1, j].set_xlabel("epoch")
     axes[0, 0].set_ylabel("log-conditioning"); axes[1, 0].set_ylabel("lambda_min(G / width)"); axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"last hidden layer, n = {nmax}, every seed; data: {DATA}", fontsize=8)
+    fig.suptitle(f"last hidden layer, every seed; data: {grids[('relu', 'mse', nmax)].data_name}", fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -290,7 +292,7 @@ if "bounds" in P.sections:
         ax.plot(g.oracle, color="tab:orange", lw=0.8)
         ax.plot(g.chain_steps, g.chain, "-", color="tab:red", lw=0.8)
         ax.set_yscale("symlog", linthresh=1e-3); ax.set_xlabel("epoch"); ax.set_title(f"Fig. {fid}: {act}, {loss}, n = {nmax}", fontsize=9)
-    fig.suptitle(f"every run; data: {DATA}", fontsize=8)
+    fig.suptitle(f"every run; data: {grids[('relu', 'mse', nmax)].data_name}", fontsize=8)
     fig.tight_layout()
     plt.show()
 
@@ -341,7 +343,7 @@ if "generalisation" in P.sections:
             ax.plot(g.gen_steps, M.mean(1), ":", color=f"C{i}", label=f"n = {n}: M")
         ax.set_yscale("log"); ax.set_xlabel("epoch"); ax.set_title(f"Fig. {fid}", fontsize=9)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"ReLU, mean over runs; data: {DATA}", fontsize=8)
+    fig.suptitle("ReLU, mean over runs; data: " + "; ".join(grids[("relu", "mse", n)].data_name for n in P.examples), fontsize=7)
     fig.tight_layout()
     plt.show()
 

@@ -287,6 +287,10 @@ def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict
 # ------------------------------------------------------------------------------------------------
 # Appendix B: Lemmas 16-21
 # ------------------------------------------------------------------------------------------------
+# Sec. 1.2: dynamical isometry requires "that every singular value of the Jacobian remains close to one"
+# (log10(s_max / s_median) = 0); Sec. 1.1: "chi_1 = 1 delineates a critical line" between order and chaos
+SOURCE_ISOMETRY_SINGULAR_VALUE = 1.0
+SOURCE_CRITICAL_CHI1 = 1.0
 TANH_D2 = 4 / (3 * math.sqrt(3))  # max |tanh''|, at t = atanh(1/sqrt(3))
 
 
