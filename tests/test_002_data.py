@@ -8,9 +8,9 @@ from shallowflow.params import ParameterError, validate
 
 
 def _defaults(**kw):
-    P = dict(profile="custom", widths=[10], scales=[1e-2], seeds=2, large_width=5000, large_seeds=1, lr=1e-2,
-             time=1.0, step_check_width=10, step_check_factor=2, step_check_seeds=1, contrast_widths=[10],
-             contrast_scales=[1e-2], contrast_seeds=1, contrast_time=1.0, leak=0.1, leaky_small_scales=[1e-3],
+    P = dict(profile="custom", widths=[10], scales=[1e-2], seeds=[0, 1], large_width=5000, large_seeds=[0], lr=1e-2,
+             time=1.0, step_check_width=10, step_check_factor=2, step_check_seeds=[0], contrast_widths=[10],
+             contrast_scales=[1e-2], contrast_seeds=[0], contrast_time=1.0, leak=0.1, leaky_small_scales=[1e-3],
              level=0.95, data="ea-three-point", sections=["grid", "contrasts"])
     P.update(kw)
     return validate(P, fr.SCHEMA, fr.RULES)
@@ -28,7 +28,7 @@ def test_a_csv_file_is_loaded_with_its_shape(tmp_path):
     P = _defaults(data=str(f))
     d = fr.load_data(P.data)
     assert (d.n, d.d) == (4, 2) and fr.data_dim(P.data) == 2
-    g = fr.run_grid(d, [5], [1e-2], lambda m: 1, lr=1e-2, T=0.05)
+    g = fr.run_grid(d, [5], [1e-2], lambda m: [0], lr=1e-2, T=0.05)
     assert set(g.outcome) == {(5, 1e-2)}
 
 

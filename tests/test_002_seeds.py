@@ -49,3 +49,26 @@ def test_unbalanced_contrast_seed_alone_and_in_batch():
 
 def test_unbalanced_seeds_is_a_list_of_seeds():
     assert assumption3.SCHEMA["unbalanced_seeds"].kind == "ints"
+
+
+def test_failure_rates_grid_seed_alone_and_in_batch():
+    """failure-rates: a cell's seed list; seed 4's run is the same alone and among others (issue 29)."""
+    from shallowflow.experiments.early_alignment import failure_rates
+    from shallowflow import data as datasets
+    three = datasets.get("ea-three-point", device="cpu")
+    alone = failure_rates.run_grid(three, [10], [1e-2, 1.0], lambda m: [4], lr=1e-2, T=2.0)
+    batch = failure_rates.run_grid(three, [10], [1e-2, 1.0], lambda m: [0, 4, 7], lr=1e-2, T=2.0)
+    assert alone.seeds[10] == [4] and batch.seeds[10] == [0, 4, 7]
+    for sc in (1e-2, 1.0):
+        assert torch.equal(alone.loss[(10, sc)][0], batch.loss[(10, sc)][1])
+        assert alone.outcomes_of(10, sc, [4]) == batch.outcomes_of(10, sc, [4])
+
+
+def test_assumption3_gd_seed_alone_and_in_batch():
+    """assumption3: gd_seeds is a list; seed 2's runs are the same alone and among others."""
+    alone = assumption3.a3_gd([0.1], [10], [2], [2], 1e-3, lr=1e-2, T=1.0)
+    batch = assumption3.a3_gd([0.1], [10], [2], [0, 2], 1e-3, lr=1e-2, T=1.0)
+    a, b = alone[(0.1, 10)], batch[(0.1, 10)]
+    # run order: dataset-major, seed-minor
+    for d in range(2):
+        assert torch.equal(a["loss"][d], b["loss"][2 * d + 1])

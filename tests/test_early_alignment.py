@@ -193,7 +193,7 @@ def test_classify_and_lambda_star():
 
 def test_failure_grid_flags_diverged_runs(three):
     """A run whose loss overflows is flagged invalid (never counted as a failure); the others are kept."""
-    g = failure_rates.run_grid(three, [5], [1e-3, 1e3], lambda m: 2, lr=0.5, T=5.0)
+    g = failure_rates.run_grid(three, [5], [1e-3, 1e3], lambda m: [0, 1], lr=0.5, T=5.0)
     assert g.valid[(5, 1e-3)].all() and not g.valid[(5, 1e3)].any()
     assert g.outcome[(5, 1e3)] == ["invalid", "invalid"] and g.failing(5, 1e3) == 0.0
 

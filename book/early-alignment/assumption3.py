@@ -52,7 +52,7 @@ flow_time = 40.0  # their flow time
 flow_dt = 0.2  # their RK4 step
 gd_widths = [10, 100, 1000]  # widths of the gradient-descent runs (Theorem 2 for any m)
 gd_draws = [20, 20, 5]  # datasets per eta at each of those widths
-gd_seeds = 1  # seeds per dataset
+gd_seeds = [0]  # seeds of every dataset (one run each)
 gd_scale = 1e-3  # lambda (authors' code)
 lr = 1e-3  # the authors' step on the mean squared error
 gd_time = 40.0  # flow time of those runs (the OLS plateau is reached by t of about 15)
@@ -106,7 +106,7 @@ f1 = ex.figure1(P)
 d1, o1 = f1["data"], f1["ols"]
 print(config.describe())
 print(f"sections run: {list(P.sections)}")
-print(f"seeds: {list(range(P.gd_seeds))} per dataset (gd_seeds), unbalanced contrast {list(P.unbalanced_seeds)}")
+print(f"seeds: {list(P.gd_seeds)} per dataset (gd_seeds), unbalanced contrast {list(P.unbalanced_seeds)}")
 print(f"data x = {d1.x1d.tolist()}, y = {d1.y.tolist()}; in the boxes: {f1['in_boxes']}; min Gram {float(f1['gram'].min()):.4f}")
 print(f"OLS beta* = {o1.beta.tolist()}, residuals {o1.resid.tolist()}, L_lin* = {float(o1.loss):.6f}")
 print(f"two-neuron interpolator loss {f1['two_loss']:.3g}; gradient descent (m = {max(P.gd_widths)}) ends at {f1['gd_loss']:.10f}")
@@ -183,8 +183,9 @@ if "gd" in P.sections:
         mg = gd["margins"][et]
         for m in P.gd_widths:
             r = gd["main"][(et, m)]
-            nd = len(r["outcome"]) // P.gd_seeds
-            esc = torch.tensor([any(o in th.SUCCESS for o in r["outcome"][i * P.gd_seeds:(i + 1) * P.gd_seeds]) for i in range(nd)])
+            k = len(P.gd_seeds)
+            nd = len(r["outcome"]) // k
+            esc = torch.tensor([any(o in th.SUCCESS for o in r["outcome"][i * k:(i + 1) * k]) for i in range(nd)])
             ax.scatter(mg[:nd].numpy(), np.full(nd, P.gd_widths.index(m) + 0.15 * j), c=np.where(esc.numpy(), "tab:red", "tab:blue"),
                        s=18, marker="o^s"[j % 3], label=f"eta {et:g}" if m == P.gd_widths[0] else None)
     ax.set_xscale("log")

@@ -44,7 +44,7 @@ SCHEMA = {
     "flow_dt": Float("RK4 step of those flows", low=0, low_open=True, high=10),
     "gd_widths": Ints("widths of the gradient-descent runs on Assumption-3 data", low=1, high=1_000_000),
     "gd_draws": Ints("datasets per eta trained at each of those widths", low=1, high=1_000_000),
-    "gd_seeds": Int("seeds per dataset and width", low=1, high=1_000_000),
+    "gd_seeds": Ints("seeds of every dataset and width (one run each)", low=0, high=2 ** 63 - 1),
     "gd_scale": Float("lambda of those runs", low=0, low_open=True, high=10),
     "lr": Float("step on the mean squared error", low=0, low_open=True, high=1),
     "gd_time": Float("flow time of those runs", low=0, low_open=True, high=1e6),
@@ -73,7 +73,7 @@ RULES = (Rule(("gd_widths", "gd_draws"), lambda P: len(P.gd_widths) == len(P.gd_
          Rule.budget(("fast_time", "fast_lr"), lambda P: P.fast_time / P.fast_lr, STEP_BUDGET, what="the fast runs"),
          Rule.budget(("small_time", "small_lr"), lambda P: P.small_time / P.small_lr, STEP_BUDGET, what="the small-scale runs"),
          Rule.memory(("gd_widths", "gd_draws", "gd_seeds"),
-                     lambda P: max(ensemble_bytes(nd * P.gd_seeds, m, 2, 4) for m, nd in zip(P.gd_widths, P.gd_draws)),
+                     lambda P: max(ensemble_bytes(nd * len(P.gd_seeds), m, 2, 4) for m, nd in zip(P.gd_widths, P.gd_draws)),
                      what="the largest GD ensemble"))
 
 
@@ -222,31 +222,33 @@ def ols_share(cells: dict) -> float:
     return min((sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in cells.values()), default=math.nan)
 
 
-def a3_gd(etas, widths, draws, seeds: int, scale: float, lr: float, T: float, seed_base: int = 500) -> dict:
-    """Balanced GD on Assumption-3 draws: for every eta and width, ``draws[i]`` datasets x ``seeds`` seeds as one
+def a3_gd(etas, widths, draws, seeds, scale: float, lr: float, T: float, seed_base: int = 500) -> dict:
+    """Balanced GD on Assumption-3 draws: for every eta and width, ``draws[i]`` datasets x the list ``seeds`` as one
     ensemble with per-run data.  Returns, per (eta, width), the final losses against each dataset's OLS loss and
     the limit checks of Theorem 4 (two cones, the OLS line on the hull, relu(OLS) on the unit circle)."""
     net = Network("relu")
     res = {}
+    seeds = [int(s) for s in seeds]
+    k = len(seeds)
     steps = int(round(T / lr))
     for j, eta in enumerate(etas):
         Xall, yall = datasets.assumption3_sample(eta, max(draws), seed=seed_base + j)
         for m, nd in zip(widths, draws):
             X, y = Xall[:nd], yall[:nd]
             o = ols(X, y)
-            Xr, yr = per_run_data(X, y, seeds)
-            p0 = initialise("balanced", [s for _ in range(nd) for s in range(seeds)], m, 2, scale)
+            Xr, yr = per_run_data(X, y, k)
+            p0 = initialise("balanced", [s for _ in range(nd) for s in seeds], m, 2, scale)
             t0 = time.perf_counter()
             tr = gradient_descent(p0, (Xr, yr), net, steps=steps, lr=lr, loss=LOSS, stop_below=1e-7,
                                   on_nonfinite="stop")
             q = tr.final
             L = net.loss(q, Xr, yr, LOSS)
             ok = metrics.finite_runs(tr.loss, q, L) & ~tr.info["diverged"]
-            Ls = o.loss.repeat_interleave(seeds)
+            Ls = o.loss.repeat_interleave(k)
             act = (q.W @ Xr.transpose(1, 2)) > 0
             allact = act.all(-1)
             lin = torch.einsum("rm,rmd->rd", torch.where(allact, q.a, torch.zeros_like(q.a)), q.W)
-            beta = o.beta.repeat_interleave(seeds, 0)
+            beta = o.beta.repeat_interleave(k, 0)
             hull = torch.stack([hull_points(Xr[r], 201) for r in range(Xr.shape[0])])
             lin_hull = (hull @ beta[..., None]).squeeze(-1)
             phi = torch.linspace(0, TWO_PI, 721, dtype=DTYPE)
@@ -353,7 +355,8 @@ def a3_rerun_escaped(P, main: dict, factor: int = 4, seed_base: int = 500) -> li
                 partial = o == "ols" and int(r_["partial"][r]) > 0
                 if not (escaped or flipped or partial) or not bool(r_["valid"][r]):
                     continue
-                i, s = divmod(r, P.gd_seeds)
+                i, js = divmod(r, len(P.gd_seeds))
+                s = int(P.gd_seeds[js])
                 p0 = initialise("balanced", [s], m, 2, P.gd_scale)
                 lr = P.lr / factor
                 tr = gradient_descent(p0, (Xall[i], yall[i]), net, steps=int(round(P.gd_time / lr)), lr=lr, loss=LOSS,

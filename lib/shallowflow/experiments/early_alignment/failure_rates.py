@@ -26,17 +26,19 @@ SCHEMA = {
     "profile": PROFILE,
     "widths": Ints("widths m of the phase diagram (one ensemble per width)", low=1, high=1_000_000),
     "scales": Floats("initialisation scales lambda of the phase diagram", low=0, low_open=True, high=10),
-    "seeds": Int("seeds per (width, scale) for widths up to large_width", low=1, high=1_000_000),
+    "seeds": Ints("seeds of every (width, scale) cell for widths below large_width (one run each)", low=0,
+                  high=2 ** 63 - 1),
     "large_width": Int("widths at or above this use large_seeds seeds", low=1, high=1_000_000),
-    "large_seeds": Int("seeds per (width, scale) for the large widths", low=1, high=1_000_000),
+    "large_seeds": Ints("seeds of every (width, scale) cell for the large widths", low=0, high=2 ** 63 - 1),
     "lr": Float("step on the mean squared error (flow time per step)", low=0, low_open=True, high=1),
     "time": Float("flow time of every run", low=0, low_open=True, high=1e6),
     "step_check_width": Int("width of the step-size check (the same grid at lr / step_check_factor)", low=1, high=1_000_000),
     "step_check_factor": Int("step-size reduction of the check", low=2, high=1000),
-    "step_check_seeds": Int("seeds per scale of the step-size check", low=1, high=1_000_000),
+    "step_check_seeds": Ints("seeds of every scale of the step-size check (compared run for run with the same seeds "
+                             "of the phase diagram)", low=0, high=2 ** 63 - 1),
     "contrast_widths": Ints("widths of the contrasts (unbalanced, dominated, leaky)", low=1, high=1_000_000),
     "contrast_scales": Floats("scales of the contrasts", low=0, low_open=True, high=10),
-    "contrast_seeds": Int("seeds per (width, scale) of the contrasts", low=1, high=1_000_000),
+    "contrast_seeds": Ints("seeds of every (width, scale) cell of the contrasts", low=0, high=2 ** 63 - 1),
     "contrast_time": Float("flow time of the contrast runs", low=0, low_open=True, high=1e6),
     "leak": Float("negative slope gamma of the leaky ReLU", low=0, low_open=True, high=1),
     "leaky_small_scales": Floats("scales of the fixed-width leaky runs (footnote 7)", low=0, low_open=True, high=10),
@@ -53,11 +55,11 @@ RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.s
                      what="the step-size check (time / (lr / step_check_factor))"),
          Rule.budget(("contrast_time", "lr"), lambda P: P.contrast_time / P.lr, STEP_BUDGET, what="the contrasts"),
          Rule.memory(("widths", "scales", "seeds", "large_width", "large_seeds", "data"),
-                     lambda P: max(ensemble_bytes(len(P.scales) * (P.seeds if m < P.large_width else P.large_seeds),
+                     lambda P: max(ensemble_bytes(len(P.scales) * len(P.seeds if m < P.large_width else P.large_seeds),
                                                   m, data_dim(P.data), 4) for m in P.widths),
                      what="the largest width's ensemble"),
          Rule.memory(("contrast_widths", "contrast_scales", "contrast_seeds", "data"),
-                     lambda P: ensemble_bytes(len(P.contrast_scales) * P.contrast_seeds, max(P.contrast_widths),
+                     lambda P: ensemble_bytes(len(P.contrast_scales) * len(P.contrast_seeds), max(P.contrast_widths),
                                               data_dim(P.data), 4),
                      what="the largest contrast ensemble"))
 
@@ -94,7 +96,7 @@ class Grid:
     activation: str
     widths: list
     scales: list
-    seeds: dict  # width -> number of seeds
+    seeds: dict  # width -> the list of seeds of every cell of that width
     loss: dict  # (width, scale) -> tensor (seeds,) final loss
     escape: dict  # (width, scale) -> tensor (seeds,) flow time of L < 0.99 L* (nan: never)
     outcome: dict  # (width, scale) -> list of outcomes
@@ -112,6 +114,12 @@ class Grid:
         o = self.outcome[(width, scale)]
         return sum(v not in SUCCESS and v != "invalid" for v in o) / len(o)
 
+    def outcomes_of(self, width, scale, seeds) -> list:
+        """The outcomes of the runs of cell (width, scale) with the given seeds, in that order (seeds the cell did not
+        run are left out)."""
+        at = {s: i for i, s in enumerate(self.seeds[width])}
+        return [self.outcome[(width, scale)][at[s]] for s in seeds if s in at]
+
     def valid_runs(self, widths=None, scales=None) -> torch.Tensor:
         """The finiteness flags of every run of the given cells (default: the whole grid), concatenated."""
         widths = self.widths if widths is None else widths
@@ -122,7 +130,8 @@ class Grid:
 
 def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: float, kind: str = "balanced",
              activation: str = "relu", leak: float = 0.01, stop_below: float = 1e-7) -> Grid:
-    """One ensemble per width: every (scale, seed) pair is a run with its own initial scale."""
+    """One ensemble per width: every (scale, seed) pair is a run with its own initial scale; ``seeds_of(m)`` is the
+    list of seeds of every cell of width m."""
     net = Network(activation, leak=leak)
     o = ols(data.X.to(CPU), data.y.to(CPU))
     L_zero = float((data.y ** 2).mean())
@@ -130,9 +139,10 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
     rec = max(1, steps // 2000)
     g = Grid(kind, activation, list(widths), list(scales), {}, {}, {}, {}, {}, {}, lr, T)
     for m in widths:
-        S = seeds_of(m)
-        seeds = [s for _ in scales for s in range(S)]
-        lam = [sc for sc in scales for _ in range(S)]
+        cell = [int(s) for s in seeds_of(m)]
+        S = len(cell)
+        seeds = [s for _ in scales for s in cell]
+        lam = [sc for sc in scales for _ in cell]
         p0 = initialise(kind, seeds, m, data.d, lam)
         t0 = time.perf_counter()
         tr = gradient_descent(p0, data.to(CPU), net, steps=steps, lr=lr, loss=LOSS, record_every=rec,
@@ -142,7 +152,7 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
         ok = metrics.finite_runs(tr.loss, tr.final, L) & ~tr.info["diverged"]
         esc = metrics.first_below(tr.loss, 0.99 * float(o.loss), tr.loss_steps).to(DTYPE)
         esc = torch.where(esc >= 0, esc * lr, torch.full_like(esc, math.nan))
-        g.seeds[m] = S
+        g.seeds[m] = cell
         for i, sc in enumerate(scales):
             sl = slice(i * S, (i + 1) * S)
             g.loss[(m, sc)] = L[sl]
@@ -206,5 +216,5 @@ def grid_table(g: Grid, what: str = "outcomes") -> "pandas.DataFrame":  # noqa: 
                     row[f"{sc:g}"] += f" ({sum(v == 'invalid' for v in o)} invalid)"
             else:
                 row[f"{sc:g}"] = g.failing(m, sc)
-        rows[f"m = {m} ({g.seeds[m]} seeds)"] = row
+        rows[f"m = {m} ({len(g.seeds[m])} seeds)"] = row
     return pd.DataFrame.from_dict(rows, orient="index")
