@@ -4,17 +4,19 @@ Each test feeds the chapter's own package function a null scenario at tiny size 
 object the chapter uses (``ex.OLS_FRACTION``, ...) to the quantity the chapter measures: a criterion that
 passed here could not tell a trained network from an untrained one.
 """
+from types import SimpleNamespace
+
 import torch
 
 from shallowflow import data as datasets
-from shallowflow.experiments.early_alignment import assumption3, failure_rates
+from shallowflow.experiments.early_alignment import assumption3, failure_rates, spurious
 from shallowflow.experiments.early_alignment import theory as th
 
 
 def test_failure_rates_untrained_grid_fails_both_share_criteria():
     """Zero steps: no run ends at the OLS loss (Thm2/ols-fraction) nor at a global minimum (Thm2/escape-large-scale)."""
     data = datasets.get("ea-three-point", device="cpu")
-    g = failure_rates.run_grid(data, [100], [1e-2, 1.0], lambda m: 3, lr=1e-2, T=1e-9)  # 0 iterations
+    g = failure_rates.run_grid(data, [100], [1e-2, 1.0], lambda m: [0, 1, 2], lr=1e-2, T=1e-9)  # 0 iterations
     assert int(round(1e-9 / 1e-2)) == 0 and all(bool(v.all()) for v in g.valid.values())
     assert not failure_rates.OLS_FRACTION(failure_rates.ols_fraction(g, [100], [1e-2]))
     assert not failure_rates.ESCAPE_SHARE(g.fraction(100, 1.0, ("global",)))
@@ -23,16 +25,16 @@ def test_failure_rates_untrained_grid_fails_both_share_criteria():
 def test_failure_rates_trained_grid_passes_them():
     """The same criteria pass on trained runs (the null test is not vacuous)."""
     data = datasets.get("ea-three-point", device="cpu")
-    g = failure_rates.run_grid(data, [100], [1e-3, 1.0], lambda m: 2, lr=1e-2, T=100.0)  # the book's step and time
+    g = failure_rates.run_grid(data, [100], [1e-3, 1.0], lambda m: [0, 1], lr=1e-2, T=100.0)  # the book's step and time
     assert failure_rates.OLS_FRACTION(failure_rates.ols_fraction(g, [100], [1e-3]))
     assert failure_rates.ESCAPE_SHARE(g.fraction(100, 1.0, ("global",)))
 
 
 def test_assumption3_untrained_runs_fail_the_ols_share():
     """Thm2/assumption3-all-fail on untrained Assumption-3 runs (lr 0): none ends at its OLS loss."""
-    cells = assumption3.a3_gd([0.1], [10], [3], 1, 1e-3, lr=1e-12, T=1e-9)
+    cells = assumption3.a3_gd([0.1], [10], [3], [0], 1e-3, lr=1e-12, T=1e-9)
     assert not assumption3.ALL_FAIL_SHARE(assumption3.ols_share(cells))
-    trained = assumption3.a3_gd([0.1], [10], [3], 1, 1e-3, lr=1e-2, T=30.0)
+    trained = assumption3.a3_gd([0.1], [10], [3], [0], 1e-3, lr=1e-2, T=30.0)
     assert all(o in th.OUTCOMES for r in trained.values() for o in r["outcome"])
     assert assumption3.ols_share(trained) > assumption3.ols_share(cells)
 
@@ -69,3 +71,25 @@ def test_staircase_untrained_curve_is_no_staircase():
     levels = [staircase.distinct_levels(staircase.plateaus(t, st.traj.loss[r], P.plateau_rtol, P.plateau_time),
                                         P.plateau_rtol) for r in range(len(P.seeds))]
     assert not staircase.STAIRCASE([len(lv) for lv in levels])
+
+
+def _spurious(steps, width=300):
+    P = SimpleNamespace(width=width, init_scale=1e-3, lr=1e-3, steps=steps, seeds=[0], monitor_every=max(1, steps // 50),
+                        eps=1e-9 if steps < 1000 else 0.5, eps2=1e-2, eps3=1e-2, width_dominated=20,
+                        steps_dominated=2, balance_width=10, balance_time=1e-3, animation_frames=0)
+    return spurious.run_figure2(P)
+
+
+def test_spurious_untrained_network_is_not_at_the_ols_loss():
+    """E2/final-loss: an untrained network sits at L(0), not at L_lin*: the criterion fails, and the predictions are
+    not the OLS ones."""
+    fr = _spurious(2)
+    end = spurious.end_state(fr)
+    assert not spurious.FINAL_AT_OLS((end["loss"] - end["L_star"]).abs())
+    assert (end["pred_err"] > 1e-2).all()
+
+
+def test_spurious_trained_network_passes_it():
+    fr = _spurious(100_000)  # the book's step and iterations at the smoke width
+    end = spurious.end_state(fr)
+    assert spurious.FINAL_AT_OLS((end["loss"] - end["L_star"]).abs())

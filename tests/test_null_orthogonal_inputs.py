@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from shallowflow.experiments.orthogonal_inputs import remarks, toy
+from shallowflow.experiments.orthogonal_inputs import phases, remarks, theory, toy
+from shallowflow.monitor import segmented_descent
 
 
 def _toy(steps, seeds=(0, 1)):
@@ -36,3 +37,14 @@ def test_remarks_R2_min_norm_fails_untrained():
     S = remarks.toy_sweep_summary(sweep, 6 / math.sqrt(5))
     assert torch.allclose(S["rel_gap"], torch.full_like(S["rel_gap"], -1.0), atol=1e-6)
     assert not remarks.R2_MIN_NORM_SMALL(S["norm_gap"]) and not remarks.R2_MIN_NORM_LARGER(S["norm_gap"])
+
+
+def test_phases_untrained_runs_fail_the_phase_order():
+    """E0/phase-order: an untrained network never leaves the first saddle (no exit times), so no run shows the
+    schematic's order and the share fails the criterion."""
+    ens = theory.make_ensemble("ortho-B", 100, [1e-8, 1e-16], [0], [0.05])
+    T = theory.phase_times(ens.k, ens.lams, 0.1)
+    mon = segmented_descent(ens, 20, 20, 20)  # one unit of flow time from lambda <= 1e-8: untrained
+    tl = phases.timeline(SimpleNamespace(times=T, ens=ens, mon=mon))
+    assert not phases.PHASE_ORDER(float(tl["ordered"].double().mean()))
+    assert torch.isnan(tl["exit1"]).all()

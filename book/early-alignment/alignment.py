@@ -148,6 +148,8 @@ if "census" in P.sections:
 #
 # Balanced runs of width `width` at every scale and seed, one ensemble, observed every `monitor_every`
 # iterations; parameters are kept at $\tau_\varepsilon$ for every $\varepsilon$ and scale.
+#
+# Data: the three-point data set of 002 Section 6 (Figure 2; n = 3 points with a bias coordinate).
 
 # %%
 if "sweep" in P.sections:

@@ -98,6 +98,9 @@ print(f"{len(P.seeds)} runs x {tr.steps} steps of {P.lr:g} in {tr.seconds:.1f} s
 #
 # Plateaus are found automatically: stretches where the loss stays within `plateau_rtol` (relative) for a
 # flow time of at least `plateau_time` [choice].
+#
+# Data: the `n_points` points of 002 Appendix B.2 (Figure 3; x uniform on [-1, 1], labels from the Stewart et al.
+# teacher, sample seed `data_seed`).
 
 # %%
 t = tr.loss_steps.double() * P.lr

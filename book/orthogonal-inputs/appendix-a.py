@@ -110,6 +110,9 @@ print("\n".join(rows))
 # Primary setting (early labels, $\lambda=10^{-3}/60$), first seed. As in Figure 2, each star is a
 # neuron at its kink $-w_{j,2}/w_{j,1}$ and signed norm $s_j\|w_j\|$ (right axis) and the green line is
 # $h_\theta$ (left axis); the axis ranges are those of the authors' early notebook.
+#
+# Data: the five-point non-orthogonal toy of 003 Appendix A (n = 5 inputs $x=(-1.5,-1,0,0.25,2)$ with a bias
+# coordinate; labels of the variant named in each run, from the authors' code).
 
 # %%
 primary = run.runs(setting="early", variant="early") or run.runs(setting="early")
@@ -132,6 +135,9 @@ plt.show()
 # Left: the loss of every E3a run. Right: its log–log decay rate $-d\ln L/d\ln k$; each peak is an
 # escape from a saddle ({py:func}`shallowflow.metrics.saddle_visits`: peaks at least 1, separated by
 # a slow-down of at least 5×), so two peaks mean one intermediate saddle. Crosses mark the escapes.
+#
+# Data: the five-point non-orthogonal toy of 003 Appendix A (n = 5 inputs $x=(-1.5,-1,0,0.25,2)$ with a bias
+# coordinate; labels of the variant named in each run, from the authors' code).
 
 # %%
 E3a = run.runs(setting="early")

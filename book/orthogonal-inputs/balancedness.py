@@ -187,6 +187,9 @@ display(pd.DataFrame(rows))
 # sizes: it must halve with the step (first order, so it vanishes under gradient flow). (iii) The spec's
 # criterion: the cumulative drift $\le 10^{-3}\|w_j\|^2$. (iv) The sign: $\max_{j,t}(a_j^2 - \|w_j\|^2)/(a_j^2+\|w_j\|^2)
 # \le 2uK$ (GD never lets $|a_j|$ exceed $\|w_j\|$ beyond rounding). (v) Signs kept, norms non-zero.
+#
+# Data of the figure below: the two-point orthogonal toy of 003 Section 5 (n = 2 inputs, $x_1=(-0.5,1)$,
+# $x_2=(2,1)$, labels $-1$, $1$).
 
 # %%
 d, m_, size = run.toy_drift, run.toy_final_inv, run.toy_max_size

@@ -113,6 +113,9 @@ print(f"escapes from saddles at iterations {[round(k) for k in S['saddles']['esc
 # ({py:func}`shallowflow.metrics.saddle_visits`: peaks of at least 1 separated by a slow-down of at
 # least 5×). In grey, the same gradient descent continued for `continue_steps` more iterations
 # (beyond the authors' horizon) to tell a saddle from a floor.
+#
+# Data: the authors' high-dimensional teacher data of 003 Appendix A (n = 75 Gaussian inputs in dimension `d`,
+# labels from a ReLU teacher of width `teacher_width`, seed `seed`).
 
 # %%
 mse = 2 * traj.loss[0]
@@ -147,6 +150,9 @@ plt.show()
 # As in the authors' notebook: an uncentred PCA (SVD) of the final hidden-weight matrix; each neuron
 # is drawn in the plane of the first two components (angle, and radius = norm of its projection),
 # coloured by the sign of $a_j$. "Close to a 2 neurons network" means two dominant components.
+#
+# Data: the authors' high-dimensional teacher data of 003 Appendix A (n = 75 Gaussian inputs in dimension `d`,
+# labels from a ReLU teacher of width `teacher_width`, seed `seed`).
 
 # %%
 W = traj.final.W[0]

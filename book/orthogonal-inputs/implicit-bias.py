@@ -362,6 +362,9 @@ _ = claims.check("E8/ortho-B-trained", f"ortho-B: (1/2)||theta_lambda^inf||^2 at
 # for $\lambda > (\rho^*)^{40/\varepsilon}$ the trajectory can enter $B(\theta^\infty_\lambda,
 # \lambda^{\varepsilon/40})$ during Phase 3, while the $S_{-,1}$ cluster is still small; the checks (a) below
 # say at which $\lambda$ the measured ratio stays above $\|D_-\|$.
+#
+# Data: the ORTHO-B data set of the 003 specification (n = 4 orthonormal inputs in dimension 6, labels
+# $(1, 1, -0.5, -0.5)$).
 
 # %%
 l5 = ex.lemma5_trajectory(run)
@@ -395,7 +398,7 @@ for c_i, lam in enumerate(lam_list):
 s = np.linspace(0, 1, 200)
 ax.plot(s * float(ray["segment_length"][0]), 4 * (1 - s) ** 2 * kB.norm_minus, color="k", ls="--", lw=0.8,
         label="4(1-s)²||D-|| [derived]")
-ax.axhline(kB.norm_minus, color="tab:red", lw=0.8, label="||D-||")
+ax.axhline(kB.norm_minus, color="tab:red", ls="--", lw=0.8, label=f"source: {ex.SOURCE_LEMMA5_BOUND}")
 ax.set_xlabel("||θ^t - θ_λ^∞|| (dotted: ball radius λ^(ε/40))")
 ax.set_ylabel("||∇L||² / L")
 ax.set_yscale("log")

@@ -102,6 +102,9 @@ print(f"seeds: toy {list(P.seeds)}, R4 {list(P.ortho_seeds)}, R5/R6/R8 {list(P.w
 # with $\sigma'(0)=1$ it jumps to $z=-c\eta$ and stays, so as $\eta\to0$ it converges to $z\equiv0$,
 # which solves the $\sigma'(0)=0$ equation and not the $\sigma'(0)=1$ one (whose right-hand side at
 # the limit is $-c\neq0$).
+#
+# Data: no data set is trained here: one pre-activation $z=\langle w_j,x_k\rangle$ on a single input point with a
+# negative label (n = 1), by the explicit flow above.
 
 # %%
 r1 = ex.sigma_prime_zero(P.sigma_steps)
@@ -136,6 +139,8 @@ print(f"library GD from a neuron on the boundary of x_1: max |<w, x_1>| over 200
 # longest stretch with $L$ within 1% of $L(\theta_S)=0.25$ (spec E2); the number of *escapes* counts
 # the peaks of the log–log decay rate $-d\ln L/d\ln k$ that are separated by a slow-down of at least
 # 5× ({py:func}`shallowflow.metrics.saddle_visits`): 2 means one intermediate saddle, 1 none.
+#
+# Data: the two-point orthogonal toy of 003 Section 5 (n = 2 inputs, $x_1=(-0.5,1)$, $x_2=(2,1)$, labels $-1$, $1$).
 
 # %%
 sweep = ex.run_toy_sweep(P.width, P.init_scales, P.seeds, P.lr, P.steps)
@@ -332,6 +337,8 @@ for dl in fine_deltas:
 # {py:func}`shallowflow.init.unbalanced`), same $g_j$; one ensemble. Pass: the relative gap to the
 # minimal norm decreases as $\lambda\to0$ and is below $10^{-6}$ at the smallest $\lambda$ (the T1
 # criterion of the specification).
+#
+# Data: ORTHO-B of the 003 specification (n = 4 orthonormal inputs in dimension 6, labels $(1, 1, -0.5, -0.5)$).
 
 # %%
 r6 = ex.run_unbalanced(P.wide_width, P.wide_seeds, P.unbalanced_scales, P.ortho_lr, P.ortho_steps)
@@ -363,6 +370,8 @@ plt.show()
 # ({py:func}`shallowflow.theory.min_squared_norm_1d`; exact reduction for any positively homogeneous
 # activation). Exploratory in the specification ("low priority"); the check records whether the
 # leaky limit is above that minimum.
+#
+# Data: the two-point orthogonal toy of 003 Section 5 (n = 2 inputs, $x_1=(-0.5,1)$, $x_2=(2,1)$, labels $-1$, $1$).
 
 # %%
 leaky = ex.run_toy_sweep(P.width, P.init_scales[:1], P.seeds, P.lr, P.steps, network=Network("leaky_relu", leak=P.leak))

@@ -130,6 +130,8 @@ plt.show()
 # the authors' code is the mean squared error ($2L$), so the curve goes $1 \to 0.5 \to 0$. An exit is
 # the first iteration with $L < 0.99\,L(\theta^0)$ (first saddle) and with
 # $L < 0.99\,L(\theta_S)$, $L(\theta_S) = \frac{1}{2n}\sum_{y_k<0}y_k^2 = 0.25$ (second saddle).
+#
+# Data: the two-point orthogonal toy of 003 Section 5 (n = 2 inputs, $x_1=(-0.5,1)$, $x_2=(2,1)$, labels $-1$, $1$).
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
@@ -143,9 +145,11 @@ for conv, colour in (("mean", "tab:blue"), ("half", "tab:orange")):
     plots.loss_curves(axes[1], run.traj.loss_steps, mse, colour=colour, alpha=0.6, lw=1, log=True,
                       ylabel="mean squared error (log)")
     axes[0].plot([], [], color=colour, label=f"{conv}: step {run.traj.lr[idx[0]]:.0e} on L")
+for ax in axes:
+    for which, it in toy.SOURCE_SADDLE_EXITS.items():
+        ax.axvline(it, color="0.3", ls="--", lw=1, label=f"source (Section 5): {which} exit ~ {it}" if ax is axes[0] else None)
 axes[0].set_ylim(bottom=0)
 axes[0].legend(loc="upper right", fontsize=8)
-plots.mark_iterations(axes[0], [5000, 11000], ["paper: 5000", "paper: 11000"])
 fig.tight_layout()
 plt.show()
 

@@ -11,6 +11,7 @@ import torch
 
 from ... import data as datasets
 from ... import metrics
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
@@ -44,6 +45,13 @@ def _phase1_iterations(P) -> float:
     """k_eps = eps ln(1/init_scale) / (||D|| lr): the iteration where Phase 1 ends (a snapshot is taken there)."""
     data = datasets.get("ea-three-point", device=CPU)
     return P.eps * math.log(1 / P.init_scale) / float(key_vector(data.X, data.y).norm()) / P.lr
+
+
+# the source's level drawn on the loss figure (002 Theorem 2 and Section 7): gradient flow "only converges towards a
+# spurious stationary point (corresponding to the least squares regressor)", i.e. its loss settles on the OLS loss
+# L*_lin, a value the source states as a formula of the data (the figure evaluates it on the three points)
+SOURCE_LIMIT = "Theorem 2: the OLS loss"
+FINAL_AT_OLS = C.below(1e-5)  # E2/final-loss (spec E2.1): |L_final - L_lin*| <= 1e-5
 
 
 RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least once after the start"),

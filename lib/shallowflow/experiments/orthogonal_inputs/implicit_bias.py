@@ -67,6 +67,10 @@ DATASETS = ("orthogonal-toy", "ortho-A", "ortho-B", "ortho-C")
 
 STOP = 1e-28  # runs stop at L < STOP: the parameters are then converged to ~1e-13
 
+# the source's level drawn on the Lemma 5 figure (003 Section 4, Lemma 5): "inf over B(theta*, lambda^(eps/40)) of
+# ||grad L||^2 / L >= ||D_-||", a bound the source states as a formula of the data (the figure evaluates it on ORTHO-B)
+SOURCE_LEMMA5_BOUND = "Lemma 5: ||∇L||²/L ≥ ||D-||"
+
 
 @dataclass
 class ImplicitRun:

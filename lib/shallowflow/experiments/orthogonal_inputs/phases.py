@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
@@ -103,6 +104,12 @@ def slope_fits(ens: Ensemble, values: torch.Tensor) -> dict:
     return {"slope": torch.tensor(out["slope"], dtype=DTYPE), "intercept": torch.tensor(out["intercept"], dtype=DTYPE),
             "seed": torch.tensor(out["seed"], dtype=torch.int64), "lr": torch.tensor(out["lr"], dtype=DTYPE)}
 
+
+# the source's times drawn on the exit-time figure (003 Section 4, Fact 1: the trajectory sits at the second saddle for
+# t in [-(1+3 eps)/||D_+|| ln(lambda), -(1-eps)/||D_-|| ln(lambda)]; Section 3.2: "these three phases (which last a time
+# -ln(lambda)/||D_-||)"): the exits on the lines -ln(lambda)/||D_+|| and -ln(lambda)/||D_-||, formulas of the data
+PHASE_ORDER = C.above(1.0)  # E0/phase-order: every run (at lemma_lams) shows the schematic's order of the phases
+SOURCE_EXIT_LINES = {"exit 1": "Fact 1: -ln λ / ||D+||", "exit 2": "Fact 1: -ln λ / ||D-||"}
 
 SCHEMA = {
     "profile": PROFILE,
