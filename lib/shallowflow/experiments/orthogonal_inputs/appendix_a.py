@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ... import verdicts as C
 from ... import data as datasets
 from ... import init, metrics, theory
 from ...config import DTYPE
@@ -89,3 +90,31 @@ def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
     return dict(final_loss=L[:, -1], loss_ratio=L[:, -1] / L[:, 0], squared_norm=sq, min_squared_norm=min_sq,
                 rel_gap=(sq - ms) / ms, kinks=metrics.kinks_of_function(p, interval), saddles=sv, flat=fp,
                 turning=turning, max_turning=torch.nan_to_num(turning, nan=0.0).amax(1))
+
+
+# E3b: "small initialisation" is the smallest camera-ready scale whose runs all converge (final L below CONVERGED of
+# its initial value and not ending on a plateau); the large scales are compared with it run for run
+CONVERGED = 1e-3
+NORM_ABOVE_SMALL_INIT = C.above(0.01)  # E3b/norm-above-small-init: rel. gap minus the reference run's
+MORE_KINKS = C.above(1)  # E3b/more-kinks: kinks of h minus the reference run's
+
+
+def reference_scale(run: NonOrthoRun, S: dict, scales) -> float | None:
+    """The smallest of ``scales`` whose camera-ready runs all converged (None if none did: an untrained or
+    unconverged ensemble has no reference, and the E3b comparisons measure nan)."""
+    conv = (S["loss_ratio"] < CONVERGED) & ~S["saddles"]["ends_on_plateau"]
+    return next((s for s in sorted(scales) if all(bool(conv[i]) for i in run.runs("camera-ready", s))), None)
+
+
+def paired_with_reference(run: NonOrthoRun, quantity: torch.Tensor, scales, ref_scale) -> torch.Tensor:
+    """quantity(run at scale s) - quantity(reference run), for the same label variant and seed, over the camera-ready
+    runs at ``scales``; nan when there is no reference or no pair."""
+    out = []
+    if ref_scale is not None:
+        for s in scales:
+            for i in run.runs("camera-ready", s):
+                j = [k for k in run.runs("camera-ready", ref_scale)
+                     if run.variants[k] == run.variants[i] and run.seeds[k] == run.seeds[i]][0]
+                out.append(float(quantity[i] - quantity[j]))
+    t = torch.as_tensor(out, dtype=torch.float64).reshape(-1)
+    return t if t.numel() else torch.tensor([float("nan")], dtype=torch.float64)
