@@ -122,6 +122,10 @@ class ToySweep:
 # Pass criteria of the R2 checks whose null scenario the tests run (tests/test_null_orthogonal_inputs.py)
 R2_MIN_NORM_SMALL = C.below(1e-3)  # init_scale <= 1e-2: ||theta||^2 within 1e-3 (relative) of the minimum
 R2_MIN_NORM_LARGER = C.below(1e-2)  # init_scale 0.1 and 1: within 1e-2
+# the source's level drawn on the R2 figure (003 Section 3.2): "For larger values of lambda [...] the parameters
+# empirically seem to also converge towards a minimal norm interpolator" (Theorem 1 for small lambda); the minimal
+# ||theta||^2 of the toy is a value of the data (6/sqrt(5), theory.min_norm_interpolator)
+SOURCE_R2_LIMIT = "Section 3.2: a minimal-norm interpolator"
 
 
 def run_toy_sweep(width: int, init_scales, seeds, lr: float, steps: int, network: Network = Network("relu"),
