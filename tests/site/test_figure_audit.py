@@ -46,7 +46,6 @@ KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "brisbois-thesis/width-grid", "early-alignment/alignment", "early-alignment/assumption3",
     "early-alignment/failure-rates", "early-alignment/staircase",
     "orthogonal-inputs/appendix-a", "orthogonal-inputs/balancedness",
-    "orthogonal-inputs/remarks",
 }
 
 
