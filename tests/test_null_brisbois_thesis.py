@@ -93,3 +93,133 @@ def test_fig3_11_rich_constant_fails_on_untrained_runs():
     for act in ("relu", "tanh"):
         e = Cm.train_grid(data, [act], 20, Cm.combos([1e-4, 1e-2], [0]), 50)[act]
         assert _fails(B.RICH_CONSTANT, [B.rich_constant_ratio(B.final_norms(e))])
+
+
+# -- activations, label-variants, instability-transition, width-grid, quasi-orthogonal --------------------------------
+# "untrained": the chapter's own package function run with a step of 1e-12 (the trainer refuses lr = 0), so the
+# parameters stay at their initial draw; a check whose measure comes from such a run must fail.
+UNTRAINED_LR = 1e-12
+NOT_LEARNED = "nan: the run never reached L < 0.01"
+
+
+def test_activations_lazy_checks_fail_on_an_untrained_network():
+    """Fig3.2/{act}-no-plateau (the detector finds the flat curve a plateau), Fig3.2/{act}-fast and Fig3.6 (the lazy
+    ReLU network's orientations and movement): on an untrained lambda = 1 network the orientations are the initial
+    ones and nothing moves, so the Fig3.6 measures pass unless they are read on runs that reached L < 0.01 only
+    (Cm.converged_only, as the chapter now does); -fast divided T = -1 by T = -1 (or by a positive T: a negative ratio)."""
+    from shallowflow.experiments.brisbois_thesis import activations as A
+    data = D.get("brisbois-orthogonal", device="cpu")
+    e = Cm.train_grid(data, ["relu"], 20, Cm.combos([1e-2, 1.0], [0, 1], lrs=(UNTRAINED_LR,)), 200,
+                      snapshots=range(0, 201, 50))["relu"]
+    tab = Cm.plateau_table(e)
+    lz, rich = e.runs(scale=1.0), e.runs(scale=1e-2)
+    T_lz, T_rich = [tab[r]["T"] for r in lz], [tab[r]["T"] for r in rich]
+    assert _fails(verdicts.below(0, strict=False), [tab[r]["count"] for r in lz])  # Fig3.2/-no-plateau
+    assert _fails(verdicts.below(0.2), Cm.converged_only(T_lz, T_lz) / Cm.converged_only(T_rich, T_rich))  # -fast
+    # the old reading, against a rich run that did converge: -1 / T < 0.2 passed
+    assert not _fails(verdicts.below(0.2), np.array(T_lz, float) / np.array([5000.0, 5000.0]))
+    assert _fails(verdicts.below(0.2), Cm.converged_only(T_lz, T_lz) / np.array([5000.0, 5000.0]))
+    move = [A.relative_movement(e, r) for r in lz]
+    v = A.cluster_variances(e, data, lz[0], 200)
+    ratios = [v["plus"] / v["plus_init"], v["minus"] / v["minus_init"]]
+    # the ungated measures pass on the initial draw: the reason for the gate
+    assert not _fails(verdicts.below(0.2), move) and not _fails(verdicts.within(0.8, 1.25), ratios)
+    assert _fails(verdicts.below(0.2), Cm.converged_only(move, T_lz))  # Fig3.6/small-movement
+    assert _fails(verdicts.within(0.8, 1.25), Cm.converged_only(ratios, [T_lz[0]] * 2))  # Fig3.6/random-orientations
+
+
+def test_label_variants_checks_fail_on_untrained_networks():
+    """DS1.1.1/mirror and /same-curves (fit epochs and T of -1 on both datasets made ratios of 1), Fig3.14/
+    relu-no-intermediate and Fig3.17/sigmoid-single (the flat curve is one plateau), Fig3.15/relu-two-directions and
+    Fig3.16/two-directions (a random draw has many distinct directions): all passed on untrained networks before the
+    chapter read them on runs that reached L < 0.01 only."""
+    from shallowflow.experiments.brisbois_thesis import label_variants as LV
+    P = SimpleNamespace(width=10, lr=UNTRAINED_LR, steps=500, seeds=[0, 1, 2, 3], switch_scale=1e-4,
+                        rich_scales=[1e-6, 1e-3], factor=3.0, fig316_scale=1e-6, fit_every=100)
+    res = LV.run(P)
+    sw, Dd = res["switch"], res["data"]
+    f0, f1 = LV.fit_epoch_table(sw["1.1.0"], Dd["1.1.0"]), LV.fit_epoch_table(sw["1.1.1"], Dd["1.1.1"])
+    T0_, T1_ = Cm.first_epoch_below(sw["1.1.0"].traj, 0.01), Cm.first_epoch_below(sw["1.1.1"].traj, 0.01)
+    near_one = verdicts.within(0.9, 1.1)
+    assert not _fails(near_one, [f1[:, 1].mean() / f0[:, 1].mean(), T1_.mean() / T0_.mean()])  # the old reading passed
+    assert _fails(near_one, [Cm.converged_only(f1[:, k], f1[:, k]).mean() / Cm.converged_only(f0[:, k], f0[:, k]).mean()
+                             for k in (1, 0)])  # DS1.1.1/mirror
+    assert _fails(near_one, Cm.converged_only(T1_, T1_).mean() / Cm.converged_only(T0_, T0_).mean())  # /same-curves
+    assert _fails(verdicts.above(0.0, strict=True), f1[:, 0] - f1[:, 1])  # DS1.1.1/negative-first
+    relu = res["same"]["relu"]
+    tabs = Cm.plateau_table(relu)
+    Ts = [t["T"] for t in tabs]
+    assert _fails(verdicts.below(1, strict=False), Cm.converged_only([t["count"] for t in tabs], Ts))
+    dirs = LV.directions(relu.traj.final).numpy()
+    assert not _fails(verdicts.above(2), dirs)  # a random draw has more than two directions
+    assert _fails(verdicts.above(2), Cm.converged_only(dirs, Ts))  # Fig3.15/relu-two-directions
+    sc = res["scaled"]
+    assert _fails(verdicts.above(2), Cm.converged_only(LV.directions(sc.traj.final).numpy(),
+                                                        Cm.first_epoch_below(sc.traj, 0.01)))  # Fig3.16/two-directions
+    at = Cm.plateau_table(res["alt"]["sigmoid"])
+    assert _fails(verdicts.within(1, 1), Cm.converged_only([t["count"] for t in at], [t["T"] for t in at]))
+    assert _fails(verdicts.within(7, 13), LV.fit_epoch_table(res["alt"]["relu"], Dd["1.1.4"]).astype(float)[:, 0]
+                  / LV.fit_epoch_table(res["alt"]["relu"], Dd["1.1.4"]).astype(float)[:, 1])  # Fig3.17/relu-ratio
+
+
+def test_instability_transition_trends_fail_on_untrained_networks():
+    """Fig3.12 / C.4 / C.6 plateau-shrinks and Fig3.13 / C.5 / C.7 (final-)variance-grows: untrained runs have
+    equal plateau lengths and equal orientation variances at every scale (the same seed's draw, rescaled), so
+    'non-increasing' held, and the variance trend was 1 or 0 by rounding; read on runs that reached L < 0.01 only
+    (the chapter's series), both fail."""
+    from shallowflow.experiments.brisbois_thesis import instability_transition as X
+    P = SimpleNamespace(width=10, steps=200, seeds=[0, 1], relu_scales=[1e-6, 1e-3, 1.0], sigmoid_scales=[1e-6, 1.0],
+                        tanh_scales=[1e-6, 1.0], c8_scales=[1e-6, 1.0], lr=UNTRAINED_LR)
+    tr = X.run_transition(P)
+    for act, e in tr["ens"].items():
+        tab, ea = tr["tables"][act], X.plateau_end(tr["tables"][act])
+        scales = sorted({m["scale"] for m in e.meta})
+        for s in tr["seeds"]:
+            rs = [e.runs(scale=lam, seed=s)[0] for lam in scales]
+            T_ = [tab[r]["T"] for r in rs]
+            lengths = [tab[r]["intermediate"] if act == "relu" else sum(b - a for a, b in tab[r]["plateaus"]) for r in rs]
+            assert np.all(np.diff(lengths) <= 0)  # the ungated reading held
+            assert not np.all(np.diff(Cm.converged_only(lengths, T_)) <= 0)
+            var = Cm.converged_only([X.plateau_variance(e, tr["data"], r, int(ea[r])) for r in rs], T_)
+            final = Cm.converged_only([X.orientation_variance(e, tr["data"], r, P.steps) for r in rs], T_)
+            assert _fails(verdicts.within(1, 1), [X.variance_trend(var)]), (act, s)
+            assert _fails(verdicts.within(1, 1), [X.variance_trend(final)]), (act, s)
+
+
+def test_width_grid_fig3_3_fails_without_convergence():
+    """Fig3.3/{act}-width needs every T > 0; Fig3.3/{act}-marginal divided spreads of T = -1 (a negative ratio, below
+    1: a pass) until marginal_ratio gave nan for a run without T.  Runs of 1000 epochs at alpha = 1e-3 reach
+    L < 0.01 at no scale of the grid."""
+    from shallowflow.experiments.brisbois_thesis import width_grid as G
+    P = SimpleNamespace(widths=[2, 10], lrs=[1e-3], scales=[1e-8, 1e-4, 1e-2], budget=1, max_epochs=1000, fig33_scale=1e-8)
+    rows = G.run_grid(P)
+    for act in T.ACTIVATIONS:
+        Tm = [r["T"] for r in sorted(G.select(rows, act=act, scale=1e-8), key=lambda r: r["width"])]
+        small, large = G.select(rows, act=act, scale=1e-8, width=10)[0]["T"], G.select(rows, act=act, scale=1e-2, width=10)[0]["T"]
+        assert not np.all(np.asarray(Tm) > 0)
+        old = (max(Tm) / min(Tm)) / (small / max(large, 1))
+        assert not _fails(verdicts.below(1.0), [old])  # the old reading passed
+        assert _fails(verdicts.below(1.0), [G.marginal_ratio(Tm, small, large)])
+    assert _fails(verdicts.below(0, strict=False), [sum(1 for r in G.select(rows, act="relu") if r["scale"] <= 1e-4 and r["T"] < 0)])
+
+
+def test_quasi_orthogonal_checks_fail_on_an_untrained_network():
+    """Figs 3.25 / 3.26: every criterion of the chapter on the chapter's measure of untrained runs.  The count of
+    neurons of one sign on the other sign's direction (both-signs-both-directions, >= 1) can reach 1 by chance on a
+    random draw: it is read on runs that reached L < 0.01 only."""
+    from shallowflow.experiments.brisbois_thesis import quasi_orthogonal as Q
+    P = SimpleNamespace(width=20, init_scale=1e-10, lr=UNTRAINED_LR, steps=1000, seeds=[0, 1, 2, 3], deltas=[0.1],
+                        delta_a=1.0, delta_b=10.0, snap_every=100)
+    run = Q.run_quasi(P)
+    a, b = Q.measure(run, Q.entry(run, "a")), Q.measure(run, Q.entry(run, "b"))
+    sw = Q.measure(run, Q.entry(run, "sweep", -0.1))
+    assert _fails(verdicts.below(0.02), a["dev_plus"]) and _fails(verdicts.below(0.02), a["dev_minus"])
+    assert _fails(verdicts.within(2, 2), a["plateaus"]) and _fails(verdicts.within(2, 2), sw["plateaus"])
+    assert _fails(verdicts.below(0.02), torch.maximum(sw["dev_plus"], sw["dev_minus"]))
+    assert _fails(verdicts.above(1), Cm.converged_only(a["cross"], a["T"]))
+    neg_first = (b["neg"] - b["pos"]).double()
+    assert _fails(verdicts.below(0.0), neg_first[(b["pos"] > 0) & (b["neg"] > 0)])  # no run fitted either: no evidence
+    small = float(b["data"].x1d.min())
+    assert _fails(verdicts.below(0.05), (b["k_minus"] - small).abs().nan_to_num(0.0).amax(1))
+    assert _fails(verdicts.below(0.0), b["k_plus"].nan_to_num(-1e9).amax(1))
+    assert _fails(verdicts.above(0.1), b["later_neg"]) and _fails(verdicts.above(3), b["plateaus"])

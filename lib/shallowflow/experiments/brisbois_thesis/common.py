@@ -56,6 +56,14 @@ def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
     return metrics.typical_share(flags, level)
 
 
+def converged_only(values, T) -> np.ndarray:
+    """``values`` (one per run) where the run learned (``T > 0``: it reached the loss threshold of its
+    table), nan where it did not.  A shape or a timing read off a run that never fitted its data is the
+    initial draw's, not a measurement of training: a check over it must not pass (nan fails every criterion)."""
+    v = np.asarray(values, dtype=float)
+    return np.where(np.asarray(T) > 0, v, np.nan)
+
+
 def assumption5_split(data: Dataset, m: int, seeds) -> tuple[list[int], dict[int, str]]:
     """The given seeds split by Assumption 5 (non-empty S_{+,1} and S_{-,1} for the balanced draw at width m,
     which the thesis "forced" for ReLU): the kept seeds in the given order, and the rejected ones with the reason.

@@ -107,6 +107,16 @@ def run_grid(P) -> list[dict]:
     return rows
 
 
+def marginal_ratio(T_over_m, T_small_scale: float, T_large_scale: float) -> float:
+    """Fig. 3.3's "the effect of m is marginal": the spread of T across the widths (max/min) over its spread
+    across lambda (T at the smallest scale / T at lambda = 1e-2).  nan unless every run reached L < 0.01
+    (T > 0): a run that never fitted has no T, and -1 epochs would make a negative ratio that passes."""
+    Tm = np.asarray(T_over_m, dtype=float)
+    if Tm.size == 0 or not (np.all(Tm > 0) and T_small_scale > 0 and T_large_scale > 0):
+        return float("nan")
+    return float((Tm.max() / Tm.min()) / (T_small_scale / T_large_scale))
+
+
 def select(rows: list[dict], **where) -> list[dict]:
     return [r for r in rows if all(np.isclose(r[k], v, rtol=1e-9, atol=0.0) if isinstance(v, float) else r[k] == v
                                    for k, v in where.items())]
