@@ -339,7 +339,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
 
     timings = json.loads((root / "params" / "timings.json").read_text()).get("book", {})
     runs, reg = load_runs(runs_file), registry(root)
-    out = {"machine": machine(), "commit": commit(root), "chapters": {}, "_decides": scale_decides(reg)}
+    out = {"machine": machine(), "commit": commit(root), "chapters": {}, "_decides": scale_decides(reg), "_paper_verdicts": {}}
     for ch in chapters.all_chapters():
         book_s = timings.get(ch)
         row = {"book_s": float(book_s) if book_s is not None else None}
@@ -365,6 +365,9 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
         rec = runs.get(ch)
         claims = claims_record(claims_dir, ch)
         changes = verdict_changes(reg, claims) if (claims and rec and rec["rc"] == 0) else []
+        if claims:
+            out["_paper_verdicts"].setdefault(ch, {}).update(
+                {f"{claims['source']}:{c['id']}": f"{c['verdict']} (measured {c.get('measured', '')})" for c in claims["checks"]})
         mem = round(mem_gb, 3) if mem_gb is not None else None
         if why:
             paper = dict(status="refused", seconds=est, where=where_estimated(est, mem_gb), basis=why,
@@ -416,10 +419,14 @@ def markdown(data: dict) -> str:
     decides = data.get("_decides", {})
     if decides:
         lines += ["", "## Checks whose registered cause is `scale`, and the paper profile that decides them", "",
-                  "| paper profile | status | checks (book verdict: fail, cause: scale) |", "|---|---|---|"]
+                  "| paper profile | status | checks (book verdict: fail, cause: scale) -> paper verdict where it ran |",
+                  "|---|---|---|"]
+        paper_v = data.get("_paper_verdicts", {})
         for name, ids in sorted(decides.items()):
             st = ch.get(name, {}).get("paper", {}).get("status", "missing")
-            lines.append(f"| {name} | {st} | {', '.join(f'`{i}`' for i in ids)} |")
+            got = paper_v.get(name, {}) if st == "ran" else {}
+            cells = [f"`{i}`" + (f" -> {got[i]}" if i in got else "") for i in ids]
+            lines.append(f"| {name} | {st} | {', '.join(cells)} |")
     ran = [(n, r) for n, r in ch.items() if r["paper"]["status"] == "ran"]
     stopped = [(n, r) for n, r in ch.items() if r.get("_stopped")]
     if ran or stopped:
@@ -466,6 +473,7 @@ def main(argv=None) -> int:
     data = build(root, a.runs, claims)
     md = markdown(data)
     data.pop("_decides", None)
+    data.pop("_paper_verdicts", None)
     for row in data["chapters"].values():
         row.pop("_estimate_s", None)
         row.pop("_cpu_s", None)
