@@ -159,8 +159,9 @@ for act, col in zip(T.ACTIVATIONS, ("tab:blue", "tab:orange", "tab:green")):
     axes[0].semilogy(v["steps"], np.maximum(v["pt_l2"], 1e-20), color=col, ls=":", label=f"{act} (float64)")
     axes[1].semilogy(v["steps"], np.maximum(v["fd_l2"], 1e-20), color=col, label=act)
     axes[2].semilogy(v["steps"], np.maximum(v["loss_diff"], 1e-20), color=col, label=act)
+for ax in axes[:2]:
+    ax.axhline(G.SOURCE_L2_BOUND, color="r", lw=0.8, ls="--", label=f"thesis, Figs D.1-D.2: l2 error always under {G.SOURCE_L2_BOUND:g}")
 for ax, t in zip(axes, ("Fig. D.1: |grad L_PT - grad L_F|", "Fig. D.2: |grad L_App - grad L_F|", "Fig. D.3: |L_PT - L_F|")):
-    ax.axhline(7e-4, color="r", lw=0.8, ls="--")
     ax.set_title(t, fontsize=9)
     ax.set_xlabel("epoch")
     ax.legend(fontsize=6)

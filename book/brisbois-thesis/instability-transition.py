@@ -71,6 +71,8 @@ print(config.describe())
 # %% [markdown]
 # ## Figs 3.12, 3.13, C.4-C.7: loss and alignment across the transition
 #
+# Data: Dataset 1.1.0 of the thesis (2 points).
+#
 # The orientation variance (ReLU: the larger of the two clusters' axial variances; Sigmoid/Tanh: over all neurons) is
 # measured at two epochs: at the end of the initial plateau that the detector of Appendix C.1 finds at epoch 0 (where it
 # finds none there is no end of alignment and no measurement: `nan`, never another epoch), and at the end of training,
@@ -109,6 +111,8 @@ for act in T.ACTIVATIONS:
 
 # %% [markdown]
 # ## Fig. C.8: slow (red) and fast (blue) blocks of the plateau detector
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
 panels = [("relu", lam) for lam in sorted(P.c8_scales, reverse=True)] + [("sigmoid", min(P.c8_scales))]
@@ -130,6 +134,9 @@ plt.show()
 
 # %% [markdown]
 # ## Fig. C.11: the Sigmoid spike, and $\alpha_{crit} = 4/m$
+#
+# Data: Dataset 1.1.0 of the thesis (2 points).
+# The dashed line and the open circle are the values the thesis's caption of Fig. C.11 states ($m=600$, $\alpha=10^{-2}$).
 
 # %% tags=["hide-input"]
 c11 = X.run_c11(P)
@@ -138,6 +145,11 @@ k_peak, v_peak = X.spike(main.traj.loss)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.3))
 for r in range(main.traj.runs):
     axes[0].semilogy(main.traj.loss_steps.numpy(), np.maximum(main.traj.loss[r].numpy(), 1e-32), lw=0.8, label=f"seed {main.meta[r]['seed']}")
+src = X.SOURCE_C11
+axes[0].axhline(src["initial_loss"], color="k", ls="--", lw=0.8,
+                label=f"thesis, Fig. C.11 (m = {src['width']}, alpha = {src['lr']:g}): L(theta^0) = {src['initial_loss']}")
+axes[0].plot([src["peak_epoch"]], [src["peak_loss"]], "o", mfc="none", mec="k",
+             label=f"thesis, Fig. C.11: L(theta^{src['peak_epoch']}) = {src['peak_loss']}")
 axes[0].set_title(f"Fig. C.11: Sigmoid, m = {P.c11_width}, alpha = {P.c11_lr:g}")
 axes[0].set_xlabel("epoch")
 axes[0].legend(fontsize=7)
@@ -163,7 +175,9 @@ for m, d in c11["crit"].items():
 
 # %% tags=["remove-cell"]
 def series(act, key, seed):
-    return [meas[(act, lam, seed)][key] for lam in scales_of[act]]
+    """The measure over the scales for one seed, nan for a run that never reached L < 0.01 (not a trained network)."""
+    m = [meas[(act, lam, seed)] for lam in scales_of[act]]
+    return Cm.converged_only([x[key] for x in m], [x["T"] for x in m]).tolist()
 
 seeds = sorted({mt["seed"] for mt in ens["relu"].meta})
 vr = {act: ens[act].valid() for act in T.ACTIVATIONS}

@@ -87,6 +87,8 @@ print(f"seeds {[m['seed'] for m in res.ens.meta]}, lambda = {res.scale:.6g}; {tr
 
 # %% [markdown]
 # ## Fig. 2.7: the loss
+#
+# Dashed vertical lines: the epochs the thesis's text reads off its Fig. 2.8 for the end of alignment and the two fits.
 
 # %% tags=["hide-input"]
 L = tr.loss.numpy()
@@ -94,6 +96,11 @@ steps_ = tr.loss_steps.numpy()
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
 plots.loss_curves(axes[0], steps_, L, colour="tab:blue", alpha=0.6, xlabel="epoch", ylabel="MSE")
 plots.loss_curves(axes[1], steps_, np.maximum(L, 1e-32), colour="tab:blue", alpha=0.6, log=True, xlabel="epoch", ylabel="MSE (log)")
+for (what, k), ls in zip(X.SOURCE_FIG28_EPOCHS.items(), ("--", "-.", ":")):
+    for ax in axes if k <= P.steps else ():
+        ax.axvline(k, color="k", ls=ls, lw=0.8, label=f"thesis, Fig. 2.8: {what} at epoch {k}" if ax is axes[1] else None)
+if axes[1].get_legend_handles_labels()[0]:
+    axes[1].legend(fontsize=6)
 axes[0].set_title("Fig. 2.7: ReLU, Dataset 1.1.0, m = 60")
 fig.tight_layout()
 plt.show()

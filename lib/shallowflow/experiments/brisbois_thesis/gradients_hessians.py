@@ -189,6 +189,11 @@ def d2_example() -> dict:
     )
 
 
+#: the thesis on Figs D.1 and D.2 (000_5bec2764affd87f0.txt, Appendix D, after Fig. D.2): "We can notice that the
+#: l_2-norm error is always under 7x10^{-4}"
+SOURCE_L2_BOUND = 7e-4
+
+
 def training_errors(P) -> dict:
     """Figs D.1-D.3: along one GD run per activation (Dataset 1.1.0, MSE training loss, as in Chapter 3),
     the errors between autograd (L_PT), closed form (L_F) and finite differences (L_App) of the 1/(2n)

@@ -82,6 +82,12 @@ def orientation_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
     return max(float(T.axial_variance(W[mask[0]])) for mask in (sp, sm) if mask.sum() > 1)
 
 
+#: the values the thesis states for Fig. C.11 (Sigmoid, m = 600, lambda = 1e-6, alpha = 1e-2), quoted from the
+#: caption of Fig. C.11 in 000_5bec2764affd87f0.txt: "The initial loss value is L(theta^0) ~ 0.9999 and the
+#: maximum loss value reaches L(theta^26) ~ 19462.8417, before converging to zero loss."
+SOURCE_C11 = dict(width=600, lr=1e-2, initial_loss=0.9999, peak_epoch=26, peak_loss=19462.8417)
+
+
 def run_c11(P) -> dict:
     """Fig. C.11: Sigmoid, m = c11_width, lambda = 1e-6, alpha = c11_lr, ``c11_seeds`` seeds; and the threshold
     alpha_crit = 4/m: for m in {c11_width, 60} one step just below and one above 4/m (0.75x and 1.5x)."""

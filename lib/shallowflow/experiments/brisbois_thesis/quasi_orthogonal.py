@@ -63,6 +63,12 @@ class QuasiRun:
     groups: list  # per entry: the run indices
 
 
+#: the alignment directions the thesis states for Fig. 3.25 (delta = 1: x_1 = (-1, 1), x_2 = (2, 1)), quoted from
+#: 000_5bec2764affd87f0.txt, Section 3.2: "the two directions of alignment are D~_+ = 1 and D~_- = -0.5 (It is what
+#: we observe on Figure 3.25)"; the labels of the two are swapped (an erratum, Fig3.25/orientation-plus, -minus)
+SOURCE_FIG325 = dict(delta=1.0, directions={"D~_+": 1.0, "D~_-": -0.5})
+
+
 def run_quasi(P) -> QuasiRun:
     """Fig 3.25 (delta_a, sign -), Fig 3.26 (delta_b, sign +) and the sweep (every delta, sign -), every seed:
     ReLU, balanced init, MSE loss, one ensemble with per-run data."""

@@ -69,6 +69,10 @@ RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the runs and their sn
 
 
 #: T1: measured / predicted label-fit epochs, every seed and label (Dataset 1.1.0) and every rich lambda (1.1.4)
+#: the epochs the thesis reads off its Fig. 2.8 (000_5bec2764affd87f0.txt, Section 2.2, the text on Figs 2.7-2.8):
+#: "at Epoch 4000, we observe the end of the alignment phase; at Epochs 8000 and 15000, the model has reached the
+#: positive and negative label data res[pectively]" (m = 60, alpha = 1e-3, lambda = 1e-6/sqrt(60))
+SOURCE_FIG28_EPOCHS = {"end of alignment": 4000, "positive label fitted": 8000, "negative label fitted": 15000}
 T1_RATIO = C.within(0.8, 1.1)
 
 
