@@ -165,6 +165,7 @@ print("neurons whose a_j changes sign during training:", flips, "; smallest |a_j
 # ## Fig. 3.11: model complexity against $\lambda$
 #
 # Data: Dataset 1.1.0 of the thesis (2 points).
+# Dashed line and grey band: the scales the thesis's text states for the rich regime and the transition.
 
 # %% tags=["hide-input"]
 cx = B.run_complexity(P)
@@ -177,9 +178,12 @@ for act in T.ACTIVATIONS:
     for seed in sorted({mt["seed"] for mt in e.meta}):
         idx = [e.runs(scale=float(s), seed=seed)[0] for s in scales]
         ax.loglog(scales, norms[act][idx], "o-", ms=3, label=act if seed == e.meta[0]["seed"] else None)
+src = B.SOURCE_FIG311
+ax.axvline(src["rich_up_to"], color="k", ls="--", lw=0.8, label=f"thesis, Fig. 3.11: rich (constant) for lambda <= {src['rich_up_to']:g}")
+ax.axvspan(*src["transition"], color="0.85", zorder=0, label=f"thesis, Fig. 3.11: transition, lambda in {list(src['transition'])}")
 ax.set_xlabel("lambda")
 ax.set_ylabel("||theta*_GD||")
-ax.legend()
+ax.legend(fontsize=7)
 ax.set_title("Fig. 3.11")
 plt.show()
 print(f"{'act':8s} {'lambda':>7s} " + " ".join(f"{'seed ' + str(s):>12s}" for s in sorted({mt['seed'] for mt in cx['ens']['relu'].meta})))

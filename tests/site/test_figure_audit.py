@@ -38,7 +38,6 @@ KNOWN_WITHOUT_DATA: set[str] = {
 KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "balboni-thesis/adler", "balboni-thesis/adler-theory",
     "balboni-thesis/deep-kernels",
-    "brisbois-thesis/balancedness-complexity",
     "brisbois-thesis/label-variants", "brisbois-thesis/multidimensional",
     "brisbois-thesis/non-orthogonal", "brisbois-thesis/pl-analysis",
     "brisbois-thesis/s-curves", "brisbois-thesis/ten-point-data",

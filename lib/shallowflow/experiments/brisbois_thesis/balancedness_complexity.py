@@ -221,6 +221,10 @@ def final_norms(e: Cm.Ensemble) -> np.ndarray:
 
 
 #: Fig. 3.11 (rich regime): ||theta*|| is "low and constant" over lambda <= 1e-2: max/min over those lambda, per seed
+#: the scales the thesis states on Fig. 3.11 (000_5bec2764affd87f0.txt, Section 3.1.1 (v)): "for lambda <= 10^{-2} (in
+#: the rich regime), the model complexity is low and constant across all lambda"; the transition between the lazy and
+#: rich regimes "appears to occur for lambda values between 10^{-2} and 1"
+SOURCE_FIG311 = dict(rich_up_to=1e-2, transition=(1e-2, 1.0))
 RICH_CONSTANT = _C.below(1.01)
 
 
