@@ -104,6 +104,8 @@ print(f"paper profile: about {cost['total']:.0f} s on this machine ({cost['total
 
 # %% [markdown]
 # ## Figures 3.30 and C.20: loss curves over lambda
+#
+# On the Tanh panel of Dataset 1.3.2: the epochs the thesis's text states for Fig. 3.32 (where the run is that long).
 
 # %% tags=["hide-input"]
 if "grid" in P.sections:
@@ -114,6 +116,12 @@ if "grid" in P.sections:
             for i, l in enumerate(e.scales):
                 ax.plot(e.traj.loss_steps, e.traj.loss[i], lw=1, label=f"{l:g}")
             ax.set_yscale("log"); ax.set_title(f"Dataset {w}, {act}"); ax.set_xlabel("epoch")
+            if (w, act) == ("1.3.2", "tanh") and any(np.isclose(l, T.SOURCE_FIG332_SCALE) for l in e.scales):
+                shown = [(what, k) for what, k in T.SOURCE_FIG332_EPOCHS.items() if k <= P.steps]
+                for (what, k), ls in zip(shown, ("--", ":")):
+                    ax.axvline(k, color="k", ls=ls, lw=0.8, label=f"thesis, Fig. 3.32 (lambda {T.SOURCE_FIG332_SCALE:g}): {what} epoch {k:,}")
+                if shown:
+                    ax.legend(fontsize=6)
         row[0].legend(title="lambda", fontsize=7)
     fig.tight_layout(); plt.show()
 

@@ -40,7 +40,7 @@ KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "balboni-thesis/deep-kernels",
     "brisbois-thesis/label-variants", "brisbois-thesis/multidimensional",
     "brisbois-thesis/non-orthogonal", "brisbois-thesis/pl-analysis",
-    "brisbois-thesis/s-curves", "brisbois-thesis/ten-point-data",
+    "brisbois-thesis/s-curves",
     "brisbois-thesis/width-grid", "early-alignment/alignment", "early-alignment/assumption3",
     "early-alignment/failure-rates", "early-alignment/staircase",
     "orthogonal-inputs/appendix-a", "orthogonal-inputs/balancedness",

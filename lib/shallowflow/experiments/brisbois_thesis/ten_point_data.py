@@ -153,6 +153,11 @@ def lnlam_fit(scales, ends) -> tuple[float, float]:
 
 
 #: Figs 3.30 / C.20: the end of the initial plateau is linear in ln(1/lambda) (R^2 of the fit, with a positive slope)
+#: the epochs the thesis states for its Fig. 3.32 (Tanh, Dataset 1.3.2, lambda = 1e-6; 000_5bec2764affd87f0.txt,
+#: Section 3.3.2): "Initially, neurons align together in a single orientation while remaining small in norm (Epochs <
+#: 400,000). Then, they grow in norm, forming the bell shape described earlier (Epochs < 950,000)."
+SOURCE_FIG332_EPOCHS = {"aligned and small until": 400_000, "bell shape by": 950_000}
+SOURCE_FIG332_SCALE = 1e-6
 LN_LAMBDA = C.above(0.98)
 
 
