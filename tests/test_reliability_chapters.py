@@ -19,7 +19,7 @@ CASES = [
     ("orthogonal-inputs/toy", {"seeds": [0, 2 ** 70]}, "seeds"),
     ("orthogonal-inputs/high-dim", {"seed": 2 ** 70}, "seed"),
     ("early-alignment/failure-rates", {"scales": [1e300]}, "scales"),  # NaN from iteration 0
-    ("early-alignment/failure-rates", {"widths": [10 ** 6], "large_seeds": 10 ** 6}, "widths"),  # memory estimate
+    ("early-alignment/failure-rates", {"widths": [10 ** 6], "large_seeds": list(range(10_000))}, "widths"),  # memory estimate
 ]
 
 
