@@ -115,6 +115,11 @@ def test_activations_lazy_checks_fail_on_an_untrained_network():
     lz, rich = e.runs(scale=1.0), e.runs(scale=1e-2)
     T_lz, T_rich = [tab[r]["T"] for r in lz], [tab[r]["T"] for r in rich]
     assert _fails(verdicts.below(0, strict=False), [tab[r]["count"] for r in lz])  # Fig3.2/-no-plateau
+    Lz = e.traj.loss[lz]
+    incr = torch.where(Lz[:, :-1] > 1e-16, (Lz[:, 1:] - Lz[:, :-1]) / Lz[:, :-1].clamp_min(1e-300),
+                       torch.zeros_like(Lz[:, 1:])).amax(1)
+    assert not _fails(verdicts.below(0.0, strict=False), incr)  # a flat (untrained) curve never rises: monotone held
+    assert _fails(verdicts.below(0.0, strict=False), Cm.converged_only(incr, T_lz))  # Fig3.2/-monotone
     assert _fails(verdicts.below(0.2), Cm.converged_only(T_lz, T_lz) / Cm.converged_only(T_rich, T_rich))  # -fast
     # the old reading, against a rich run that did converge: -1 / T < 0.2 passed
     assert not _fails(verdicts.below(0.2), np.array(T_lz, float) / np.array([5000.0, 5000.0]))
@@ -156,6 +161,10 @@ def test_label_variants_checks_fail_on_untrained_networks():
     sc = res["scaled"]
     assert _fails(verdicts.above(2), Cm.converged_only(LV.directions(sc.traj.final).numpy(),
                                                         Cm.first_epoch_below(sc.traj, 0.01)))  # Fig3.16/two-directions
+    sg = res["same"]["sigmoid"]
+    Wn = sg.traj.final.W.flatten(1).norm(dim=1)
+    assert not _fails(verdicts.below(1e-2), Wn)  # untrained hidden weights stay small: small-w held
+    assert _fails(verdicts.below(1e-2), Cm.converged_only(Wn, Cm.first_epoch_below(sg.traj, 0.01)))  # Fig3.15/sigmoid-small-w
     at = Cm.plateau_table(res["alt"]["sigmoid"])
     assert _fails(verdicts.within(1, 1), Cm.converged_only([t["count"] for t in at], [t["T"] for t in at]))
     assert _fails(verdicts.within(7, 13), LV.fit_epoch_table(res["alt"]["relu"], Dd["1.1.4"]).astype(float)[:, 0]

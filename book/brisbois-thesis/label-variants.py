@@ -199,8 +199,9 @@ claims.check("Fig3.15/sigmoid-output-layer", "1.1.2, Sigmoid, lambda 1e-6: sum_j
              sg.traj.final.a[s6].sum(1) / 2, C.within(0.99, 1.01), source_value="fit through the output layer", valid=sg.valid()[s6])
 claims.check("Fig3.15/sigmoid-norm", "and ||theta||^2 / (4/m)", nr["sigmoid"][s6] / (4 / P.width), C.within(0.9, 1.1),
              source_value="(spec) 4/m", valid=sg.valid()[s6])
-claims.check("Fig3.15/sigmoid-small-w", "and the hidden weights stay small: final ||W||_F", sg.traj.final.W[s6].flatten(1).norm(dim=1),
-             C.below(1e-2), source_value="lazy", valid=sg.valid()[s6])
+claims.check("Fig3.15/sigmoid-small-w", "and the hidden weights stay small: final ||W||_F",
+             Cm.converged_only(sg.traj.final.W[s6].flatten(1).norm(dim=1), Tsig[s6]),
+             C.below(1e-2), source_value="lazy", valid=sg.valid()[s6], note="nan: a run that never reached L < 0.01 (not a trained network)")
 claims.check("Fig3.16/two-directions", f"y = (1, {P.factor:g}), ReLU, lambda {P.fig316_scale:g}: distinct directions of the grown neurons",
              Cm.converged_only(dsc, Cm.first_epoch_below(sc.traj, 0.01)), C.above(2), source_value="still two alignment directions",
              valid=sc.valid(), note=f"the factor {P.factor:g} is the spec's default; the thesis does not give it; "
