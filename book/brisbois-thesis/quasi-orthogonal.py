@@ -84,7 +84,8 @@ for i, (lab, d) in enumerate(zip(run.labels, run.deltas)):
 # %% [markdown]
 # ## Loss curves over delta
 #
-# Data: Datasets 1.2.x of the thesis (2 points, $x_1$ of Dataset 1.1.0 moved by $\delta$; one data set per $\delta$ in `deltas`).
+# Data: Datasets 1.2.x of the thesis (2 points, $x_1$ of Dataset 1.1.0 moved by $\delta$): left, one data set per $\delta$ in
+# `deltas` ($x_1$ stays negative); right, those of Figs 3.25 (`delta_a`) and 3.26 (`delta_b`).
 
 # %% tags=["hide-input"]
 fig, ax = plt.subplots(1, 2, figsize=(11, 3.6))
