@@ -65,7 +65,7 @@
 #   no ViT cell), ReLU/Sigmoid/Tanh on the 10-class sets and ReLU (Fig. 7.1's networks) on the 100-class set, three
 #   seeds, 12 epochs: long enough for the thesis's test loss "after the first ten epochs" and for rate cycles an
 #   epoch apart. The ViT row, the residual CNN and the other 100-class activations are undecided at this scale;
-#   `params/paper/balboni-thesis/adler-decide.yml` runs them (a GPU, or some CPU-hours).
+#   `params/paper/balboni-thesis/adler.yml` (the paper profile) runs them (a GPU, or some CPU-hours).
 # :::
 #
 # ## Training your own model with ADLER
