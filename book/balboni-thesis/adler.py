@@ -264,7 +264,7 @@ for w in P.sat_widths:
     ax.scatter(np.full(k.sum(), w), sat["max_eta"][k], color="tab:red" if sat["capped"][k].any() else "tab:blue", s=18)
 ax.axhline(1 / P.eps, color="grey", ls=":", label=r"$1/\varepsilon$")
 ax.set(xscale="log", yscale="log", xlabel="first CNN stage width", ylabel=r"largest $\eta$ of the run",
-       title=f"ADLER alone, ReLU CNN, {comp.splits[sat_set].name}")
+       title=f"Data: {comp.splits[sat_set].name}; ADLER alone, ReLU CNN")
 ax.legend(fontsize=8)
 fig.tight_layout()
 plt.show()

@@ -32,9 +32,7 @@ SOURCE_DRAWN = re.compile(
     r"|source_value|paper_value|reported_|SOURCE_[A-Z_]+|\bplots\.source)", re.I)
 
 # the chapters that fall short in the build these lists were read from; chapter owners remove their entries
-KNOWN_WITHOUT_DATA: set[str] = {
-    "balboni-thesis/adler",
-}
+KNOWN_WITHOUT_DATA: set[str] = set()
 KNOWN_WITHOUT_SOURCE_VALUES: set[str] = {
     "balboni-thesis/adler", "balboni-thesis/adler-theory",
     "balboni-thesis/deep-kernels",
