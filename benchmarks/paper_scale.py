@@ -209,7 +209,7 @@ def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
         if line.startswith("{") and '"peak_rss_gb"' in line:
             usage = json.loads(line)
             break
-    rec = dict(chapter=chapter, rc=p.returncode, wall_s=round(t1 - t0, 1), cpu_s=round(usage.get("cpu_s", float("nan")), 1),
+    rec = dict(chapter=chapter, rc=usage.get("rc", p.returncode), wall_s=round(t1 - t0, 1), cpu_s=round(usage.get("cpu_s", float("nan")), 1),
                peak_rss_gb=round(usage.get("peak_rss_gb", float("nan")), 3),
                load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
                commit=commit(root), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
@@ -240,8 +240,9 @@ def executed_seconds(rec: dict) -> float:
 
 
 def failure_line(rec: dict) -> str:
-    lines = [l.strip() for l in (rec.get("stderr", "") + "\n" + rec.get("stdout", "")).splitlines() if l.strip()]
-    pick = [l for l in lines if "failed" in l or "Error" in l or "died" in l]
+    lines = [l.strip() for l in (rec.get("stderr", "") + "\n" + rec.get("stdout", "")).splitlines()
+             if l.strip() and not l.strip().startswith("{")]  # not the wrapper's usage record
+    pick = [l for l in lines if "failed" in l or "Error" in l or "died" in l or l.startswith("shallowflow:")]
     return (pick or lines or [f"exit status {rec['rc']}"])[-1][:300]
 
 
