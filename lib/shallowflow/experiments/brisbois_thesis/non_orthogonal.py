@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ... import data as D
@@ -111,6 +112,17 @@ def paper_cost(P, paper: dict, sample: int = 200) -> dict:
     out["fig28"] = per_epoch("relu", paper["fig28_scales"], paper["fig28_seeds"]) * paper["steps"]
     out["total"] = sum(out.values())
     return out
+
+
+def per_scale(values, scales, runs) -> list[float]:
+    """The median of ``values`` over the given runs at each of their scales, from the largest lambda to the smallest.
+
+    Trends "as lambda decreases" compare consecutive scales, never two seeds of one scale (with several grid seeds a
+    ratio of consecutive runs would otherwise measure the spread between seeds)."""
+    by: dict = {}
+    for i in runs:
+        by.setdefault(float(scales[i]), []).append(float(values[i]))
+    return [float(np.median(by[k])) for k in sorted(by, reverse=True)]
 
 
 def summary(e: Ensemble, data, goal: float) -> dict:
