@@ -24,7 +24,7 @@ from shallowflow import executor as X
 from shallowflow import sweep as S
 
 CHAPTER = "orthogonal-inputs/toy"
-RUN = ["run", CHAPTER, "--profile", "smoke", "-p", "animation_frames", "0", "--quiet"]
+RUN = ["run", CHAPTER, "--profile", "smoke", "-p", "animation_frames", "0", "-p", "seeds", "[0]", "--quiet"]  # one seed: faults, not the chapter, are under test
 
 
 @pytest.fixture
