@@ -59,9 +59,10 @@ def screenshot_pages() -> set[str]:
     return {"book/intro", "book/scorecard"} | {f for f in firsts if "/appendix/" not in f}
 
 
-@pytest.fixture(scope="module")
-def browser():
-    exe = chromium()  # first: in CI a missing browser is the failure to report
+def launch():
+    """A headless chromium on the built site (a generator for module fixtures): a missing browser is
+    reported first (in CI it is the failure), then a missing site."""
+    exe = chromium()
     if not (HTML / "index.html").exists():
         pytest.fail("no built site in _build/html: run `make book` first")
     from playwright.sync_api import sync_playwright
@@ -70,6 +71,11 @@ def browser():
         b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launch()
 
 
 @pytest.mark.parametrize("doc", site_pages())

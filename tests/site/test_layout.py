@@ -98,17 +98,10 @@ MEASURE = r"""
 
 @pytest.fixture(scope="module")
 def browser():
-    from test_browser import chromium
+    """The same headless chromium as the browser check (one definition: test_browser.launch)."""
+    from test_browser import launch
 
-    exe = chromium()
-    if not (HTML / "index.html").exists():
-        pytest.fail("no built site in _build/html: run `make book` first")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
+    yield from launch()
 
 
 def shots_dir() -> Path:
