@@ -75,6 +75,7 @@ def _executed_source(app, docname: str, source: list) -> None:
 
     nb = nbformat.reads(path.read_text(), as_version=4)
     _hide_injected_parameters(nb, shown=edition() != "book")
+    _hide_report_printout(nb)
     heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
     box = _targets_box(docname)
     if box:
@@ -82,6 +83,16 @@ def _executed_source(app, docname: str, source: list) -> None:
     if edition() != "book":
         nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(_banner(edition())))
     source[0] = nbformat.writes(nb)
+
+
+def _hide_report_printout(nb) -> None:
+    """One presentation per verdict: the page shows the check table (HTML, with causes and whys), not also the
+    plain-text report that the cell tagged nbval-check-output prints for nbval to compare (its output stays in the
+    executed notebook, which every page links)."""
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "code" and "nbval-check-output" in tags and "claims.report()" in cell.source:
+            cell.metadata["tags"] = [*tags, "remove-output"]
 
 
 def _scorecard_doc() -> dict | None:

@@ -83,11 +83,11 @@ def test_chapters_show_figures_and_verdicts(pages):
         if chapter == "scorecard":
             continue
         page = pages[f"book/{chapter}"]
-        text = " ".join(page.text)
         source = (ROOT / "book" / f"{chapter}.py").read_text()
         if re.search(r"\bplt\.(show|subplots|figure)\b|\bplots\.", source):  # a chapter that draws figures
             assert page.images, f"{chapter} draws figures but its page shows none"
-        assert re.search(r"\b(PASS|FAIL)\b", text) and "sf-claims" in (HTML / f"book/{chapter}.html").read_text()
+        html = (HTML / f"book/{chapter}.html").read_text()
+        assert "sf-claims" in html and re.search(r'class="sf-verdict"[^>]*>(pass|fail)<', html), chapter
 
 
 def test_scorecard_lists_every_target_with_verdict_and_link(pages):
@@ -160,6 +160,19 @@ def test_scorecard_json_in_the_site_validates_and_matches_the_page(pages):
         assert f"data-verdict='{t['verdict']}'" in html and t["verdict"] in row[:2000], (t["source"], t["target"])
     assert all(sum(s["counts"].values()) == sum(t["source"] == k for t in doc["targets"])
                for k, s in doc["sources"].items())
+
+
+REPORT_LINE = re.compile(r"^\s*(PASS|FAIL)\s+[\w.\-]+/[\w.\-]+", re.M)  # claims.report()'s "  PASS  E1/final-loss ..."
+
+
+def test_each_verdict_is_presented_once(pages):
+    """A chapter shows its checks once, as the HTML table; the plain-text report nbval compares is not also shown."""
+    for chapter in cli.chapters():
+        if chapter == "scorecard":
+            continue
+        html = (HTML / f"book/{chapter}.html").read_text()
+        printed = [m for pre in re.findall(r"<pre[^>]*>(.*?)</pre>", html, re.S) for m in REPORT_LINE.findall(pre)]
+        assert not printed, f"{chapter} prints its report beside the check table ({len(printed)} lines)"
 
 
 def test_pages_do_not_repeat_the_injected_parameters(pages):
