@@ -23,7 +23,7 @@ from ``params/timings.json``) and ``paper``:
   convergence cost less (the measured runs show by how much).
 
 ``memory_gb`` is the largest ``Rule.memory`` estimate at paper scale (GiB).  ``verdict_changes`` lists
-every check whose paper verdict (``artifacts/claims/paper/``) differs from the registry's book verdict
+every check whose paper verdict (the run's claims record, kept in ``benchmarks/paper_claims/``) differs from the registry's book verdict
 (``verdicts/<source>.yml``), a registered check the paper run did not run included.
 
 Run it with the package of the commit the runs used (``PYTHONPATH=<worktree>/lib``, from that worktree);
@@ -47,6 +47,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_RUNS = HERE / "paper_scale.runs.jsonl"
+DEFAULT_CLAIMS = HERE / "paper_claims"  # the claims record of each successful paper run, kept with the runs file
 HOURS_ON_CPU = 8.0  # above this many hours on the 2-core machine, the paper profile is GPU/cluster work
 
 
@@ -215,7 +216,24 @@ def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
                commit=commit(root), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
+    if rec["rc"] == 0:
+        keep_claims(chapter, root / "artifacts" / "claims" / "paper", runs_file.parent / DEFAULT_CLAIMS.name)
     return rec
+
+
+def keep_claims(chapter: str, claims_dir: Path, store: Path) -> None:
+    """Copy the paper run's claims record next to the runs file, so the verdicts of a run outlive the worktree
+    it ran in (written to a temporary name first: a half-written record never replaces a whole one)."""
+    for p in sorted(claims_dir.glob("*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("chapter", "").removeprefix("book/") == chapter:
+            store.mkdir(parents=True, exist_ok=True)
+            tmp = store / (p.name + ".tmp")
+            tmp.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, store / p.name)
 
 
 def load_runs(path: Path) -> dict:
@@ -461,13 +479,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", nargs="*", default=[], metavar="CHAPTER", help="run these chapters at paper scale first")
     ap.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="the runs file (JSON lines)")
-    ap.add_argument("--claims", type=Path, default=None, help="claims records of the paper runs")
+    ap.add_argument("--claims", type=Path, default=None,
+                    help="claims records of the paper runs (default: paper_claims/ beside the runs file)")
     ap.add_argument("--out", type=Path, default=HERE, help="folder for paper_scale.json and .md")
     a = ap.parse_args(argv)
     from shallowflow.verdicts import repo_root
 
     root = repo_root()
-    claims = a.claims or root / "artifacts" / "claims" / "paper"
+    claims = a.claims or a.runs.parent / DEFAULT_CLAIMS.name
     for chapter in a.run:
         rec = run_chapter(chapter, a.runs, root)
         print(f"{chapter}: rc {rec['rc']}, {rec['wall_s']} s")
