@@ -1,0 +1,113 @@
+"""Resumable long runs: a computation split into independent chunks whose results are kept on disk, so that an
+interrupted run (a session's time limit, SIGTERM, a full disk) computes only the chunks it has not finished when
+it is started again with the same parameters and the same package code.
+
+    from shallowflow.checkpoint import resumable
+
+    parts = resumable("weakly-interacting/threshold", dict(ns=ns, width=p, ...), seeds,
+                      lambda seed: train_one_seed(seed))        # one chunk per seed, each seeded by itself
+
+Each chunk's result (tensors, arrays, numbers, lists and dicts of them) is stored with ``torch.save`` under
+``<root>/<name>/<key>/<chunk key>.pt``; the key is a hash of the parameters, the chunk and the package's code
+(every ``.py`` file of ``shallowflow``), so a changed parameter or a changed function never reads an old result.
+A chunk is written to a temporary name and moved into place whole: a half-written chunk never survives, and an
+unreadable one counts as absent (computed again).  Results are bit-identical whether a chunk was computed now
+or read back (``torch.save`` keeps dtypes and values), so a resumed run prints the same numbers as an
+uninterrupted one.  The root is ``SHALLOWFLOW_CHECKPOINTS`` (``0`` switches checkpoints off, as they are in
+the book's and the smoke tier's runs unless a profile asks for them) or ``artifacts/checkpoints``.
+
+Only chunks whose computation depends on nothing but their own arguments may be checkpointed (each seeded by
+itself, not by a generator shared across chunks): the caller's chunking is the contract.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from .outputs import OutputError, describe
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=4)
+def _hash_files(stamp: tuple) -> str:
+    h = hashlib.sha256()
+    for path, *_ in stamp:
+        h.update(path.encode())
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def package_version() -> str:
+    """A hash of every ``.py`` file of the package (what a chunk's result may depend on)."""
+    files = sorted(p for p in _PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    stamp = tuple((str(p.relative_to(_PACKAGE)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _hash_files(tuple((str(_PACKAGE / s[0]), *s[1:]) for s in stamp))
+
+
+def root() -> Path | None:
+    """The checkpoint folder, or None where checkpoints are off (``SHALLOWFLOW_CHECKPOINTS=0``)."""
+    env = os.environ.get("SHALLOWFLOW_CHECKPOINTS")
+    if env is not None and env.strip() in ("", "0", "off", "false"):
+        return None
+    if env:
+        return Path(env)
+    from .verdicts import repo_root
+
+    return repo_root() / "artifacts" / "checkpoints"
+
+
+def _key(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:80]
+
+
+def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any], Any],
+              enabled: bool = True) -> list:
+    """``[compute(c) for c in chunks]``, each result read from the checkpoint folder when a finished chunk of
+    the same name, parameters, chunk and package code is there, else computed and stored.  ``enabled=False``
+    (or ``SHALLOWFLOW_CHECKPOINTS=0``) computes everything and stores nothing.  A checkpoint folder that cannot
+    be created (read-only) is said once, in one line, and the run goes on without checkpoints; a chunk that
+    cannot be stored (a full disk) stops the run with one line (:class:`shallowflow.outputs.OutputError`),
+    its temporary file removed, the chunks stored before it kept."""
+    base = root() if enabled else None
+    if base is None:
+        return [compute(c) for c in chunks]
+    folder = base / _slug(name) / _key(dict(params=params, code=package_version()))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print(f"shallowflow: checkpoints off for {name}: {describe(e, folder)}")
+        return [compute(c) for c in chunks]
+    out, resumed = [], 0
+    for c in chunks:
+        path = folder / f"{_key(c)}.pt"
+        if path.exists():
+            try:
+                out.append(torch.load(path, weights_only=False))
+                resumed += 1
+                continue
+            except Exception:  # an unreadable chunk counts as absent
+                pass
+        value = compute(c)
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        try:
+            torch.save(value, tmp)
+            os.replace(tmp, path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise OutputError(f"checkpoint of {name} not written: {describe(e, path)}") from None
+        out.append(value)
+    if resumed:
+        print(f"{name}: {resumed} of {len(chunks)} chunks read back from {folder} (an earlier run computed them)")
+    return out
