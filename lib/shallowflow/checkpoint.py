@@ -13,8 +13,10 @@ Each chunk's result (tensors, arrays, numbers, lists and dicts of them) is store
 A chunk is written to a temporary name and moved into place whole: a half-written chunk never survives, and an
 unreadable one counts as absent (computed again).  Results are bit-identical whether a chunk was computed now
 or read back (``torch.save`` keeps dtypes and values), so a resumed run prints the same numbers as an
-uninterrupted one.  The root is ``SHALLOWFLOW_CHECKPOINTS`` (``0`` switches checkpoints off, as they are in
-the book's and the smoke tier's runs unless a profile asks for them) or ``artifacts/checkpoints``.
+uninterrupted one.  The root is ``SHALLOWFLOW_CHECKPOINTS`` (``0`` switches checkpoints off everywhere) or
+``artifacts/checkpoints``.  A chapter passes ``enabled=P.resume``: its ``resume`` parameter is off in the book and
+smoke profiles (a validation run must compute, not read back) and on in the paper profiles of the chapters
+whose paper run takes hours.
 
 Only chunks whose computation depends on nothing but their own arguments may be checkpointed (each seeded by
 itself, not by a generator shared across chunks): the caller's chunking is the contract.
