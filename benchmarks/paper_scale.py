@@ -400,7 +400,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
                                f"{rec['cpu_s']:.1f} CPU-s" + (f", peak RSS {rec['peak_rss_gb']:.2f} GiB" if rec.get('peak_rss_gb') else "")
                                + "; the extrapolation had estimated "
                                f"{_fmt_s(est)} ({basis_est.removeprefix('estimate: ')})",
-                         memory_gb=mem, verdict_changes=changes)
+                         memory_gb=mem, verdict_changes=changes, verdicts_compared=claims is not None)
         else:
             failed = (f"; a paper run here ended without a result after {rec['wall_s']:.0f} s ({rec['cpu_s']:.0f} CPU-s, a "
                       f"lower bound of its cost): {failure_line(rec)}") if rec else ""
@@ -429,7 +429,9 @@ def markdown(data: dict) -> str:
     for name, row in ch.items():
         p = row["paper"]
         vc = "; ".join(f"`{c['check']}` {c['book']} -> {c['paper']}" for c in p["verdict_changes"]) or \
-             ("none" if p["status"] == "ran" else "-")
+             ("-" if p["status"] != "ran" else "none" if p.get("verdicts_compared", True) else
+              "not known: the run's claims record was not kept (it ran before records were kept in "
+              "benchmarks/paper_claims/); run it again to compare")
         mem = f"{p['memory_gb']:.2g}" if p["memory_gb"] is not None else "-"
         book = f"{row['book_s']:.1f}" if row["book_s"] is not None else "-"
         basis = p["basis"].replace("|", "/")
