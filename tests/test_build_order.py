@@ -1,7 +1,7 @@
 """The book build starts the longest chapters first, and the executor starts tasks in the order given."""
 import json
 
-from shallowflow import build
+from shallowflow.site import build
 from shallowflow import executor as X
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import shallowflow.verdicts as V
-from shallowflow import sphinx_ext as X
+from shallowflow.site import ext as X
 
 FIXTURE = Path(__file__).parent / "fixtures" / "paper_scale.json"
 REPORT = {"profile": "book", "wall_s": 100.0, "workers": 2, "cluster": "LocalCluster", "code": "abc", "date": "today",
@@ -56,7 +56,7 @@ def test_without_the_paper_file_the_cost_says_not_measured(root):
 
 
 def test_the_rerun_box_carries_the_cost_line():
-    from shallowflow.sphinx_rerun import rerun_box
+    from shallowflow.site.rerun import rerun_box
 
     assert "<p class='sf-cost'><b>Cost.</b>" in rerun_box("orthogonal-inputs/toy")
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from shallowflow import cli
-from shallowflow.sphinx_ext import build_row_id, toc_order
+from shallowflow.site.ext import build_row_id, toc_order
 
 ROOT = cli.repo_root()
 HTML = ROOT / "_build" / "html"

@@ -6,7 +6,7 @@ claim records, so it runs after them), publishes the notebooks to ``artifacts/ru
 records to ``artifacts/claims/<profile>/``, and writes the build report
 ``artifacts/runs/<profile>/build-report.json`` (each page's execution time, the machine, the versions).
 :func:`build_site` then runs ``jupyter-book build . -W --keep-going`` with execution off:
-:mod:`shallowflow.sphinx_ext` renders the executed notebooks of the edition.
+:mod:`shallowflow.site.ext` renders the executed notebooks of the edition.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from .verdicts import repo_root
-from .executor import (SCORECARD, _atomic_write, chapters, cluster, code_version, engine_and_device, prepare,
+from ..verdicts import repo_root
+from ..executor import (SCORECARD, _atomic_write, chapters, cluster, code_version, engine_and_device, prepare,
                        publish, run_tasks)
 
 
@@ -99,7 +99,7 @@ def run_book(profile: str = "book", scheduler: str | None = None, workers: int |
             if errors:
                 errors[SCORECARD] = "not executed: chapters failed"
             else:
-                from .verdicts import claims_dir
+                from ..verdicts import claims_dir
 
                 card = prepare(SCORECARD, profile)
                 card.env = {"SHALLOWFLOW_CLAIMS_DIR": str(claims_dir(profile).parent)}  # the published records
@@ -122,7 +122,7 @@ def site_dir(profile: str) -> Path:
 
 def build_site(profile: str = "book") -> int:
     """Render the executed notebooks of an edition: ``jupyter-book build . -W --keep-going`` (execution
-    off; :mod:`shallowflow.sphinx_ext` reads ``artifacts/runs/<profile>/``).  Returns its exit status."""
+    off; :mod:`shallowflow.site.ext` reads ``artifacts/runs/<profile>/``).  Returns its exit status."""
     import subprocess
 
     root = repo_root()

@@ -42,7 +42,7 @@ def rerun_box(chapter: str) -> str:
     import posixpath
 
     from shallowflow import chapters
-    from shallowflow.sphinx_ext import cost_html
+    from shallowflow.site.ext import cost_html
 
     schema, rules = chapters.schema(chapter)
     cell = chapters.parameters_cell(chapter)
@@ -106,7 +106,7 @@ def _copy_notebooks(app, exception) -> None:
     from pathlib import Path
 
     from shallowflow import chapters
-    from shallowflow.sphinx_ext import runs_dir
+    from shallowflow.site.ext import runs_dir
 
     if exception is not None or app.builder.format != "html":
         return
