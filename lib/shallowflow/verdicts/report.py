@@ -85,9 +85,14 @@ def build_costs(profile: str = "book") -> dict[str, float]:
 
 
 def paper_costs() -> dict[str, dict]:
-    """The source's-scale cost per chapter where it was measured (``benchmarks/paper_scale.json``)."""
+    """The source's-scale cost per chapter (``benchmarks/paper_scale.json``'s ``chapters``: each chapter's
+    ``paper`` entry, whether it ran, was estimated or is refused here)."""
     path = repo_root() / "benchmarks" / "paper_scale.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    try:
+        doc = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        doc = {}
+    return {ch: (row or {}).get("paper") or {} for ch, row in (doc.get("chapters") or {}).items()}
 
 
 def source_report(source: str, rows: list[dict], registry: dict, profile: str = "book") -> dict:
@@ -159,11 +164,15 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                   "<thead><tr><th>chapter</th><th>parameter</th><th>book</th><th>source</th><th>meaning</th></tr>"
                   f"</thead><tbody>{devs}</tbody></table></div>" if devs else
                   "none: every chapter runs at the source's scale.</p>"))
+    from ..site.ext import paper_cost_text, paper_scale_doc  # one wording of a cost, as in each re-run box
+
+    doc = paper_scale_doc()
     cost_rows = "".join(
         f"<tr><td>{esc(c['chapter'])}</td><td>{'not in this build' if c['book_s'] is None else format(c['book_s'], '.1f')}"
-        f"</td><td>{esc(_paper_cost_text(c['paper']))}</td></tr>" for c in rep["cost"])
+        f"</td><td>{esc(paper_cost_text(c['chapter'], doc))}</td></tr>" for c in rep["cost"])
     out.append("<h3>Compute cost</h3><p>Book scale: each chapter's execution time in this build (the build report); "
-               "source scale: measured where <code>benchmarks/paper_scale.json</code> records it.</p>"
+               "source scale: measured, estimated from the chapter's work rule, or refused on this machine, as "
+               "<code>benchmarks/paper_scale.json</code> records it.</p>"
                "<table class='sf-cost'><thead><tr><th>chapter</th><th>book scale (s, this build)</th>"
                f"<th>source scale</th></tr></thead><tbody>{cost_rows}</tbody></table>")
     env = environment(profile)
@@ -175,10 +184,3 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                    f"{esc(str(m.get('engine', '')))} on {esc(str(m.get('device', '')))}; executed "
                    f"{esc(env['date'])} (code <code>{esc(env['code'])}</code>). Versions: {versions}.</p>")
     return "\n".join(out)
-
-
-def _paper_cost_text(entry: dict | None) -> str:
-    if not entry:
-        return "not measured"
-    return f"{entry.get('seconds', '?')} s on {entry.get('where', '?')}" + (
-        f" ({entry['note']})" if entry.get("note") else "")
