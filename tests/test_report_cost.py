@@ -34,3 +34,35 @@ def test_a_broken_paper_file_is_no_cost_not_a_traceback(tmp_path, monkeypatch):
     (tmp_path / "benchmarks" / "paper_scale.json").write_text("{not json")
     assert report.paper_costs() == {}
     json.dumps(report.paper_costs())
+
+
+def test_a_check_undecided_here_shows_what_the_recorded_paper_run_measured(tmp_path, monkeypatch):
+    from shallowflow.verdicts import paper
+
+    monkeypatch.setattr(report, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(paper, "repo_root", lambda: tmp_path)
+    bench = tmp_path / "benchmarks"
+    (bench / "paper_claims").mkdir(parents=True)
+    run = dict(chapter="brisbois-thesis/ten-point-data", rc=0, commit="abc1234 (+ uncommitted: x)",
+               started="2026-11-26T05:33:00Z")
+    failed = dict(run, chapter="brisbois-thesis/s-curves", rc=1)
+    (bench / "paper_scale.runs.jsonl").write_text(json.dumps(run) + "\nnot json\n" + json.dumps(failed) + "\n")
+    rec = dict(source="000", chapter="book/brisbois-thesis/ten-point-data",
+               checks=[dict(id="C.21/converges", verdict="pass", measured="1", criterion=">= 1", runs=5)])
+    (bench / "paper_claims" / "000__book__brisbois-thesis__ten-point-data.json").write_text(json.dumps(rec))
+    (bench / "paper_claims" / "000__book__brisbois-thesis__s-curves.json").write_text(
+        json.dumps(dict(rec, chapter="book/brisbois-thesis/s-curves", checks=[dict(id="C.1/x", verdict="pass")])))
+    (bench / "paper_claims" / "broken.json").write_text("{")
+    got = paper.verdicts()
+    assert set(got) == {"000:C.21/converges"}  # the failed run's record is not evidence; a broken file is skipped
+    assert got["000:C.21/converges"]["commit"] == "abc1234"
+    reg = {"sources": {"000": {"title": "t", "seed": "s"}},
+           "targets": {"000:C.21": {"title": "x", "chapter": "book/brisbois-thesis/ten-point-data", "checks": {}}}}
+    rows = [dict(source="000", target="C.21", title="x", verdict="undecided at this scale",
+                 chapter="book/brisbois-thesis/ten-point-data",
+                 checks=[dict(id="C.21/converges", verdict="fail", cause="scale", why="too short", measured="0.5"),
+                         dict(id="C.21/other", verdict="fail", cause="scale", why="too short", measured="0.5")])]
+    html = report.report_html("000", rows, reg)
+    assert "at the source&#x27;s scale (paper run of 2026-11-26, code abc1234): pass, measured 1 (criterion &gt;= 1)" in html
+    assert "Checks undecided at this scale (cause <code>scale</code>): 2; run at the source's scale" in html
+    assert ": 1, of which 1 pass and 0 fail there" in html

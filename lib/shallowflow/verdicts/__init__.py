@@ -8,7 +8,9 @@
   records, and the registry's law (:func:`validate_registry`);
 - :mod:`~shallowflow.verdicts.causes`: the causes of failures, the evidence that proves each, the why
   generated from the records, and a target's verdict;
-- :mod:`~shallowflow.verdicts.scorecard`: every target's verdict in one build, as a page, JSON and errata.
+- :mod:`~shallowflow.verdicts.scorecard`: every target's verdict in one build, as a page, JSON and errata;
+- :mod:`~shallowflow.verdicts.report`: a reproduction report per source (claims, deviations, cost, environment);
+- :mod:`~shallowflow.verdicts.paper`: what the recorded paper-scale runs measured for the checks undecided here.
 
 Chapters import it as ``from shallowflow import verdicts as C`` (``shallowflow.claims`` is the same
 module, kept for re-runs of older notebooks).

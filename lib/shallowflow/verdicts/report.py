@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from . import paper
 from .registry import chapter_of, repo_root
 
 REPRODUCED = ("reproduced", "reproduced, source erratum shown", "reproduced, book deviation shown")
@@ -143,12 +144,27 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
            f"<code>{esc(meta.get('seed', ''))}</code>.</p>",
            f"<p><i>Rule:</i> {esc(rep['rule'])}</p>"]
     by_target = {r["target"]: r for r in rows if r["source"] == source}
+    recorded = paper.verdicts()
+    scale_ids = [c["id"] for r in by_target.values() for c in r["checks"]
+                 if c["verdict"] != "pass" and c.get("cause") == "scale"]
+    decided = [recorded[f"{source}:{i}"]["verdict"] for i in scale_ids if f"{source}:{i}" in recorded]
+    out.append(f"<p class='sf-paper-decided'>Checks undecided at this scale (cause <code>scale</code>): "
+               f"{len(scale_ids)}; run at the source's scale (recorded paper runs, "
+               f"<code>benchmarks/paper_claims/</code>): {len(decided)}, of which {decided.count('pass')} pass and "
+               f"{decided.count('fail')} fail there. A paper run's verdict is shown beside its check; it does not "
+               "change this edition's verdicts.</p>")
     body = []
+
+    def paper_line(cid: str) -> str:
+        text = paper.decided_text(source, cid, recorded)
+        return f"<br><i>{esc(text)}</i>" if text else ""
+
     for t in rep["targets"]:
         row = by_target[t["target"]]
         whys = "".join(
             f"<li><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
-            f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}</li>"
+            f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}"
+            f"{paper_line(c['id']) if c.get('cause') == 'scale' else ''}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
         body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td><td>{badge(t['verdict'])}</td>"
                     f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")

@@ -1,0 +1,73 @@
+"""What the paper edition decided: the verdicts of the recorded paper-scale runs, for the checks the book's budget
+leaves undecided (cause ``scale``, ``decide:`` naming the paper profile).
+
+A paper run (``benchmarks/paper_scale.py --run CHAPTER``) keeps its claims record in ``benchmarks/paper_claims/`` and
+its provenance (commit, start time, machine load, CPU seconds) in ``benchmarks/paper_scale.runs.jsonl``.  This module
+reads both; the report pages and the scorecard show, beside a check undecided at this scale, what the run at the
+source's scale measured, with the commit and date of that run.  Nothing here is recomputed at build time: these are
+recorded results of the book's own code at other parameters, shown as such, never merged into the book's verdicts.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .registry import repo_root
+
+
+def _bench() -> Path:
+    return repo_root() / "benchmarks"
+
+
+def runs() -> dict[str, dict]:
+    """chapter -> its last successful paper run's record (``paper_scale.runs.jsonl``)."""
+    path = _bench() / "paper_scale.runs.jsonl"
+    out: dict[str, dict] = {}
+    try:
+        lines = path.read_text().splitlines() if path.exists() else []
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get("rc") == 0 and r.get("chapter"):
+            out[r["chapter"]] = r
+    return out
+
+
+def verdicts() -> dict[str, dict]:
+    """``"<source>:<check id>"`` -> the paper run's check: verdict, measured, criterion, runs, and the run's
+    chapter, commit and start time (only chapters with a successful recorded run and a kept claims record)."""
+    folder, done = _bench() / "paper_claims", runs()
+    out: dict[str, dict] = {}
+    if not folder.is_dir():
+        return out
+    for p in sorted(folder.glob("*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        chapter = str(d.get("chapter", "")).removeprefix("book/")
+        run = done.get(chapter)
+        if run is None or not isinstance(d.get("checks"), list):
+            continue
+        for c in d["checks"]:
+            if not isinstance(c, dict) or "id" not in c:
+                continue
+            out[f"{d.get('source')}:{c['id']}"] = dict(
+                verdict=c.get("verdict", ""), measured=c.get("measured", ""), criterion=c.get("criterion", ""),
+                runs=c.get("runs"), chapter=chapter, commit=str(run.get("commit", "?")).split(" ")[0],
+                started=str(run.get("started", ""))[:10], record=f"benchmarks/paper_claims/{p.name}")
+    return out
+
+
+def decided_text(source: str, check_id: str, paper: dict | None = None) -> str:
+    """One line for a check undecided at this scale: what the paper run measured, or '' when none ran."""
+    paper = verdicts() if paper is None else paper
+    v = paper.get(f"{source}:{check_id}")
+    if not v:
+        return ""
+    return (f"at the source's scale (paper run of {v['started']}, code {v['commit']}): {v['verdict']}, measured "
+            f"{v['measured']} (criterion {v['criterion']})")
