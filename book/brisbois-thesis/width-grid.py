@@ -164,14 +164,15 @@ big = [r for r in relu if r["scale"] >= 100]
 if big:
     claims.check("C.9/explodes", "ReLU, lambda = 100: initial MSE / 1e5, every (m, alpha)", [r["L0"] / 1e5 for r in big], C.above(1.0),
                  source_value="initial loss of several millions", valid=[np.isfinite(r["L0"]) for r in big])
-    # a run that overflowed (non-finite loss or parameters) is evidence neither for nor against non-convergence:
-    # it is left out and named; the claim is judged on the finite runs (none: nan, the check fails)
-    fin = [r for r in big if r["valid"]]
-    claims.check("C.9/no-convergence", "ReLU, lambda = 100: finite runs that reach L < 0.01 (an overflowed run is no evidence either way)",
-                 sum(1 for r in fin if r["T"] > 0) if fin else float("nan"), C.below(0, strict=False), source_value="no convergence",
+    # "does not converge" holds for an untrained network too: a lambda = 100 run counts only where its (m, alpha)
+    # trains at small lambda (the companion C.9/converges), and an overflowed run is evidence neither way (nan: none)
+    n_conv, fin, left = G.no_convergence(relu)
+    claims.check("C.9/no-convergence", "ReLU, lambda = 100: finite runs that reach L < 0.01, among those whose (m, alpha) reaches "
+                 "it at every lambda <= 1e-4 (an overflowed or untrained run is no evidence either way)",
+                 n_conv, C.below(0, strict=False), source_value="no convergence",
                  valid=[r["valid"] for r in fin] if fin else None,
-                 note=f"runs that overflowed, left out as evidence: {len(big) - len(fin)} of {len(big)} ("
-                      + ", ".join(f"m {r['width']} alpha {r['lr']:g}" for r in big if not r["valid"])[:400] + ")")
+                 note=f"runs left out as evidence (overflowed, or their (m, alpha) did not train at small lambda): {len(left)} of {len(big)} ("
+                      + ", ".join(f"m {r['width']} alpha {r['lr']:g}" + ("" if r["valid"] else " overflowed") for r in left)[:400] + ")")
 # C.10 (Sigmoid)
 sig = S(rows, act="sigmoid")
 low = [r for r in sig if r["lr"] <= 1e-3 and r["scale"] <= 1e-4]

@@ -266,14 +266,18 @@ def tanh_zero_spectrum(data: Dataset, m: int, loss: str = "half") -> np.ndarray:
 
 
 # -- measurements on trajectories -----------------------------------------------------------------
-def plateaus(curve: np.ndarray, end: int, blocks: int = 100, tol: float = 0.01) -> list[tuple[int, int]]:
+def plateaus(curve: np.ndarray, end: int, blocks: int = 100, tol: float = 0.01, every: int = 1) -> list[tuple[int, int]]:
     """Appendix C.1's plateau detector, as the spec proposes to read it: dt = max(1, end // blocks); block i
     (epochs ((i-1) dt, i dt]) is slow if abs(log10 L(i dt) - log10 L((i-1) dt)) < tol; a plateau is a run of
-    >= 2 adjacent slow blocks.  ``curve`` is the loss at every epoch 0..end (at least).  Returns the
-    plateaus as (first epoch, last epoch)."""
-    dt = max(1, int(end) // blocks)
+    >= 2 adjacent slow blocks.  ``curve`` is the loss at epochs 0, every, 2 every, ... up to ``end`` (at least):
+    with ``every`` > 1 the block length is rounded down to a multiple of ``every`` (at least ``every``), so that
+    every block edge is a recorded epoch and the detector reads only measured losses (never a record repeated
+    over the epochs it did not see, which makes the count depend on the record stride).  Returns the plateaus
+    as (first epoch, last epoch)."""
+    every = max(1, int(every))
+    dt = every * max(1, (int(end) // every) // blocks)
     idx = np.arange(0, int(end) + 1, dt)
-    lg = np.log10(np.maximum(np.asarray(curve, dtype=float)[idx], 1e-300))
+    lg = np.log10(np.maximum(np.asarray(curve, dtype=float)[idx // every], 1e-300))
     return slow_stretches(lg, idx, tol)
 
 
@@ -295,10 +299,10 @@ def slow_stretches(lg: np.ndarray, grid: np.ndarray, tol: float = 0.01) -> list[
     return out
 
 
-def plateau_summary(curve: np.ndarray, end: int) -> dict:
+def plateau_summary(curve: np.ndarray, end: int, every: int = 1) -> dict:
     """Number of plateaus, the initial plateau's length (0 if none starts at epoch 0) and the first
-    intermediate plateau's length (0 if none)."""
-    ps = plateaus(curve, end)
+    intermediate plateau's length (0 if none); ``curve`` recorded every ``every`` epochs (see :func:`plateaus`)."""
+    ps = plateaus(curve, end, every=every)
     initial = ps[0][1] - ps[0][0] if ps and ps[0][0] == 0 else 0
     rest = [p for p in ps if p[0] > 0]
     return dict(count=len(ps), initial=initial, intermediate=(rest[0][1] - rest[0][0]) if rest else 0, plateaus=ps)

@@ -32,22 +32,27 @@ RULES = (Rule(("fig33_scale", "scales"), lambda P: any(np.isclose(P.fig33_scale,
               "fig33_scale must be one of scales"),)
 
 
-def _budget_groups(P):
-    """(runs per width, epochs) of every gradient_descent_many call (per activation): the step sizes that share an
-    epoch budget train together."""
-    out = {}
+def _groups(P) -> dict[tuple[int, int], list[float]]:
+    """The step sizes of every gradient_descent_many call (per activation), keyed by (epochs, record interval):
+    the step sizes that share both train together."""
+    out: dict[tuple[int, int], list[float]] = {}
     for lr in P.lrs:
-        out.setdefault(epochs_for(P, lr), []).append(lr)
-    return [(len(P.scales) * len(lrs), steps) for steps, lrs in out.items()]
+        out.setdefault((epochs_for(P, lr), record_every(P, lr)), []).append(lr)
+    return out
+
+
+def _budget_groups(P):
+    """(runs per width, epochs, record interval) of every gradient_descent_many call (per activation)."""
+    return [(len(P.scales) * len(lrs), steps, rec) for (steps, rec), lrs in _groups(P).items()]
 
 
 def memory_estimate(P) -> float:
-    """One call: every width's ensemble (n = d = 2) with at most 30001 recorded losses per run."""
-    return max(sum(gd_bytes(R, m, 2, 2, min(steps, 30_000)) for m in P.widths) for R, steps in _budget_groups(P))
+    """One call: every width's ensemble (n = d = 2) with its recorded losses (one per record interval)."""
+    return max(sum(gd_bytes(R, m, 2, 2, steps, rec) for m in P.widths) for R, steps, rec in _budget_groups(P))
 
 
 def work_estimate(P) -> float:
-    return len(T.ACTIVATIONS) * sum(gd_work(R, m, 2, 2, steps) for R, steps in _budget_groups(P) for m in P.widths)
+    return len(T.ACTIVATIONS) * sum(gd_work(R, m, 2, 2, steps) for R, steps, _ in _budget_groups(P) for m in P.widths)
 
 
 NAMES = ("widths", "lrs", "scales", "budget", "max_epochs")
@@ -65,18 +70,31 @@ def epochs_for(P, lr: float) -> int:
     return int(min(P.max_epochs, round(P.budget / lr)))
 
 
+RECORD_TIME = 1e-3  # time units (alpha x epochs) between two recorded losses: every epoch at alpha >= 1e-3
+
+
+def record_every(P, lr: float) -> int:
+    """Epochs between two recorded losses of a run at step size ``lr``: RECORD_TIME / lr (at least 1), a function of
+    the step size only, so that T, max L and the plateau count of a run are the same under any epoch budget (they
+    depended on the budget while the interval was epochs // 30000: a ReLU run at alpha 1e-2 counted 2 plateaus at the
+    book's 1e4 epochs and 3 at the paper's 1e5, see tests/test_000_width_grid.py).  Capped at epochs // 100 so that
+    the plateau detector keeps its 100 blocks at step sizes far below the grid's."""
+    return max(1, min(int(round(RECORD_TIME / lr)), epochs_for(P, lr) // 100))
+
+
 def summarise(traj, meta: list[dict], threshold: float = 0.01) -> list[dict]:
-    """Per run: T (first epoch with L < threshold, -1 if never), the plateau table of Appendix C.1 on [0, T],
-    L0, max L, final L, valid (finite)."""
+    """Per run: T (first recorded epoch with L < threshold, -1 if never), the plateau table of Appendix C.1 on
+    [0, T] read on the recorded losses themselves (block edges on recorded epochs, :func:`theory.plateaus`), L0,
+    max L, final L, valid (finite)."""
     L = traj.loss.numpy()
     rec = int(traj.loss_steps[1] - traj.loss_steps[0]) if traj.loss_steps.numel() > 1 else 1
     Tt = Cm.first_epoch_below(traj, threshold)
     ok = (torch.isfinite(traj.loss).all(1) & torch.isfinite(traj.final.W).flatten(1).all(1)).numpy()
     out = []
     for r, mt in enumerate(meta):
-        end = int(Tt[r]) if Tt[r] > 0 else traj.steps
-        full = np.repeat(L[r], rec)[: end + 1]  # the loss at every epoch (piecewise constant between records)
-        pl = T.plateau_summary(full, end) if ok[r] and end >= 2 else dict(count=-1, initial=0, intermediate=0, plateaus=[])
+        end = int(Tt[r]) if Tt[r] > 0 else int(traj.loss_steps[-1])
+        pl = (T.plateau_summary(L[r], end, every=rec) if ok[r] and end >= 2 * rec
+              else dict(count=-1, initial=0, intermediate=0, plateaus=[]))
         out.append(dict(mt, T=int(Tt[r]), L0=float(L[r, 0]), Lmax=float(np.nanmax(L[r])), Lend=float(L[r, -1]),
                         valid=bool(ok[r]), count=pl["count"], initial=pl["initial"], intermediate=pl["intermediate"]))
     return out
@@ -88,18 +106,16 @@ def run_grid(P) -> list[dict]:
     three activations)."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     seeds = {m: Cm.assumption5_seeds(data, m, 1)[0] for m in P.widths}
-    budgets = sorted({epochs_for(P, lr) for lr in P.lrs})
+    groups = _groups(P)
     rows = []
     for act in T.ACTIVATIONS:
-        for steps in budgets:
-            lrs = [lr for lr in P.lrs if epochs_for(P, lr) == steps]
+        for (steps, rec), lrs in sorted(groups.items()):
             params, lr_list, metas = [], [], []
             for m in P.widths:
                 combos = Cm.combos(P.scales, [seeds[m]], lrs=lrs)
                 params.append(Cm.initial("balanced", [c["seed"] for c in combos], m, data.d, [c["scale"] for c in combos]))
                 lr_list.append([c["lr"] for c in combos])
                 metas.append([dict(c, act=act, width=m) for c in combos])
-            rec = max(1, steps // 30_000)
             trajs = gradient_descent_many(params, data, Network(act), lr=lr_list, steps=steps, record_every=rec,
                                           stop_below=0.01, on_nonfinite="stop", loss="mean")
             for tr, meta in zip(trajs, metas):
@@ -115,6 +131,22 @@ def marginal_ratio(T_over_m, T_small_scale: float, T_large_scale: float) -> floa
     if Tm.size == 0 or not (np.all(Tm > 0) and T_small_scale > 0 and T_large_scale > 0):
         return float("nan")
     return float((Tm.max() / Tm.min()) / (T_small_scale / T_large_scale))
+
+
+def no_convergence(relu: list[dict], big: float = 100.0, small: float = 1e-4) -> tuple[float, list[dict], list[dict]]:
+    """C.9's "no convergence at lambda = 100", gated: a lambda = 100 run is evidence only when its (m, alpha) trains
+    (every run of that width and step at lambda <= ``small`` reached L < 0.01) and it stayed finite.  An untrained
+    network "does not converge" too, and an overflowed run is evidence neither way.  Returns (the evidence runs that
+    reached L < 0.01, nan when there is no evidence run; the evidence runs; the lambda = 100 runs left out)."""
+    trains = {}
+    for r in relu:
+        if r["scale"] <= small:
+            key = (r["width"], r["lr"])
+            trains[key] = trains.get(key, True) and r["T"] > 0
+    bigs = [r for r in relu if r["scale"] >= big]
+    ev = [r for r in bigs if r["valid"] and trains.get((r["width"], r["lr"]), False)]
+    out = [r for r in bigs if r not in ev]
+    return (float(sum(1 for r in ev if r["T"] > 0)) if ev else float("nan")), ev, out
 
 
 def select(rows: list[dict], **where) -> list[dict]:
