@@ -63,6 +63,7 @@ leaky_small_scales = [1e-3, 1e-9, 1e-30, 1e-60]  # fixed-width leaky runs toward
 level = 0.95  # level of the Wilson intervals of the shares of runs (Section 5 contrasts)
 data = "ea-three-point"  # the data: the source's three points (with a bias coordinate), or a .npz / .csv file
 sections = ["grid", "contrasts"]  # parts to run: grid (phase diagram and step-size check), contrasts (Section 5)
+resume = False  # keep each finished ensemble on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 import math

@@ -50,6 +50,7 @@ seeds = [0, 1, 2]  # one unbalanced run per seed; the figure shows the first
 plateau_rtol = 0.01  # a plateau: the loss stays within 1% ...
 plateau_time = 50.0  # ... for a flow time of at least 50 (50,000 authors' steps)
 animation_frames = 40  # frames of the animation (E4) on the authors' snapshot schedule; 0: none
+resume = False  # keep each finished run on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 import math

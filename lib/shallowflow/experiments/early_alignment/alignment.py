@@ -16,7 +16,7 @@ from ...config import DTYPE
 from ...metrics import finite_runs
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
 from ...train import gradient_descent
 from .theory import (
     CPU, G, LOSS, OLS, activation_counts, critical_points_2d, grad_factor, initialise, key_vector,
@@ -67,7 +67,34 @@ RULES = (Rule(("example_leave_at", "example_steps"), lambda P: max(P.example_lea
          Rule(("general_dims", "general_n"), lambda P: len(P.general_dims) == len(P.general_n),
               "one number of points per input dimension"),
          Rule.memory(("width", "scales", "seeds"), lambda P: ensemble_bytes(len(P.scales) * len(P.seeds), P.width, 2, 60),
-                     what="the sweep ensemble and its captured states"))
+                     what="the sweep ensemble and its captured states"),
+         Rule.work(("width", "scales", "seeds", "time", "lr", "monitor_every", "random_datasets", "random_sizes",
+                    "general_dims", "general_n", "general_width", "general_scale", "general_eps", "general_seeds",
+                    "general_lr", "example_steps", "example_leave_at", "sections"), lambda P: work_estimate(P),
+                   what="the chapter (above the budget: a GPU or a cluster)"))
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of the sections run: the census (every cone's D_A against
+    every point, 2n cones x n points per dataset), the sweep (scales x seeds on the three points, time / lr steps,
+    every observation counted as one more step), the general-d runs (one per seed and dimension, eps ln(1/lambda) / C
+    flow time at the step min(general_lr, tau / 200), C at its expected value 2 E|y| E||x|| for Gaussian data) and
+    Example 1 (one run and one per leaving iteration, example_steps each)."""
+    sections = getattr(P, "sections", SECTIONS)
+    units = 0.0
+    if "census" in sections:
+        units += sum(gd_work(P.random_datasets, 2 * n, n, 2, 1) for n in P.random_sizes)
+    if "sweep" in sections:
+        steps = P.time / P.lr
+        units += gd_work(len(P.scales) * len(P.seeds), P.width, 3, 2, steps + steps / P.monitor_every)
+    if "general-d" in sections:
+        for d, n in zip(P.general_dims, P.general_n):
+            C = 2 * math.sqrt(2 / math.pi) * math.sqrt(max(d - 0.5, 0.5))
+            tau = P.general_eps * math.log(1 / P.general_scale) / C
+            units += gd_work(len(P.general_seeds), P.general_width, n, d, max(tau / P.general_lr, 200))
+    if "example1" in sections:
+        units += (1 + len(P.example_leave_at)) * gd_work(1, 1, 1, 2, P.example_steps)
+    return units
 
 
 @dataclass

@@ -13,7 +13,7 @@ from ... import metrics
 from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
 from ...train import gradient_descent
 from .theory import (
     CPU, LOSS, SUCCESS, TWO_PI, angle_distance, classify, critical_points_2d, grad_factor, initialise,
@@ -74,7 +74,38 @@ RULES = (Rule(("gd_widths", "gd_draws"), lambda P: len(P.gd_widths) == len(P.gd_
          Rule.budget(("small_time", "small_lr"), lambda P: P.small_time / P.small_lr, STEP_BUDGET, what="the small-scale runs"),
          Rule.memory(("gd_widths", "gd_draws", "gd_seeds"),
                      lambda P: max(ensemble_bytes(nd * len(P.gd_seeds), m, 2, 4) for m, nd in zip(P.gd_widths, P.gd_draws)),
-                     what="the largest GD ensemble"))
+                     what="the largest GD ensemble"),
+         Rule.work(("lemma_etas", "remark_etas", "draws", "flow_start", "flow_time", "flow_draws", "flow_dt", "gd_widths",
+                    "gd_draws", "gd_seeds", "lr", "gd_time", "remark_width", "fast_lr", "fast_time", "small_lr",
+                    "small_time", "small_draws", "unbalanced_width", "unbalanced_seeds", "unbalanced_time", "sections"),
+                   lambda P: work_estimate(P), what="the chapter (above the budget: a GPU or a cluster)"))
+
+
+RERUN_FACTOR = 4  # a3_rerun_escaped's step division (the book's call uses its default)
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) on three points (d = 2), every run to its step cap: Figure 1's
+    run; Lemma 8's census (every eta: the cones of every draw, and the RK4 neuron flow (4 evaluations a step) and the
+    linear flow (2000 points) of the first flow_draws draws from each start); the GD runs (main, remark, larger step,
+    smaller scale, unbalanced) and, at most, every main run again at lr / RERUN_FACTOR (the re-run of the escaped
+    ones)."""
+    sections = getattr(P, "sections", SECTIONS)
+    S = len(P.gd_seeds)
+    units = gd_work(1, max(P.gd_widths), 3, 2, P.gd_time / P.lr)
+    if "lemma8" in sections:
+        etas = len(P.lemma_etas) + len(P.remark_etas)
+        K = min(P.flow_draws, P.draws)
+        units += etas * (gd_work(P.draws, 6, 3, 2, 2) + len(P.flow_start) * (
+            gd_work(K, 1, 3, 2, 4 * P.flow_time / P.flow_dt) + gd_work(K, 1, 3, 2, 2000)))
+    if "gd" in sections:
+        main = len(P.lemma_etas) * sum(gd_work(nd * S, m, 3, 2, P.gd_time / P.lr) for m, nd in zip(P.gd_widths, P.gd_draws))
+        units += (1 + RERUN_FACTOR) * main
+        units += len(P.remark_etas) * gd_work(max(P.gd_draws) * S, P.remark_width, 3, 2, P.gd_time / P.lr)
+        units += len(P.lemma_etas) * (gd_work(max(P.gd_draws) * S, P.remark_width, 3, 2, P.fast_time / P.fast_lr)
+                                      + gd_work(P.small_draws * S, P.remark_width, 3, 2, P.small_time / P.small_lr))
+        units += gd_work(len(P.unbalanced_seeds), P.unbalanced_width, 3, 2, P.unbalanced_time / P.lr)
+    return units
 
 
 def in_assumption3(X: torch.Tensor, y: torch.Tensor, eta: float) -> torch.Tensor:
@@ -337,7 +368,7 @@ def figure1(P) -> dict:
                 in_boxes=bool(in_assumption3(data.X[None], data.y[None], P.eta)[0]))
 
 
-def a3_rerun_escaped(P, main: dict, factor: int = 4, seed_base: int = 500) -> list[dict]:
+def a3_rerun_escaped(P, main: dict, factor: int = RERUN_FACTOR, seed_base: int = 500) -> list[dict]:
     """Re-run, from the same initialisation and data with the step divided by ``factor``, every run of ``main``
     (from :func:`a3_gd`) that escaped the OLS point, changed the sign of an output weight, or ended at the OLS
     loss with a neuron active on a strict subset of the points.  An escape that survives a smaller step is a

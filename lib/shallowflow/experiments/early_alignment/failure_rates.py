@@ -3,6 +3,7 @@ scales (the outcome grid) and the empirical lambda*.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -14,8 +15,9 @@ from ... import metrics
 from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network
-from ...params import DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes
+from ...params import Bool, DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
 from ...train import gradient_descent
+from ...checkpoint import resumable
 from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
 
 
@@ -50,6 +52,9 @@ SCHEMA = {
                      names=("ea-three-point",), min_n=1, max_n=10_000, min_d=1, max_d=100, outputs=1),
     "sections": Sections("the parts to run: grid (the (width, scale) phase diagram of Theorem 2 and its step-size "
                          "check) and contrasts (Section 5: unbalanced, dominated and leaky ReLU runs)", choices=SECTIONS),
+    "resume": Bool("keep each finished ensemble (one per width of every grid) on disk and read it back when the same "
+                   "data and parameters run again with the same package code (shallowflow.checkpoint): an interrupted "
+                   "paper run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
                      what="the step-size check (time / (lr / step_check_factor))"),
@@ -75,6 +80,39 @@ def load_data(value) -> datasets.Dataset:
 def data_dim(value) -> int:
     """The input dimension of the chapter's data (2 for the three-point data: x and the bias coordinate)."""
     return 2 if value == "ea-three-point" else int(load_data(value).d)
+
+def data_size(value) -> int:
+    """The number of points of the chapter's data (3 for the three-point data)."""
+    return 3 if value == "ea-three-point" else int(load_data(value).n)
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of the sections run, every run to its step cap (runs that
+    converge stop earlier): the phase diagram (scales x seeds per width, time / lr steps), its step-size check
+    (time / (lr / step_check_factor) steps), and the contrasts (unbalanced and leaky: contrast_time / lr; dominated:
+    time / lr; the fixed-width leaky runs at the smallest contrast width)."""
+    n, d = data_size(P.data), data_dim(P.data)
+    sections = getattr(P, "sections", SECTIONS)
+    units = 0.0
+    if "grid" in sections:
+        units += sum(gd_work(len(P.scales) * len(P.large_seeds if m >= P.large_width else P.seeds), m, n, d,
+                             P.time / P.lr) for m in P.widths)
+        units += gd_work(len(P.scales) * len(P.step_check_seeds), P.step_check_width, n, d,
+                         P.time * P.step_check_factor / P.lr)
+    if "contrasts" in sections:
+        R = len(P.contrast_scales) * len(P.contrast_seeds)
+        units += sum(2 * gd_work(R, m, n, d, P.contrast_time / P.lr) + gd_work(R, m, n, d, P.time / P.lr)
+                     for m in P.contrast_widths)
+        units += gd_work(len(P.leaky_small_scales) * len(P.contrast_seeds), min(P.contrast_widths), n, d,
+                         P.contrast_time / P.lr)
+    return units
+
+
+RULES = RULES + (Rule.work(("widths", "scales", "seeds", "large_width", "large_seeds", "lr", "time", "step_check_width",
+                            "step_check_factor", "step_check_seeds", "contrast_widths", "contrast_scales",
+                            "contrast_seeds", "contrast_time", "leaky_small_scales", "data", "sections"),
+                           work_estimate, what="the runs (above the budget: a GPU or a cluster)"),)
+
 
 # Pass criteria of the checks whose null scenario the tests run (tests/test_null_early_alignment.py): the
 # chapter and the tests use these very objects.
@@ -129,29 +167,41 @@ class Grid:
 
 
 def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: float, kind: str = "balanced",
-             activation: str = "relu", leak: float = 0.01, stop_below: float = 1e-7) -> Grid:
+             activation: str = "relu", leak: float = 0.01, stop_below: float = 1e-7, resume: bool = False) -> Grid:
     """One ensemble per width: every (scale, seed) pair is a run with its own initial scale; ``seeds_of(m)`` is the
-    list of seeds of every cell of width m."""
+    list of seeds of every cell of width m.  With ``resume`` each width's finished ensemble (seeded by its own seeds
+    only) is kept on disk (:func:`shallowflow.checkpoint.resumable`) and read back by a run with the same data,
+    parameters and package code."""
     net = Network(activation, leak=leak)
     o = ols(data.X.to(CPU), data.y.to(CPU))
     L_zero = float((data.y ** 2).mean())
     steps = int(round(T / lr))
     rec = max(1, steps // 2000)
     g = Grid(kind, activation, list(widths), list(scales), {}, {}, {}, {}, {}, {}, lr, T)
-    for m in widths:
-        cell = [int(s) for s in seeds_of(m)]
-        S = len(cell)
+    digest = hashlib.sha256(data.X.cpu().numpy().tobytes() + data.y.cpu().numpy().tobytes()).hexdigest()[:16]
+    key = dict(data=digest, kind=kind, activation=activation, leak=leak, lr=lr, T=T, stop_below=stop_below,
+               scales=[float(sc) for sc in scales])
+
+    def train(c):
+        m, cell = c
         seeds = [s for _ in scales for s in cell]
         lam = [sc for sc in scales for _ in cell]
         p0 = initialise(kind, seeds, m, data.d, lam)
         t0 = time.perf_counter()
         tr = gradient_descent(p0, data.to(CPU), net, steps=steps, lr=lr, loss=LOSS, record_every=rec,
                               stop_below=stop_below, on_nonfinite="stop")
-        g.seconds[m] = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
         L = net.loss(tr.final, data.X.to(CPU), data.y.to(CPU), LOSS)
         ok = metrics.finite_runs(tr.loss, tr.final, L) & ~tr.info["diverged"]
         esc = metrics.first_below(tr.loss, 0.99 * float(o.loss), tr.loss_steps).to(DTYPE)
-        esc = torch.where(esc >= 0, esc * lr, torch.full_like(esc, math.nan))
+        return dict(L=L, ok=ok, esc=torch.where(esc >= 0, esc * lr, torch.full_like(esc, math.nan)), seconds=seconds)
+
+    cells = [(int(m), [int(s) for s in seeds_of(m)]) for m in widths]
+    for (m, cell), r in zip(cells, resumable(f"early-alignment/failure-rates/{kind}-{activation}", key, cells, train,
+                                             enabled=resume)):
+        S = len(cell)
+        L, ok, esc = r["L"], r["ok"], r["esc"]
+        g.seconds[m] = r["seconds"]
         g.seeds[m] = cell
         for i, sc in enumerate(scales):
             sl = slice(i * S, (i + 1) * S)
@@ -183,21 +233,22 @@ def run_failure_rates(P) -> dict:
         return P.large_seeds if m >= P.large_width else P.seeds
 
     sections = getattr(P, "sections", SECTIONS)
+    rs = bool(getattr(P, "resume", False))
     out = {"data": data, "ols": ols(data.X, data.y)}
     if "grid" in sections:
-        out["balanced"] = run_grid(data, P.widths, P.scales, seeds_of, P.lr, P.time)
+        out["balanced"] = run_grid(data, P.widths, P.scales, seeds_of, P.lr, P.time, resume=rs)
         out["step_check"] = run_grid(data, [P.step_check_width], P.scales, lambda m: P.step_check_seeds,
-                                     P.lr / P.step_check_factor, P.time)
+                                     P.lr / P.step_check_factor, P.time, resume=rs)
     if "contrasts" not in sections:
         return out
     cs = lambda m: P.contrast_seeds  # noqa: E731
     out["unbalanced"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.contrast_time, "unbalanced",
-                                 stop_below=1e-10)
-    out["dominated"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.time, "dominated")
+                                 stop_below=1e-10, resume=rs)
+    out["dominated"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.time, "dominated", resume=rs)
     out["leaky"] = run_grid(data, P.contrast_widths, P.contrast_scales, cs, P.lr, P.contrast_time, "balanced",
-                            "leaky_relu", P.leak, stop_below=1e-10)
+                            "leaky_relu", P.leak, stop_below=1e-10, resume=rs)
     out["leaky_small"] = run_grid(data, [min(P.contrast_widths)], P.leaky_small_scales, cs, P.lr, P.contrast_time,
-                                  "balanced", "leaky_relu", P.leak, stop_below=1e-10)
+                                  "balanced", "leaky_relu", P.leak, stop_below=1e-10, resume=rs)
     return out
 
 

@@ -15,7 +15,7 @@ from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network, Params
 from ...monitor import Monitored, train_monitored
-from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...train import animation_frames, gradient_descent
 from .theory import (
     CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
@@ -62,7 +62,20 @@ RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least on
                      what="the balancedness runs (balance_time / (lr / 2))"),
          Rule.memory(("width", "seeds", "width_dominated", "balance_width"),
                      lambda P: ensemble_bytes(len(P.seeds), P.width, 2, 60) + ensemble_bytes(1, P.width_dominated, 2, 8)
-                     + ensemble_bytes(2, P.balance_width, 2, 8), what="the ensembles and their snapshots"))
+                     + ensemble_bytes(2, P.balance_width, 2, 8), what="the ensembles and their snapshots"),
+         Rule.work(("width", "seeds", "steps", "monitor_every", "width_dominated", "steps_dominated", "balance_width",
+                    "balance_time", "lr", "perturbations"), lambda P: work_estimate(P),
+                   what="the runs (above the budget: a GPU or a cluster)"))
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) on the three points (d = 2): the monitored runs (one per seed,
+    steps; every observation counted as one more step), the dominated run, the balancedness runs at lr and lr / 2
+    (3 balance_time / lr steps in all), and the two local-minimum tests (two radii x perturbations forward passes of
+    the dominated and the balanced limit)."""
+    return (gd_work(len(P.seeds), P.width, 3, 2, P.steps + P.steps / P.monitor_every)
+            + gd_work(1, P.width_dominated, 3, 2, P.steps_dominated) + gd_work(1, P.balance_width, 3, 2, 3 * P.balance_time / P.lr)
+            + 2 * gd_work(P.perturbations, P.width_dominated, 3, 2, 1) + 2 * gd_work(P.perturbations, P.width, 3, 2, 1))
 
 
 @dataclass

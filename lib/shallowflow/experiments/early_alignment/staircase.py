@@ -13,8 +13,9 @@ from ... import verdicts as C
 from ... import metrics
 from ...config import DTYPE
 from ...models import Network, Params
-from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...train import gradient_descent
+from ...checkpoint import resumable
 from .theory import CPU, LOSS, TWO_PI, authors_frames, initialise
 
 
@@ -31,12 +32,44 @@ SCHEMA = {
     "plateau_time": Float("...for at least this flow time", low=0, low_open=True, high=1e6),
     "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
                             low=0, high=1000),
+    "resume": Bool("keep each finished run (one per seed, and the half-step run) on disk and read it back when the same "
+                   "parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper "
+                   "run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
-RULES = (Rule.budget(("time", "lr"), lambda P: P.time / P.lr, STEP_BUDGET, what="the run (time / lr)"),
+
+
+def _steps(P) -> int:
+    return int(round(P.time / P.lr))
+
+
+def _frames(steps: int) -> int:
+    """How many parameter snapshots a run keeps: the authors' schedule up to ``steps`` and the last iteration."""
+    return len(set(authors_frames(steps)) | {steps})
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of the chapter: one run per seed for time / lr steps and the
+    first seed again at lr / 2 (twice the steps), on n_points points with the bias coordinate (d = 2); plus the
+    largest slope of every run on 4001 points."""
+    return (gd_work(len(P.seeds), P.width, P.n_points, 2, P.time / P.lr)
+            + gd_work(1, P.width, P.n_points, 2, 2 * P.time / P.lr) + gd_work(len(P.seeds), P.width, 4001, 2, 1))
+
+
+def memory_estimate(P) -> float:
+    """The recorded losses (at most 8001 per run: one per steps // 4000) and the snapshots (every frame of the authors'
+    schedule, held up to three times while a run's pieces and the seeds' runs are joined) of the main runs and of the
+    half-step run, with the working copies of the ensembles."""
+    R = len(P.seeds)
+    return (8.0 * (R + 1) * 8002 + ensemble_bytes(R, P.width, 2, 6 + 3 * _frames(_steps(P)))
+            + ensemble_bytes(1, P.width, 2, 6 + 3 * _frames(2 * _steps(P))))
+
+
+RULES = (Rule.budget(("time", "lr"), lambda P: 2 * P.time / P.lr, STEP_BUDGET, what="the half-step run (2 time / lr)"),
          Rule.at_most("plateau_time", "time", "a plateau must fit in the run"),
-         Rule.memory(("seeds", "time", "lr", "width"),
-                     lambda P: 8.0 * len(P.seeds) * P.time / P.lr + ensemble_bytes(len(P.seeds), P.width, 2, 60),
-                     what="the loss of every iteration and the frames"))
+         Rule.memory(("seeds", "time", "lr", "width"), memory_estimate,
+                     what="the loss records and the snapshots of the runs"),
+         Rule.work(("seeds", "width", "n_points", "time", "lr"), work_estimate,
+                   what="the runs (at the authors' width 200,000: a GPU, or about a day of this 2-core machine)"))
 
 
 NO_BUMP_KNOTS = dict(x=[-1.0, -0.4, 0.0, 0.5, 1.0], y=[0.0, 1.0, 0.0, 1.0, 0.0])  # [R] the spec's 4-kink teacher
@@ -98,15 +131,85 @@ class Staircase:
 STAIRCASE = C.above(3)
 
 
+SEGMENT = 100_000  # iterations of one stored piece of a run (rounded to a multiple of the record interval)
+
+
+def _segments(steps: int, rec: int) -> list[tuple[int, int]]:
+    """[k0, k1) pieces of a run of ``steps`` iterations, each a multiple of ``rec`` long but the last."""
+    L = max(rec, (SEGMENT // rec) * rec)
+    bounds = list(range(0, steps, L)) + [steps]
+    return list(zip(bounds[:-1], bounds[1:])) or [(0, 0)]
+
+
+def _train_one(P, seed: int, data: datasets.Dataset, steps: int, frames: list):
+    """One unbalanced run, seeded by itself alone (its numbers are those it has in any batch of seeds), trained in
+    pieces of SEGMENT iterations, each continued from the last one's parameters: gradient descent depends on nothing
+    but the parameters, so the pieces give the numbers of one uninterrupted call bit for bit
+    (tests/test_early_alignment_resume.py).  With ``P.resume`` every finished piece is kept on disk
+    (:func:`shallowflow.checkpoint.resumable`, keyed by the parameters, the seed and the piece) and read back by a
+    run with the same parameters and package code: an interrupted run of hours resumes at its last piece."""
+    net, rec = Network("relu"), max(1, steps // 4000)
+    key = dict(n_points=P.n_points, data_seed=P.data_seed, width=P.width, init_scale=P.init_scale, lr=P.lr,
+               time=P.time)
+    state = {"p": initialise("unbalanced", [int(seed)], P.width, 2, P.init_scale)}
+
+    def piece(c):
+        _, k0, k1 = c
+        snaps = [f - k0 for f in frames if k0 <= f <= k1]
+        return gradient_descent(state["p"], data, net, steps=k1 - k0, lr=P.lr, loss=LOSS, snapshots=snaps,
+                                record_every=rec)
+
+    parts = []
+    for k0, k1 in _segments(steps, rec):
+        tr = resumable("early-alignment/staircase", key, [(int(seed), k0, k1)], piece,
+                       enabled=bool(getattr(P, "resume", False)))[0]
+        state["p"] = tr.final
+        parts.append((k0, tr))
+    return _join(parts, steps)
+
+
+def _join(parts: list, steps: int):
+    """One run's trajectory from its pieces (each starts where the last ended; shared boundary records dropped)."""
+    first = parts[0][1]
+    keep = lambda k0, tr: [i for i, k in enumerate(tr.snap_steps) if k0 == 0 or k > 0]  # noqa: E731
+    snap_steps = [k0 + tr.snap_steps[i] for k0, tr in parts for i in keep(k0, tr)]
+    snap_a = torch.cat([tr.snap_a[keep(k0, tr)] for k0, tr in parts])
+    snap_W = torch.cat([tr.snap_W[keep(k0, tr)] for k0, tr in parts])
+    loss = torch.cat([tr.loss if j == 0 else tr.loss[:, 1:] for j, (_, tr) in enumerate(parts)], 1)
+    rec = int(first.loss_steps[1] - first.loss_steps[0]) if first.loss_steps.numel() > 1 else 1
+    last = parts[-1][1]
+    stopped = None if last.stopped_at is None else last.stopped_at + parts[-1][0]
+    return type(first)(network=first.network, loss_convention=first.loss_convention, lr=first.lr, steps=steps,
+                       loss_steps=torch.arange(0, steps + 1, rec), loss=loss, snap_steps=snap_steps, snap_a=snap_a,
+                       snap_W=snap_W, final=last.final, seconds=sum(tr.seconds for _, tr in parts),
+                       stopped_at=stopped, info=dict(last.info))
+
+
+def _concat(parts: list) -> object:
+    """One trajectory of the runs of ``parts`` (equal steps, records and snapshots), in order."""
+    first = parts[0]
+    cat = lambda name, dim=0: torch.cat([getattr(t, name) for t in parts], dim)  # noqa: E731
+    info = dict(first.info)
+    for k, v in first.info.items():
+        if isinstance(v, torch.Tensor) and v.ndim >= 1 and v.shape[0] == first.runs:
+            info[k] = torch.cat([t.info[k] for t in parts])
+    return type(first)(network=first.network, loss_convention=first.loss_convention, lr=cat("lr"), steps=first.steps,
+                       loss_steps=first.loss_steps, loss=cat("loss"), snap_steps=list(first.snap_steps),
+                       snap_a=cat("snap_a", 1), snap_W=cat("snap_W", 1),
+                       final=Params(torch.cat([t.final.a for t in parts]), torch.cat([t.final.W for t in parts])),
+                       seconds=sum(t.seconds for t in parts),
+                       stopped_at=None if first.stopped_at is None else cat("stopped_at"), info=info)
+
+
 def run_staircase(P) -> Staircase:
-    """Unbalanced runs (one per seed, one ensemble) on the 40-point data, snapshots on the authors' frames."""
+    """Unbalanced runs on the 40-point data, snapshots on the authors' frames: one per seed, each trained alone
+    (:func:`_train_one`; the kernel's runs are independent loops, so this costs what one ensemble costs) and
+    resumable with ``P.resume``."""
     data = datasets.get("stewart", device=CPU, n=P.n_points, seed=P.data_seed)
     steps = int(round(P.time / P.lr))
     frames = sorted(set(authors_frames(steps)) | {steps})
-    p0 = initialise("unbalanced", P.seeds, P.width, 2, P.init_scale)
-    tr = gradient_descent(p0, data, Network("relu"), steps=steps, lr=P.lr, loss=LOSS, snapshots=frames,
-                          record_every=max(1, steps // 4000))
-    return Staircase(data, tr, frames, list(P.seeds), P.init_scale)
+    parts = [_train_one(P, s, data, steps, frames) for s in P.seeds]
+    return Staircase(data, _concat(parts), frames, list(P.seeds), P.init_scale)
 
 
 def significant(p: Params, rel: float = 1e-3) -> torch.Tensor:
