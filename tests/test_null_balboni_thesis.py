@@ -3,6 +3,7 @@ item 3): each comparative check, fed a null scenario at tiny size through the ch
 FAIL the criterion the notebook applies to the same measured quantity, so that no such check holds by construction."""
 import numpy as np
 
+from shallowflow import metrics
 from shallowflow import verdicts as C
 from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
 from shallowflow.experiments.balboni_thesis import deep_kernels as DK
@@ -43,18 +44,53 @@ def test_pl_training_same_activation_is_not_more_variable():
     assert fails(MAJORITY, PT.majority(s > s)["low"])
 
 
-def test_conditioning_renormalised_networks_do_not_rise_again():
-    """Fig. 6.1(c) / 6.9: the rise after the minimum, in units of two seed-std, measured on the renormalised networks
-    (the control, which stagnate) instead of the plain ones, must fail the criterion of plain-rises-again."""
-    P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[48], examples=[16, 32], seeds=[0, 1, 2],
-                      forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95),
+def _tiny_conditioning():
+    P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[48, 64], examples=[16, 32], seeds=[0, 1, 2],
+                      forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95, resume=False),
                  CI.SCHEMA, CI.RULES)
-    res = CI.run_conditioning(P)
-    rises = CI.paired_rise(res.arr("relu", True, "logcond"))
+    return P, CI.run_conditioning(P)
+
+
+def test_conditioning_renormalised_networks_do_not_rise_again():
+    """Fig. 6.1(c) / 6.9: the share of runs that rise again, measured on the renormalised networks (the control, which
+    stagnate) instead of the plain ones, must fail the criterion of plain-rises-again (conditioning and row sum)."""
+    P, res = _tiny_conditioning()
     ratios = CI.configurations(P)
     top = sorted(ratios, key=lambda c: -c[2])[: max(1, len(ratios) // 3)]
-    rise = [rises[:, wi, ni].mean() / (2 * rises[:, wi, ni].std(ddof=1)) for wi, ni, _ in top]
-    assert fails(C.above(1, strict=True), rise)
+    for key, f in (("logcond", lambda a: a), ("offdiag_rowsum", np.log)):
+        rising = CI.rises_again(f(res.arr("relu", True, key)))
+        assert fails(MAJORITY, metrics.typical_share([rising[:, wi, ni] for wi, ni, _ in top])[0])
+
+
+def test_conditioning_renormalised_row_sum_does_not_align_with_the_raise():
+    """Fig. 6.9: the renormalised row sum (which stagnates, with no divergence point) against the plain networks'
+    conditioning, on the runs whose conditioning rises again, must fail the alignment criterion."""
+    P, res = _tiny_conditioning()
+    lcp = res.arr("relu", False, "logcond")
+    rising = np.ones(lcp.shape[:-1], dtype=bool)
+    flags = CI.aligned_minima(np.log(res.arr("relu", True, "offdiag_rowsum")), lcp, rising)
+    assert flags.size == rising.sum()
+    assert fails(MAJORITY, metrics.typical_share(flags)[0])
+
+
+def test_conditioning_renormalised_dominance_does_not_invert():
+    """Fig. 6.10: in renormalised networks the diagonal is 1 at every layer and the off-diagonal entries shrink, so a
+    dominance phase, once reached, does not invert: counted over every run, the inversion criterion must fail."""
+    P, res = _tiny_conditioning()
+    dmin, omax = res.arr("relu", True, "diag_min"), res.arr("relu", True, "offdiag_max")
+    inv, dominant = CI.inverts_later(dmin, omax, np.ones(dmin.shape[:-1], dtype=bool))
+    assert dominant > 0 and inv.size == dominant
+    assert fails(MAJORITY, metrics.typical_share(inv)[0])
+
+
+def test_conditioning_same_width_departs_no_later():
+    """Fig. 6.2: a width compared with itself never departs strictly later, so the criterion of later-departure fails."""
+    P, res = _tiny_conditioning()
+    dep = CI.departure_layers(res.arr("relu", True, "logcond"), res.arr("relu", False, "logcond"))
+    same = np.repeat(dep[:, :1], 2, axis=1)  # the narrower width on both sides
+    flags = CI.later_departure(same, P.widths, P.examples, P.depth)
+    assert flags.size > 0
+    assert fails(MAJORITY, metrics.typical_share(flags)[0])
 
 
 def test_deep_kernels_untrained_dkm_is_not_at_a_global_minimum():

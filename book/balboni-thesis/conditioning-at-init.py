@@ -55,6 +55,7 @@ forward_dtype = "float64"  # the forward pass; eigenvalues are always float64
 level = 0.95  # level of the Student-t intervals over seeds (Fig. 6.2)
 lemma23_widths = [256, 1024, 4096, 16384]  # one random layer, Monte Carlo against the dual kernel
 lemma24_trials = 300  # random unit-diagonal Gram matrices per function
+resume = False  # keep each finished seed on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
@@ -62,7 +63,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow import config, metrics, plots
 from shallowflow.experiments.balboni_thesis import conditioning_at_init as X
 from shallowflow.params import validate
 
@@ -114,8 +115,8 @@ lc_r = res.arr("relu", True, "logcond").mean(0)
 stag = [(lc_r[wi, ni, -1] - lc_r[wi, ni].min()) / (lc_r[wi, ni, 0] - lc_r[wi, ni].min()) for wi, ni, _ in ratios]
 lcp = res.arr("relu", False, "logcond")
 top = sorted(ratios, key=lambda c: -c[2])[: max(1, len(ratios) // 3)]  # the largest third of the ratios
-rises = X.paired_rise(lcp)  # (seeds, W, N): per seed, last layer minus the minimum over layers
-rise = [rises[:, wi, ni].mean() / (2 * rises[:, wi, ni].std(ddof=1)) for wi, ni, _ in top]
+rising = X.rises_again(lcp)  # (seeds, W, N): per run, the plain curve fails the stagnation criterion
+rise_low, rise_text = metrics.typical_share([rising[:, wi, ni] for wi, ni, _ in top], P.level)
 rho = {rn: X.spearman([r for *_, r in ratios], [res.arr("relu", rn, "logcond").mean(0)[wi, ni, -1] for wi, ni, _ in ratios])
        for rn in (True, False)}
 claims.check("Fig6.1/early-slope-negative", "log-conditioning first decreases linearly (slope over layers 1-5 < 0, every configuration)",
@@ -124,11 +125,13 @@ claims.check("Fig6.1/early-slope-negative", "log-conditioning first decreases li
              C.below(0), source_value="initial linear decrease", valid=C.NO_TRAINING)
 claims.check("Fig6.1/renorm-stagnates", "renormalised: a stagnation phase (log k_30 - min <= 0.1 (log k_1 - min))",
              stag, C.below(0.1, strict=False), source_value="followed by a stagnation phase", valid=C.NO_TRAINING)
-claims.check("Fig6.1/plain-rises-again", "not renormalised: conditioning increases again at the largest n/width "
-             "(the top third of the ratios: mean rise log k_30 - min_m log k_m, in units of 2 seed-std of the rise)",
-             rise, C.above(1, strict=True), source_value="later starts to increase again",
-             note="the rise is taken per seed (paired: the seed's own minimum), so the seed-to-seed spread of the level "
-                  "(different data subsets) does not count as noise of the rise", valid=C.NO_TRAINING)
+claims.check("Fig6.1/plain-rises-again", "not renormalised: conditioning increases again at the largest n/width in a majority "
+             f"of the (seed, configuration) runs of the top third of the ratios (log k_30 - min > {X.STAGNATION} (log k_1 - min), "
+             f"the opposite of the stagnation above): {rise_text}; measured: the interval's lower end",
+             rise_low, C.above(0.5, strict=True), source_value="later starts to increase again",
+             note="deviation from the spec: a share of runs with its Wilson interval (issue 26: the thesis describes a typical "
+                  "curve) instead of the seed mean against two seed-std; runs of one seed share its network across n (nested "
+                  "subsets), so the interval is optimistic", valid=C.NO_TRAINING)
 claims.check("Fig6.1/ordered-by-ratio", "log-conditioning at the last layer increases with n/width (Spearman rho, renormalised and not)",
              [rho[True], rho[False]], C.above(0.8, strict=True), source_value="smaller for higher width-examples ratio", valid=C.NO_TRAINING);
 
@@ -158,16 +161,22 @@ def width_order_violations(renorm):
     return bad
 
 
-mdiv = X.divergence_layer(res.arr("relu", True, "logcond")[:, :, ni], res.arr("relu", False, "logcond")[:, :, ni])
+dep = X.departure_layers(res.arr("relu", True, "logcond"), res.arr("relu", False, "logcond"))  # (seeds, W, N)
+later = X.later_departure(dep, W, N, P.depth)
+later_low, later_text = metrics.typical_share(later, P.level)
 claims.check("Fig6.2/wider-better", f"at n = {N[ni]}, log-conditioning is ordered by width at every layer "
              f"(layers where a wider net is worse beyond the {P.level:.0%} Student-t intervals over the {len(P.seeds)} seeds, "
              "renormalised and not)",
              [width_order_violations(True), width_order_violations(False)], C.below(0, strict=False),
              source_value="the wider the network, the lower conditioning is", valid=C.NO_TRAINING)
-claims.check("Fig6.2/later-departure", "the layer where renormalised and plain curves part (> 2 seed-std) "
-             "does not decrease with width", np.diff(mdiv), C.above(0),
-             source_value="larger widths allow for a latter departure",
-             note=f"departure layers at widths {W}: {mdiv.tolist()} ({P.depth + 1} = never)", valid=C.NO_TRAINING);
+claims.check("Fig6.2/later-departure", "the plain curve departs from the renormalised one (same seed, by more than "
+             f"{X.STAGNATION} of its initial decrease) strictly later in the wider of two consecutive widths, in a majority of "
+             f"the (seed, n, width pair) comparisons: {later_text}; measured: the interval's lower end",
+             later_low, C.above(0.5, strict=True), source_value="larger widths allow for a latter departure",
+             note=f"deviation from the spec: per seed and n, a share with its Wilson interval, instead of the seed-mean "
+                  f"departure (> 2 seed-std) non-decreasing in width; pairs where neither departs within {P.depth} layers are "
+                  f"left out; departure layers at n = {N[ni]}, widths {W}, per seed: {dep[:, :, ni].tolist()} "
+                  f"({P.depth + 1} = never)", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figures 6.3 and 6.4: rescaled extreme eigenvalues, renormalised ReLU, and the infinite-width line
@@ -239,33 +248,37 @@ rs_r = res.arr("relu", True, "offdiag_rowsum").mean(0)
 rs_p = res.arr("relu", False, "offdiag_rowsum")
 stag9 = [(np.log(rs_r[wi, nj, -1]) - np.log(rs_r[wi, nj]).min()) / (np.log(rs_r[wi, nj, 0]) - np.log(rs_r[wi, nj]).min())
          for wi, nj, _ in ratios]
-rises9 = X.paired_rise(np.log(rs_p))
-rise9 = [rises9[:, wi, nj].mean() / (2 * rises9[:, wi, nj].std(ddof=1)) for wi, nj, _ in top]
-gap = [abs(int(np.argmin(rs_p.mean(0)[wi, nj])) - int(np.argmin(lcp.mean(0)[wi, nj]))) for wi, nj, _ in ratios]
+rise9_low, rise9_text = metrics.typical_share([X.rises_again(np.log(rs_p))[:, wi, nj] for wi, nj, _ in top], P.level)
+aligned = X.aligned_minima(np.log(rs_p), lcp, rising)
+al_low, al_text = metrics.typical_share(aligned, P.level)
 claims.check("Fig6.9/renorm-stagnates", "renormalised: the row sum decreases then stagnates "
              "(log scale: last - min <= 0.1 (first - min))", stag9, C.below(0.1, strict=False),
              source_value="typical decrease which stabilizes for normalized networks", valid=C.NO_TRAINING)
-claims.check("Fig6.9/plain-rises-again", "not renormalised: it grows again at the largest n/width (paired rise of the log row sum, "
-             "top third of the ratios, in units of 2 seed-std)",
-             rise9, C.above(1, strict=True), source_value="starts growing again for non-normalized networks", valid=C.NO_TRAINING)
-claims.check("Fig6.9/aligned-with-Fig6.1", "its minimum is within 2 layers of the minimum of log-conditioning (not renormalised)",
-             gap, C.below(2, strict=False), source_value="aligns perfectly with the raise in conditioning", valid=C.NO_TRAINING)
-dmin, omax = res.arr("relu", False, "diag_min").mean(0), res.arr("relu", False, "offdiag_max").mean(0)
+claims.check("Fig6.9/plain-rises-again", "not renormalised: the log row sum grows again at the largest n/width in a majority of "
+             f"the (seed, configuration) runs of the top third of the ratios (last - min > {X.STAGNATION} (first - min)): "
+             f"{rise9_text}; measured: the interval's lower end", rise9_low, C.above(0.5, strict=True),
+             source_value="starts growing again for non-normalized networks",
+             note="the same share test as Fig6.1/plain-rises-again", valid=C.NO_TRAINING)
+claims.check("Fig6.9/aligned-with-Fig6.1", "not renormalised: the minimum of the row sum is within 2 layers of the minimum of "
+             f"log-conditioning in a majority of the runs whose conditioning rises again (Fig6.1's per-run test): {al_text}; "
+             "measured: the interval's lower end", al_low, C.above(0.5, strict=True),
+             source_value="aligns perfectly with the raise in conditioning",
+             note="deviation from the spec: per run, a share with its Wilson interval, instead of the seed-mean minima in every "
+                  "configuration; a run without a raise has no raise to align with", valid=C.NO_TRAINING)
+dmin_r, omax_r = res.arr("relu", False, "diag_min"), res.arr("relu", False, "offdiag_max")
+dmin, omax = dmin_r.mean(0), omax_r.mean(0)
 dom = {(wi, nj): dmin[wi, nj] > omax[wi, nj] for wi, nj, _ in ratios}  # per layer
 dominant = [(wi, nj) for (wi, nj), ok in dom.items() if ok.any()]
-risen = {(wi, nj) for wi, nj, _ in ratios if rises[:, wi, nj].mean() > 2 * rises[:, wi, nj].std(ddof=1)}
-inverts = []
-for wi, nj in dominant:
-    if (wi, nj) in risen:
-        ok = dom[(wi, nj)]
-        inverts.append(bool(np.any(~ok[int(np.argmax(ok)) + 1:])))
+inverts, dom_runs = X.inverts_later(dmin_r, omax_r, rising)
+inv_low, inv_text = metrics.typical_share(inverts, P.level)
 claims.check("Fig6.10/diagonal-dominant", "some intermediate layers have min diagonal > max off-diagonal "
              "(number of configurations where it happens)", len(dominant), C.above(1), source_value="some intermediate layers",
              note=f"configurations (width, n) with such layers: {[(W[wi], N[nj]) for wi, nj in dominant]} of {len(ratios)}", valid=C.NO_TRAINING)
-claims.check("Fig6.10/inverts-later", "where conditioning rises again (Fig. 6.1(c)) and the dominance appeared, it inverts "
-             "at a later layer (every such configuration)", inverts if inverts else [0], C.is_true("true in every such configuration"),
-             source_value="The condition later inverts", note=f"{len(inverts)} configuration(s) with both a dominance phase "
-             f"and a rise (> 2 seed-std); {sum(inverts)} invert", valid=C.NO_TRAINING);
+claims.check("Fig6.10/inverts-later", "where conditioning rises again (Fig6.1's per-run test) and a dominance phase appeared, it "
+             f"inverts at a later layer in a majority of such (seed, configuration) runs: {inv_text}; measured: the interval's "
+             "lower end", inv_low, C.above(0.5, strict=True), source_value="The condition later inverts",
+             note=f"{dom_runs} run(s) have a dominance phase; deviation from the spec: a share with its Wilson interval instead "
+                  "of every configuration of the seed means", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ## Figure 6.13: non-renormalised Tanh against the random-matrix factor of (6.8)
@@ -371,10 +384,11 @@ lines = [f"Data: {res.data_name}; widths {W}, n {N}, depth {P.depth}, seeds {P.s
 lines.append(f"- {said('Fig6.1')}: the early slope of log-conditioning ranges over "
              f"{min(slopes[True].min(), slopes[False].min()):.2f} .. {max(slopes[True].max(), slopes[False].max()):.2f} per layer; "
              f"the Spearman correlation with n/width at layer {P.depth} is {rho[True]:.2f} (renormalised) and {rho[False]:.2f} (not).")
-lines.append(f"- {said('Fig6.2')}: departure layers {mdiv.tolist()} at widths {W}.")
+lines.append(f"- {said('Fig6.2')}: the plain curve departs later in the wider network in {later_text}.")
 lines.append(f"- {said('Fig6.3')}, {said('Fig6.4')}: the infinite-width lowest eigenvalue ends at {inf_min[-1]:.3f}; "
              f"finite widths end at {np.array2string(lmin[:, -1], precision=3)}.")
-lines.append(f"- {said('Fig6.9')}, {said('Fig6.10')}: the row-sum minimum is at most {max(gap)} layers from the conditioning minimum.")
+lines.append(f"- {said('Fig6.9')}, {said('Fig6.10')}: the row-sum minimum is within 2 layers of the conditioning minimum in "
+             f"{al_text}; the diagonal dominance inverts later in {inv_text}.")
 lines.append(f"- {said('Fig6.13')}: correlation with the (6.8) factor is at least {corr.min():.3f}, but the log-log slope of "
              f"kappa(G) is {slope.min():.2f} .. {slope.max():.2f} and that of sqrt(kappa(G)) {slope_s.min():.2f} .. {slope_s.max():.2f}.")
 lines.append(f"- {said('Lemma23')}, {said('Lemma24')}.")

@@ -21,7 +21,8 @@ from ... import progress
 from ...config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import dual, measure, models
-from ...params import PROFILE, DataFile, Float, Int, Ints, Rule, Str, array_bytes
+from ...checkpoint import resumable
+from ...params import PROFILE, Bool, DataFile, Float, Int, Ints, Rule, Str, array_bytes
 
 SCHEMA = {
     "profile": PROFILE,
@@ -33,11 +34,15 @@ SCHEMA = {
     "widths": Ints("hidden widths (the thesis: 1000, 2000, 5000)", low=16, high=20000),
     "examples": Ints("numbers of examples n, nested random subsets (the thesis: 100, 200, 500, 1000)", low=4, high=1797),
     "seeds": Ints("seeds: each draws a data subset and a network (the thesis: 3)", low=0, min_len=2),
-    "level": Float("level of the Student-t intervals over seeds (Fig. 6.2's bands and width order)", low=0.5,
+    "level": Float("level of the Student-t intervals over seeds (Fig. 6.2's bands and width order) and of the Wilson "
+                   "intervals of the shares of runs (Figs. 6.1, 6.2, 6.9, 6.10)", low=0.5,
                    high=0.999, low_open=True),
     "forward_dtype": Str("dtype of the forward pass (eigenvalues are always float64)", choices=("float64", "float32")),
     "lemma23_widths": Ints("widths of the one-layer Monte Carlo check of Lemma 23", low=16, high=2 ** 20, min_len=3),
     "lemma24_trials": Int("random unit-diagonal Gram matrices per function for Lemma 24", low=10, high=100_000),
+    "resume": Bool("keep each seed's finished statistics on disk and read them back when the same parameters run again "
+                   "with the same package code (shallowflow.checkpoint): an interrupted paper run resumes at the seeds it "
+                   "has not finished, with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
     Rule(("widths", "examples"), lambda P: max(P.examples) < max(P.widths),
@@ -120,23 +125,41 @@ def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
 
 def run_conditioning(P) -> InitResult:
     """Every (activation, renormalisation, width, n, seed, layer) statistic of G^m / width at
-    initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width."""
+    initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width.
+
+    With ``P.resume`` (the paper profile) every seed is one chunk of :func:`shallowflow.checkpoint.resumable`, kept
+    on disk, so an interrupted run resumes at the seeds it has not finished; otherwise all seeds are one batch (the
+    same numbers: each seed's data and network come from its own seed)."""
     t0 = time.perf_counter()
+    seeds = [int(s) for s in P.seeds]
+    chunks = [[s] for s in seeds] if getattr(P, "resume", False) else [seeds]
+    key = {k: getattr(P, k) for k in ("dataset", "depth", "widths", "examples", "forward_dtype")}
+    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, lambda c: _conditioning_chunk(P, c),
+                      enabled=getattr(P, "resume", False))
+    cat = lambda xs: np.concatenate(xs, axis=0)  # noqa: E731
+    stats = {case: {k: cat([p["stats"][case][k] for p in parts]) for k in parts[0]["stats"][case]} for case in parts[0]["stats"]}
+    infinite = {rn: {k: cat([p["infinite"][rn][k] for p in parts]) for k in parts[0]["infinite"][rn]} for rn in parts[0]["infinite"]}
+    reading = {w: cat([p["reading"][w] for p in parts]) for w in parts[0]["reading"]}
+    return InitResult(P, parts[0]["names"][0], stats, infinite, reading, parts[0]["threads"], time.perf_counter() - t0)
+
+
+def _conditioning_chunk(P, seeds: list) -> dict:
+    """:func:`run_conditioning`'s arrays for the given seeds (leading axis: these seeds), as plain numpy."""
     device = default_device()
     dtype = torch.float32 if P.forward_dtype == "float32" else DTYPE
     nmax = max(P.examples)
-    Xs, names = zip(*[_inputs(P, s, nmax, device) for s in P.seeds])
+    Xs, names = zip(*[_inputs(P, s, nmax, device) for s in seeds])
     X = torch.stack(Xs)  # (R, nmax, d), one subset per seed
     d = X.shape[-1]
     keys = ("lmin", "lmax", "logcond", "diag_min", "offdiag_max", "offdiag_rowsum")
-    shape = (len(P.seeds), len(P.widths), len(P.examples), P.depth)
+    shape = (len(seeds), len(P.widths), len(P.examples), P.depth)
     stats = {}
     with models.fastest_threads(max(P.widths), nmax, dtype=dtype) as threads:
         cases = list(itertools.product(models.ACTIVATIONS, (True, False)))
         for act, renorm in progress.each(cases, "Gram statistics (activation, renormalisation)", unit="case"):
             out = {k: np.zeros(shape) for k in keys}
             for wi, w in enumerate(P.widths):
-                feats = models.stream_features(X, w, P.depth, act, True, renorm, P.seeds, dtype, device)
+                feats = models.stream_features(X, w, P.depth, act, True, renorm, seeds, dtype, device)
                 for m, h in enumerate(feats):
                     G = measure.gram(h) / w  # (R, nmax, nmax), float64
                     for ni, n in enumerate(P.examples):
@@ -148,8 +171,8 @@ def run_conditioning(P) -> InitResult:
         S0 = X.to(DTYPE) @ X.to(DTYPE).transpose(-1, -2) / d
         infinite = {}
         for renorm in (True, False):
-            per = {k: np.zeros((len(P.seeds), len(P.examples), P.depth)) for k in keys}
-            for r in range(len(P.seeds)):
+            per = {k: np.zeros((len(seeds), len(P.examples), P.depth)) for k in keys}
+            for r in range(len(seeds)):
                 Gs = dual.infinite_width_grams(S0[r], P.depth, "relu", renormalise=renorm)
                 for ni, n in enumerate(P.examples):
                     st = measure.gram_stats(Gs[:, :n, :n])
@@ -159,13 +182,13 @@ def run_conditioning(P) -> InitResult:
         # the other reading of Sec. 6.3: ||x|| = sqrt(width) with fan_in = d multiplies Sigma0 by width / d
         reading = {}
         for w in P.widths:
-            lc = np.zeros((len(P.seeds), len(P.examples), P.depth))
-            for r in range(len(P.seeds)):
+            lc = np.zeros((len(seeds), len(P.examples), P.depth))
+            for r in range(len(seeds)):
                 Gs = dual.infinite_width_grams(S0[r] * (w / d), P.depth, "relu", renormalise=False)
                 for ni, n in enumerate(P.examples):
                     lc[r, ni] = measure.gram_stats(Gs[:, :n, :n])["logcond"].cpu().numpy()
             reading[w] = lc
-    return InitResult(P, names[0], stats, infinite, reading, threads, time.perf_counter() - t0)
+    return dict(names=list(names), stats=stats, infinite=infinite, reading=reading, threads=threads)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,15 +213,6 @@ def configurations(P) -> list[tuple[int, int, float]]:
     return [(wi, ni, n / w) for wi, w in enumerate(P.widths) for ni, n in enumerate(P.examples) if n < w]
 
 
-def divergence_layer(renorm: np.ndarray, plain: np.ndarray) -> np.ndarray:
-    """First layer (1-based) where the renormalised and plain curves part: the seed-mean of the paired
-    difference (same seeds: same data and weights) exceeds 2 seed-std of that difference, per leading
-    configuration; depth + 1 when it never happens.  Inputs (seeds, ..., depth)."""
-    d = renorm - plain
-    hit = np.abs(d.mean(0)) > 2 * d.std(0, ddof=1)
-    return np.where(hit.any(-1), hit.argmax(-1) + 1, renorm.shape[-1] + 1)
-
-
 def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Mean over seeds (axis 0) and the half-width of its two-sided Student-t interval at ``level`` (the same interval
     as :func:`shallowflow.metrics.mean_interval`, elementwise)."""
@@ -208,9 +222,67 @@ def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.nd
     return a.mean(0), float(stats.t.ppf(0.5 + level / 2, n - 1)) * a.std(0, ddof=1) / math.sqrt(n)
 
 
-def paired_rise(logcond: np.ndarray) -> np.ndarray:
-    """Per seed, log kappa at the last layer minus its minimum over layers; (seeds, ...)."""
-    return logcond[..., -1] - logcond.min(-1)
+# The spec's stagnation criterion of Fig. 6.1(b): log k_30 - min_m log k_m <= 0.1 (log k_1 - min); a run "rises again"
+# when it fails it, and two curves have "departed" once they differ by this share of the initial decrease
+STAGNATION = 0.1
+
+
+def stagnation_ratio(curve: np.ndarray) -> np.ndarray:
+    """(last - min) / (first - min) over the last axis (layers): at most :data:`STAGNATION` where a curve that first
+    decreased stagnates, above it where it rises again."""
+    lo = curve.min(-1)
+    return (curve[..., -1] - lo) / (curve[..., 0] - lo)
+
+
+def rises_again(curve: np.ndarray) -> np.ndarray:
+    """Per run (every leading index, e.g. seed x width x n): True where the curve over layers (last axis) rises
+    again after its minimum, i.e. fails the stagnation criterion: last - min > :data:`STAGNATION` (first - min)."""
+    return stagnation_ratio(curve) > STAGNATION
+
+
+def departure_layers(renorm: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """Per run (same seed: the same data and weights; leading axes (seeds, ...), last axis layers): the first layer
+    (1-based) where the plain curve departs from the renormalised one by more than :data:`STAGNATION` times the
+    renormalised curve's initial decrease (first - min); depth + 1 where it never does."""
+    scale = renorm[..., 0] - renorm.min(-1)
+    hit = np.abs(plain - renorm) > STAGNATION * scale[..., None]
+    return np.where(hit.any(-1), hit.argmax(-1) + 1, renorm.shape[-1] + 1)
+
+
+def later_departure(dep: np.ndarray, widths, examples, depth: int) -> np.ndarray:
+    """Fig. 6.2's 'larger widths allow for a latter departure', one flag per (seed, n, consecutive widths) with n
+    below both widths: the wider network's departure layer (:func:`departure_layers`, array (seeds, widths,
+    examples)) is strictly later.  Pairs where neither network departs within the ``depth`` layers show nothing and
+    are left out."""
+    out = []
+    for s in range(dep.shape[0]):
+        for ni, n in enumerate(examples):
+            for k in range(len(widths) - 1):
+                a, b = dep[s, k, ni], dep[s, k + 1, ni]
+                if n >= widths[k] or a == b == depth + 1:
+                    continue
+                out.append(bool(b > a))
+    return np.array(out, dtype=bool)
+
+
+def aligned_minima(log_rowsum: np.ndarray, logcond: np.ndarray, rising: np.ndarray, within: int = 2) -> np.ndarray:
+    """Fig. 6.9's 'divergence point aligns with the raise in conditioning', one flag per run whose conditioning rises
+    again (``rising``, :func:`rises_again`): the layer of the minimum of the log off-diagonal row sum is within
+    ``within`` layers of the layer of the minimum of log-conditioning (the spec's +-2 layers).  Arrays (runs..., layers)."""
+    gap = np.abs(log_rowsum.argmin(-1) - logcond.argmin(-1))
+    return (gap <= within)[rising]
+
+
+def inverts_later(diag_min: np.ndarray, offdiag_max: np.ndarray, rising: np.ndarray) -> tuple[np.ndarray, int]:
+    """Fig. 6.10's 'the condition later inverts', one flag per run that has a diagonal-dominance phase (some layer with
+    min diagonal > max off-diagonal) and whose conditioning rises again (``rising``): True where a later layer
+    breaks the dominance.  Returns the flags and the number of runs with a dominance phase.  Arrays (runs..., layers)."""
+    dom = diag_min > offdiag_max
+    has = dom.any(-1)
+    first = dom.argmax(-1)
+    later = np.arange(dom.shape[-1]) > first[..., None]
+    inverts = np.any(~dom & later, axis=-1)
+    return inverts[has & rising], int(has.sum())
 
 
 def rmt_factor(n: int, w: int) -> float:
