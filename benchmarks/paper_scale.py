@@ -77,41 +77,9 @@ def _gd(runs, width, n, dim, steps):
     return gd_work(runs, width, n, dim, steps)
 
 
-# Chapters that declare no Rule.work: a proxy in gd_work units from their own parameters (the data sizes of
-# the spec: 002's examples are a few points in 2 dimensions; n = 4, d = 2 where the chapter does not set them).
-PROXIES = {
-    "early-alignment/spurious": (
-        "proxy: GD of the main run (seeds x width x steps) + the dominated run (width_dominated x steps_dominated)"
-        " + the balance runs (balance_width x 2 balance_time / lr), n = 4 points, d = 2",
-        lambda P: (_gd(len(P.seeds), P.width, 4, 2, P.steps) + _gd(len(P.seeds), P.width_dominated, 4, 2, P.steps_dominated)
-                   + _gd(len(P.seeds), P.balance_width, 4, 2, 2 * P.balance_time / P.lr))),
-    "early-alignment/staircase": (
-        "proxy: GD of seeds x width on n_points points, d = 1, time / lr steps",
-        lambda P: _gd(len(P.seeds), P.width, P.n_points, 1, P.time / P.lr)),
-    "early-alignment/failure-rates": (
-        "proxy: GD of the grid (seeds x scales per width, time / lr steps), the large runs, the step check"
-        " (x step_check_factor) and the contrasts (contrast_time / lr), n = 4, d = 2",
-        lambda P: (sum(_gd(P.seeds * len(P.scales), w, 4, 2, P.time / P.lr) for w in P.widths)
-                   + _gd(P.large_seeds * len(P.scales), P.large_width, 4, 2, P.time / P.lr)
-                   + _gd(P.step_check_seeds, P.step_check_width, 4, 2, P.time * P.step_check_factor / P.lr)
-                   + sum(_gd(P.contrast_seeds * len(P.contrast_scales), w, 4, 2, P.contrast_time / P.lr)
-                         for w in P.contrast_widths))),
-    "early-alignment/assumption3": (
-        "proxy: GD of gd_draws x gd_seeds per width (gd_time / lr steps), the neuron flows (flow_draws x"
-        " flow_time / flow_dt) and the fixed remark runs, n = 4, d = 2",
-        lambda P: (sum(_gd(k * P.gd_seeds, w, 4, 2, P.gd_time / P.lr) for w, k in zip(P.gd_widths, P.gd_draws))
-                   + _gd(P.flow_draws * len(P.flow_start), 1, 4, 2, P.flow_time / P.flow_dt)
-                   + _gd(P.unbalanced_seeds, P.unbalanced_width, 4, 2, P.unbalanced_time / P.lr)
-                   + _gd(P.small_draws, P.remark_width, 4, 2, P.small_time / P.small_lr)
-                   + _gd(1, P.remark_width, 4, 2, P.fast_time / P.fast_lr))),
-    "early-alignment/alignment": (
-        "proxy: GD of the sweep (scales x seeds x width, time / lr steps) and the general-d runs (seeds x"
-        " width, general_eps ln(1/general_scale) / general_lr steps), n = 4, d = 2 (general: their n and d)",
-        lambda P: (_gd(len(P.scales) * len(P.seeds), P.width, 4, 2, P.time / P.lr)
-                   + sum(_gd(len(P.general_seeds), P.general_width, n, d,
-                             P.general_eps * math.log(1 / P.general_scale) / P.general_lr)
-                         for d, n in zip(P.general_dims, P.general_n)))),
-}
+# Chapters that declare no Rule.work get a proxy in gd_work units from their own parameters here (chapter ->
+# (basis, function of P)). Every chapter declares one now (the five early-alignment chapters since fd8880f).
+PROXIES: dict = {}
 
 
 def namespace(chapter: str, profile: str) -> SimpleNamespace:
