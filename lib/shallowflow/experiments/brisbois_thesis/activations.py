@@ -33,23 +33,34 @@ SCHEMA = {
     "seeds": Ints("one run per seed and setting; a seed whose draw violates Assumption 5 is rejected and named, "
                   "not replaced", low=0, high=10_000, max_len=100),
     "snap_every": Int("epochs between parameter snapshots", low=1, high=100_000),
+    "align_seeds": Ints("seeds of Fig. 3.4's ordering (ReLU, balanced initialisation, smallest and largest rich lambda "
+                        "and the lazy one): the share of seeds where the variance within the clusters grows with lambda. "
+                        "Seeds also in seeds are read from the main grid, the others trained for this check only; a seed "
+                        "whose draw violates Assumption 5 is rejected and named", low=0, high=10_000, max_len=100),
 }
 RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),
-         Cm.assumption5_rule("seeds", "width"))
+         Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("align_seeds", "width"))
+
+
+def _align_extra(P) -> int:
+    """Runs trained for Fig. 3.4's ordering only: three lambdas per seed of align_seeds not in seeds."""
+    return 3 * len(set(P.align_seeds) - set(P.seeds))
 
 
 def memory_estimate(P) -> float:
     """The three activations' ensembles ((rich scales + 1) x 2 initialisations x runs, n = d = 2), each with its
     snapshots."""
     R = (len(P.rich_scales) + 1) * 2 * len(P.seeds)
-    return 3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2)
+    return (3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2)
+            + gd_bytes(_align_extra(P), P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2))
 
 
 def work_estimate(P) -> float:
-    return 3 * gd_work((len(P.rich_scales) + 1) * 2 * len(P.seeds), P.width, 2, 2, P.steps)
+    return (3 * gd_work((len(P.rich_scales) + 1) * 2 * len(P.seeds), P.width, 2, 2, P.steps)
+            + gd_work(_align_extra(P), P.width, 2, 2, P.steps))
 
 
-NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every")
+NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -69,9 +80,50 @@ def run(P) -> ActivationRuns:
     seeds, rejected = Cm.assumption5_split(data, P.width, P.seeds)
     scales = sorted(P.rich_scales) + [P.lazy_scale]
     grid = Cm.combos(scales, seeds, inits=("balanced", "normal"), lrs=[P.lr])
-    snaps = sorted(set(range(0, P.steps + 1, P.snap_every)) | {P.steps})
+    snaps = _snapshots(P)
     grids = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, P.steps, snapshots=snaps)
     return ActivationRuns(data, grids, scales, seeds, rejected)
+
+
+def _snapshots(P) -> list[int]:
+    return sorted(set(range(0, P.steps + 1, P.snap_every)) | {P.steps})
+
+
+def alignment_order(P, res: ActivationRuns) -> dict:
+    """Fig. 3.4's "the alignment is tighter at smaller lambda", per seed of ``P.align_seeds``: the largest axial
+    variance within S_{+,1} and S_{-,1} (:func:`cluster_variances`) at the end of alignment for the smallest and the
+    largest rich lambda, and at the end of training for the lazy one (ReLU, balanced initialisation); the ordering
+    holds for a seed when the three are strictly increasing.  One seed's order is a draw of three random variances
+    (one chance in six by luck): the check states the share of seeds with its interval.  Seeds whose variance is not
+    measurable (a cluster of at most one neuron) are left out and named.  Returns seeds, rejected (Assumption 5),
+    variances (seeds x 3), valid (finite runs, per seed), measurable, flags (over the measurable seeds)."""
+    data = res.data
+    kept, rejected = Cm.assumption5_split(data, P.width, P.align_seeds)
+    lams = [min(P.rich_scales), max(P.rich_scales), P.lazy_scale]
+    main = res.grids["relu"]
+    extra = [s for s in kept if s not in res.seeds]
+    ens_x = (Cm.train_grid(data, ["relu"], P.width, Cm.combos(lams, extra, lrs=[P.lr]), P.steps,
+                           snapshots=_snapshots(P))["relu"] if extra else None)
+    ea = {id(main): Cm.end_of_alignment(main)}
+    if ens_x is not None:
+        ea[id(ens_x)] = Cm.end_of_alignment(ens_x)
+    var, valid = [], []
+    for s in kept:
+        e = main if s in res.seeds else ens_x
+        ok, row = True, []
+        for lam in lams:
+            r = e.runs(scale=float(lam), init="balanced", seed=int(s))[0]
+            epoch = int(ea[id(e)][r]) if lam < P.lazy_scale else P.steps
+            v = cluster_variances(e, data, r, epoch)
+            row.append(max(v["plus"], v["minus"]))
+            ok = ok and bool(e.valid()[r])
+        var.append(row)
+        valid.append(ok)
+    var = np.array(var, dtype=float).reshape(len(kept), 3)
+    measurable = np.isfinite(var).all(1)
+    flags = (var[:, 0] < var[:, 1]) & (var[:, 1] < var[:, 2])
+    return dict(seeds=kept, rejected=rejected, lams=lams, variances=var, valid=np.array(valid, dtype=bool),
+                measurable=measurable, flags=flags[measurable])
 
 
 def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
