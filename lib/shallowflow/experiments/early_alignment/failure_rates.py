@@ -213,6 +213,27 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
     return g
 
 
+TRAINED = ("ols", "escaping", "global")  # outcomes of a run that left the zero network (Thm2/step-size's baseline)
+STEP_SIZE = C.below(0.5)  # Thm2/step-size: disagreements between the two steps (tests/test_null_early_alignment.py)
+
+
+def step_disagreements(g: Grid, small: Grid, width, scales, seeds) -> tuple[float, int]:
+    """Thm2/step-size: the runs of cell (width, scale) whose outcome (escaped or not) differs between the grid ``g``
+    and the same grid at a smaller step (``small``), compared seed by seed over ``scales``; NaN unless every compared
+    run of both grids trained (ended at the OLS loss or below, :data:`TRAINED`): two untrained grids agree by
+    construction.  Returns (disagreements or NaN, number of runs compared)."""
+    if width not in g.widths or width not in small.widths:
+        return math.nan, 0
+    common = [s for s in seeds if s in g.seeds[width] and s in small.seeds[width]]
+    d, n, trained = 0, 0, True
+    for sc in scales:
+        a, b = g.outcomes_of(width, sc, common), small.outcomes_of(width, sc, common)
+        trained &= all(o in TRAINED for o in a + b)
+        d += sum((x in SUCCESS) != (y in SUCCESS) for x, y in zip(a, b))
+        n += len(a)
+    return (float(d) if trained and n else math.nan), n
+
+
 def empirical_lambda_star(g: Grid, width) -> float:
     """The largest grid scale lambda such that every run at every scale <= lambda fails (0 if none; an invalid
     run is not a failure)."""
