@@ -232,3 +232,49 @@ def test_quasi_orthogonal_checks_fail_on_an_untrained_network():
     assert _fails(verdicts.below(0.05), (b["k_minus"] - small).abs().nan_to_num(0.0).amax(1))
     assert _fails(verdicts.below(0.0), b["k_plus"].nan_to_num(-1e9).amax(1))
     assert _fails(verdicts.above(0.1), b["later_neg"]) and _fails(verdicts.above(3), b["plateaus"])
+
+
+def test_figs_3_37_to_3_39_spread_fails_on_an_untrained_network():
+    """Figs 3.37-3.39 (*/spread, EVR_1 + EVR_2 < 0.99): the weights of a 10-step run are the isotropic initial draw,
+    whose variance is spread over every component; ungated that passed.  The spread is read on runs that reached the
+    loss goal only, so here it is nan and the criterion fails."""
+    P = SimpleNamespace(width=40, steps=10, lr=1e-3, stop_below=0.0, goal=1e-8)
+    ds = [D.brisbois_multid_nonorthogonal(seed=s, teacher="relu", teacher_std=0.1) for s in (0, 1)]
+    for act in MD.ACTS:
+        res = MD._train(act, ds, 1e-6, [0, 0], P, "non-orthogonal")
+        assert not _fails(MD.SPREAD, MD.two_components(res).numpy())  # the ungated reading passed
+        assert _fails(MD.SPREAD, MD.spread(res).numpy()), act
+
+
+def test_fig3_4_alignment_tighter_fails_on_untrained_and_chance_orderings():
+    """Fig3.4/alignment-tighter: one seed's ordering of three variances passes by chance one time in six; the check
+    is the lower end of the Wilson interval of the share of seeds, above one half.  Untrained runs (alpha 1e-12:
+    the initial draw, the same directions at every lambda) order nothing; orderings drawn at random hold in about a
+    sixth of the seeds; both fail the chapter's criterion."""
+    from shallowflow import metrics
+    from shallowflow.experiments.brisbois_thesis import activations as A
+    P = SimpleNamespace(width=20, lr=UNTRAINED_LR, steps=200, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0, 1],
+                        snap_every=50, align_seeds=[0, 1, 2, 3, 4, 5])
+    res = A.run(P)
+    align = A.alignment_order(P, res)
+    assert len(align["seeds"]) > len(res.seeds)  # the extra seeds were trained and read
+    assert _fails(Cm.TYPICAL, [metrics.typical_share(align["flags"])[0]])
+    rng = np.random.default_rng(0)
+    v = rng.random((60, 3))
+    chance = (v[:, 0] < v[:, 1]) & (v[:, 1] < v[:, 2])
+    assert _fails(Cm.TYPICAL, [metrics.typical_share(chance)[0]])
+    assert not _fails(Cm.TYPICAL, [metrics.typical_share(np.ones(6, dtype=bool))[0]])  # six of six seeds decide
+
+
+def test_c9_no_convergence_counts_only_beside_training_that_works():
+    """C.9/no-convergence ("no convergence at lambda = 100", <= 0 runs reaching L < 0.01): an untrained network does
+    not converge either.  With 1000 epochs no (m, alpha) reaches L < 0.01 even at lambda = 1e-4, so no lambda = 100
+    run is evidence: the gated count is nan and fails, where the ungated count (0) passed."""
+    from shallowflow.experiments.brisbois_thesis import width_grid as G
+    P = SimpleNamespace(widths=[10], lrs=[1e-3], scales=[1e-4, 100.0], budget=1, max_epochs=1000, fig33_scale=1e-4)
+    relu = G.select(G.run_grid(P), act="relu")
+    big = [r for r in relu if r["scale"] >= 100 and r["valid"]]
+    assert big and not _fails(verdicts.below(0, strict=False), [sum(1 for r in big if r["T"] > 0)])
+    n_conv, ev, left = G.no_convergence(relu)
+    assert not ev and len(left) == 1
+    assert _fails(verdicts.below(0, strict=False), [n_conv])
