@@ -120,7 +120,7 @@ def test_rules_and_schema_validation():
     from shallowflow.experiments.weakly_interacting import convergence as CV
     vals = dict(profile="book", ns=[10], d=5.0, seeds=[0, 1], eps=0.05, lr=0.5, max_steps=100, scales=[1.0], scale_seeds=[100],
                 kappas=[50.0], cor_n=10, lrs=[0.1, 0.2], horizon=10.0, l12_n=50, l3_ns=[5, 10], l3_draws=20,
-                l4_ns=[50], l4_ps=[10, 20], l4_draws=20, l6_ns=[50], l6_ps=[5], l6_draws=10, log_ns=[])
+                l4_ns=[50], l4_ps=[10, 20], l4_draws=20, l6_ns=[50], l6_ps=[5], l6_draws=10, log_ns=[], resume=False)
     with pytest.raises(ParameterError, match="'ns'"):
         validate(vals, CV.SCHEMA, CV.RULES)  # d < n
     vals["d"] = 100.0

@@ -10,9 +10,10 @@ import math
 import numpy as np
 import torch
 
+from shallowflow import checkpoint
 from shallowflow import data as datasets
 from shallowflow.config import DTYPE
-from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
+from shallowflow.params import PROFILE, STEP_BUDGET, Bool, Float, Floats, Int, Ints, Rule, array_bytes, gd_work, memory_limit
 
 from . import reductions as RD
 from . import theory as T
@@ -45,7 +46,19 @@ SCHEMA = {
     "l6_ns": Ints("Lemma 6: dataset sizes", low=2, high=10**4),
     "l6_ps": Ints("Lemma 6: widths", low=1, high=10**4),
     "l6_draws": Int("Lemma 6: initialisations per (n, p)", low=10, high=10**6),
+    "resume": Bool("keep each finished unit (Theorem 1 at one n, one initialisation scale, Corollary 1 at one kappa, Lemma 4 "
+                   "at one (n, p); each seeded by itself) on disk and read it back when the same parameters run again with "
+                   "the same package code (shallowflow.checkpoint): an interrupted paper run resumes where it stopped with "
+                   "identical numbers; off in the book and smoke profiles"),
 }
+
+
+def _resumable(P, chunks, compute):
+    """:func:`shallowflow.checkpoint.resumable` under every parameter of the run (a changed one recomputes all),
+    on only where ``P.resume``."""
+    key = {k: v for k, v in sorted(vars(P).items()) if k not in ("profile", "resume")}
+    return checkpoint.resumable("weakly-interacting/convergence", key, list(chunks), compute,
+                                enabled=bool(getattr(P, "resume", False)))
 
 
 def _scale_steps(P, s: float) -> tuple[float, int]:
@@ -54,17 +67,33 @@ def _scale_steps(P, s: float) -> tuple[float, int]:
 
 
 def _gram_runs(P):
-    """(runs, n, p, steps) of every Gram-space GD run: Theorem 1 per n, the scales, Corollary 1, Lemmas 1-2."""
-    out = [(len(P.seeds), n, T.width_rule(n, P.eps), P.max_steps) for n in P.ns]
-    out += [(len(P.scale_seeds), max(P.ns), T.width_rule(max(P.ns), P.eps), _scale_steps(P, s)[1]) for s in P.scales]
-    out += [(len(P.seeds), P.cor_n, T.width_rule(P.cor_n, P.eps), P.max_steps) for _ in P.kappas]
-    out += [(1, min(P.ns), T.width_rule(min(P.ns), P.eps), int(round(P.horizon / max(P.lrs))))]
+    """(runs, n, p, steps, deltas) of every Gram-space GD run: Theorem 1 per n (and log_ns), the scales, Corollary 1,
+    Lemmas 1-2 (the only run that records every neuron's balancedness, ``deltas``)."""
+    out = [(len(P.seeds), n, T.width_rule(n, P.eps), P.max_steps, False) for n in sorted(set(P.ns) | set(P.log_ns))]
+    out += [(len(P.scale_seeds), max(P.ns), T.width_rule(max(P.ns), P.eps), _scale_steps(P, s)[1], False) for s in P.scales]
+    out += [(len(P.seeds), P.cor_n, T.width_rule(P.cor_n, P.eps), P.max_steps, False) for _ in P.kappas]
+    out += [(1, min(P.ns), T.width_rule(min(P.ns), P.eps), int(round(P.horizon / max(P.lrs))), True)]
     return out
 
 
-def _gram_bytes(R, n, p, steps):
-    """gram_gd's records: five (runs, steps) series and two (runs, steps, p) ones, and the Gram matrices."""
-    return array_bytes(R, steps + 1, copies=5) + array_bytes(R, steps + 1, p, copies=2) + array_bytes(R, n, n, copies=4)
+def _gram_bytes(R, n, p, steps, deltas):
+    """gram_gd's records: five (runs, steps) series, the two (runs, steps, p) balancedness ones where ``deltas``,
+    and the Gram matrices."""
+    return (array_bytes(R, steps + 1, copies=5) + deltas * array_bytes(R, steps + 1, p, copies=2)
+            + array_bytes(R, n, n, copies=4))
+
+
+L4_CHUNK_BYTES = 2 ** 29  # a Lemma-4 chunk's arrays at most (512 MiB): larger batches are not faster
+L4_COPIES = 6  # arrays of one Lemma-4 draw's (p, n) size alive at once in mu0_orthogonal (W, Z, relu(Z), act, products)
+
+
+def l4_chunk(n, p, draws, limit=None):
+    """Lemma 4's draws per chunk at (n, p): as many as fit a quarter of the memory limit (``limit``, default
+    :func:`shallowflow.params.memory_limit`) and L4_CHUNK_BYTES (larger batches are not faster), at least one, at
+    most ``draws``.  Every draw is seeded by itself, so the numbers do not depend on the chunk (tested)."""
+    per = array_bytes(p, n, copies=L4_COPIES)
+    budget = min((memory_limit() if limit is None else limit) / 4, L4_CHUNK_BYTES)
+    return int(max(1, min(draws, budget // per)))
 
 
 def memory_estimate(P) -> float:
@@ -74,7 +103,8 @@ def memory_estimate(P) -> float:
     d2 = max(2000, n2)
     lemma12 = array_bytes(n2, d2, copies=2) + max(array_bytes(int(round(P.horizon / lr)) + 1, copies=6) for lr in P.lrs)
     lemma3 = max(array_bytes(P.l3_draws, n, n, copies=4) for n in P.l3_ns)
-    lemma4 = max(array_bytes(n, 2000) + array_bytes(50, p, n, copies=6) for n in P.l4_ns for p in P.l4_ps)
+    lemma4 = max(array_bytes(n, 2000) + array_bytes(l4_chunk(n, p, P.l4_draws), p, n, copies=L4_COPIES)
+                 for n in P.l4_ns for p in P.l4_ps)
     lemma6 = max(array_bytes(n, 100) + array_bytes(100, p, 100, copies=3) + array_bytes(100, p, n, copies=3)
                  for n in P.l6_ns for p in P.l6_ps)
     return sum(_gram_bytes(*r) for r in _gram_runs(P)) + max(lemma12, lemma3, lemma4, lemma6)
@@ -83,7 +113,7 @@ def memory_estimate(P) -> float:
 def work_estimate(P) -> float:
     """Gram-space GD (runs x p x n^2 per step), the Lemma 1-2 orthogonal runs (about 10 operations per neuron
     and point per step), Lemma 3's 14 bisection steps (draws x n^3), Lemma 4's and 6's draws."""
-    w = sum(gd_work(R, p, n, n, steps) for R, n, p, steps in _gram_runs(P))
+    w = sum(gd_work(R, p, n, n, steps) for R, n, p, steps, _ in _gram_runs(P))
     p2 = T.width_rule(P.l12_n, P.eps)
     w += sum(10 * gd_work(1, p2, P.l12_n, 0, P.horizon / lr) for lr in P.lrs)
     w += sum(14 * gd_work(P.l3_draws, n, n, n, 1) for n in P.l3_ns)
@@ -163,7 +193,7 @@ def run_gram(G, y, seeds, p, d, lr, steps, scale=1.0):
     a, V0, nw0 = RD.gram_init(G, seeds, p, d, scale=scale)
     cxm, cxp, cym, _ = data_constants(G, y)
     C = T.theorem1_C(cxm, cxp, cym)
-    run = RD.gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=C)
+    run = RD.gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=C, deltas=False)
     return run, C
 
 
@@ -171,26 +201,31 @@ def run_theorem1(P):
     """Theorem 1 at every n of P.ns: p from the width rule, one Bartlett data set per seed (seeds whose data
     violate Assumption 2 are rejected and reported), App-B init from the seed; then the initialisation-scale
     sweep at the largest n."""
-    out = {"per_n": []}
-    for n in list(P.ns) + sorted(set(P.log_ns) - set(P.ns)):  # the scale sweep below stays at max(P.ns)
+    def theorem1_at(chunk):
+        n = chunk[1]
         p = T.width_rule(n, P.eps)
         G, y, kept, rejected = valid_gram_seeds(n, P.d, P.seeds, tag=1)
         if not kept:
             raise ValueError(f"n = {n}: every seed's data set violates Assumption 2 ({list(P.seeds)}); raise d or give other seeds")
         run, C = run_gram(G, y, kept, p, int(P.d), P.lr, P.max_steps)
-        out["per_n"].append(dict(n=n, p=p, run=run, C=C, seeds=kept, rejected=rejected))
+        return dict(n=n, p=p, run=run, C=C, seeds=kept, rejected=rejected)
+
+    # the scale sweep below stays at max(P.ns)
+    out = {"per_n": _resumable(P, [("thm1", n) for n in list(P.ns) + sorted(set(P.log_ns) - set(P.ns))], theorem1_at)}
     n = max(P.ns)
     p = T.width_rule(n, P.eps)
     G, y, kept, rejected = valid_gram_seeds(n, P.d, P.scale_seeds, tag=2)
     if not kept:
         raise ValueError(f"n = {n}: every scale seed's data set violates Assumption 2 ({list(P.scale_seeds)})")
-    out["scales"] = []
     out["scale_seeds"], out["scale_rejected"] = kept, rejected
-    for s in P.scales:
-        lr = P.lr / max(1.0, s * s)
-        steps = int(P.max_steps * max(1.0, s * s) * (1 + max(0.0, math.log10(1 / s))))
+
+    def at_scale(chunk):
+        s = chunk[1]
+        lr, steps = _scale_steps(P, s)
         run, C = run_gram(G, y, kept, p, int(P.d), lr, steps, scale=s)
-        out["scales"].append(dict(scale=s, lr=lr, run=run, C=C, n=n))
+        return dict(scale=s, lr=lr, run=run, C=C, n=n)
+
+    out["scales"] = _resumable(P, [("scale", s) for s in P.scales], at_scale)
     return out
 
 
@@ -218,16 +253,18 @@ def run_corollary1(P):
     """Corollary 1: fresh random data (no rejection) in d = kappa n^2."""
     n = P.cor_n
     p = T.width_rule(n, P.eps)
-    res = []
-    for kappa in P.kappas:
+
+    def at_kappa(chunk):
+        kappa = chunk[1]
         d = int(kappa * n * n)
         G, y = gram_data(n, d, P.seeds, tag=3, extra=int(round(1000 * kappa)))
         ok, _ = assumption2_ok(G, y)
         run, C = run_gram(G, y, list(P.seeds), p, d, P.lr, P.max_steps)
         s = summary(run, C, n)
         s["late_mu_n"] = run.mu[torch.arange(len(P.seeds)), run.stopped_at] * n
-        res.append(dict(kappa=kappa, d=d, assumption2=ok, **s))
-    return dict(n=n, p=p, rows=res)
+        return dict(kappa=kappa, d=d, assumption2=ok, **s)
+
+    return dict(n=n, p=p, rows=_resumable(P, [("cor1", k) for k in P.kappas], at_kappa))
 
 
 def run_lemmas12(P):
@@ -294,34 +331,55 @@ def run_lemma3(P):
     return dict(ns=list(P.l3_ns), d_star=ds, slope=slope)
 
 
-def mu0_orthogonal(n, p, draws, seed, d=2000, chunk=50):
-    """n mu(0) (eq. 24) for ``draws`` App-B initialisations on one orthogonal data set of size n."""
+def _l4_draw(n, p, d, seed, i):
+    """Draw i of Lemma 4 at (n, p): (W restricted to the data's n coordinates, a), from its own generator
+    (seed, n, p, i), so a draw is the same whatever chunk it is computed in."""
+    gen = torch.Generator().manual_seed(int(np.random.SeedSequence([int(seed), int(n), int(p), int(i)]).generate_state(1)[0]))
+    Wn = torch.randn(p, n, generator=gen, dtype=DTYPE) / math.sqrt(d)
+    offm = 2 * torch._standard_gamma(torch.full((p,), (d - n) / 2, dtype=DTYPE), generator=gen) / d
+    nw = (Wn ** 2).sum(-1) + offm
+    sg = 2.0 * torch.randint(0, 2, (p,), generator=gen).to(DTYPE) - 1
+    return Wn, sg * (nw.sqrt() + torch.empty(p, dtype=DTYPE).exponential_(1.0, generator=gen))
+
+
+def mu0_orthogonal(n, p, draws, seed, d=2000, chunk=None):
+    """n mu(0) (eq. 24) for ``draws`` App-B initialisations on one orthogonal data set of size n, computed
+    ``chunk`` draws at a time (default :func:`l4_chunk`: what a quarter of the memory limit holds); each draw
+    has its own generator, so the values are the same for any chunk."""
     X, y = datasets.weakly_interacting_draw(n, d, seed, orthogonal=True)
     s = X[torch.arange(n), torch.arange(n)]
+    chunk = l4_chunk(n, p, draws) if chunk is None else max(1, int(chunk))
     out = []
-    gen = torch.Generator().manual_seed(seed + 1)
     for start in range(0, draws, chunk):
-        R_ = min(chunk, draws - start)
-        Wn = torch.randn(R_, p, n, generator=gen, dtype=DTYPE) / math.sqrt(d)
-        offm = 2 * torch._standard_gamma(torch.full((R_, p), (d - n) / 2, dtype=DTYPE), generator=gen) / d
-        nw = (Wn ** 2).sum(-1) + offm
-        sg = 2.0 * torch.randint(0, 2, (R_, p), generator=gen).to(DTYPE) - 1
-        a = sg * (nw.sqrt() + torch.empty(R_, p, dtype=DTYPE).exponential_(1.0, generator=gen))
-        Z = Wn * s
+        Ws, As = zip(*[_l4_draw(n, p, d, seed, i) for i in range(start, min(draws, start + chunk))])
+        Z = torch.stack(Ws) * s
+        a = torch.stack(As)
         h = (a[:, :, None] * torch.clamp_min(Z, 0)).sum(1) / p
         out.append(n * RD.ortho_mu(a, Z, y - h, s ** 2))
+        del Z, a, h
     return torch.cat(out).numpy()
 
 
 def run_lemma4(P):
     """Lemma 4: mean, p-scaled variance and a normality test of n mu(0) over draws, on orthogonal data."""
-    rows = []
-    for n in P.l4_ns:
-        for p in P.l4_ps:
-            v = mu0_orthogonal(n, p, P.l4_draws, seed=4000 + n)
-            rows.append(dict(n=n, p=p, mean=float(v.mean()), pvar=float(p * v.var(ddof=1)),
-                             ks=T.ks_normal_pvalue(v), values=v))
-    return rows
+    def at(chunk):
+        _, n, p = chunk
+        v = mu0_orthogonal(n, p, P.l4_draws, seed=4000 + n)
+        return dict(n=n, p=p, mean=float(v.mean()), pvar=float(p * v.var(ddof=1)), ks=T.ks_normal_pvalue(v), values=v)
+
+    return _resumable(P, [("lemma4", n, p) for n in P.l4_ns for p in P.l4_ps], at)
+
+
+def pvar_ratio_interval(v1, v2, p1, p2, boot=2000, level=0.95, seed=0):
+    """p2 Var(v2) / (p1 Var(v1)) for two independent samples of n mu(0) (Lemma 4 at widths p1 < p2), with a
+    ``level`` bootstrap interval (each sample resampled by itself): what the draws resolve of the ratio."""
+    v1, v2 = np.asarray(v1, float), np.asarray(v2, float)
+    rng = np.random.default_rng(seed)
+    b1 = v1[rng.integers(0, v1.size, (boot, v1.size))].var(axis=1, ddof=1)
+    b2 = v2[rng.integers(0, v2.size, (boot, v2.size))].var(axis=1, ddof=1)
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(p2 * b2 / (p1 * b1), [tail, 100 - tail])
+    return float(p2 * v2.var(ddof=1) / (p1 * v1.var(ddof=1))), float(lo), float(hi)
 
 
 def run_lemma6(P, d=100, chunk=100):

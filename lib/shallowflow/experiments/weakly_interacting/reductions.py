@@ -172,10 +172,12 @@ class GramRun:
     event: torch.Tensor = None  # (R,) the well-initialisation event I of Lemma 5 at t = 0
 
 
-def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None):
+def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None, deltas=True):
     """GD in Gram space for R runs; records the loss, the exact mu (eq. 24), both bounds of Lemma 7,
-    the right-hand side of eq. (6) (with constant ``C`` (R,)) and the balancedness of every neuron at
-    every step.  lr: scalar or (R,).  Runs stop when L/L0 < stop_rel."""
+    the right-hand side of eq. (6) (with constant ``C`` (R,)) and, with ``deltas``, the balancedness of every
+    neuron at every step (two (R, steps, p) records, the bulk of a long run's memory; ``deltas=False`` leaves
+    ``delta`` and ``delta_step`` None and changes no other number).  lr: scalar or (R,).  Runs stop when
+    L/L0 < stop_rel."""
     R_, p, n = V0.shape
     lr_t = torch.as_tensor(np.broadcast_to(np.asarray(lr, float), (R_,)).copy(), dtype=DTYPE)
     diagG = torch.diagonal(G, dim1=1, dim2=2)
@@ -185,8 +187,8 @@ def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None):
     c = torch.zeros_like(V0)
     K = steps + 1
     out = {k: torch.full((R_, K), float("nan"), dtype=DTYPE) for k in ("loss", "mu", "low7", "upp7", "rhs6")}
-    delta = torch.full((R_, K, p), float("nan"), dtype=DTYPE)
-    dstep = torch.full((R_, K, p), float("nan"), dtype=DTYPE)
+    delta = torch.full((R_, K, p), float("nan"), dtype=DTYPE) if deltas else None
+    dstep = torch.full((R_, K, p), float("nan"), dtype=DTYPE) if deltas else None
     flips = torch.zeros(R_, dtype=torch.int64)
     alive = torch.ones(R_, dtype=torch.bool)
     stopped = torch.full((R_,), steps, dtype=torch.int64)
@@ -221,16 +223,18 @@ def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None):
         out["upp7"][:, k] = 2.0 / n * cxp2 * cover_aw.amax(-1)
         if C is not None:
             out["rhs6"][:, k] = C / n * (1 - r / y).abs().amin(-1)
-        delta[:, k] = a ** 2 - nw
-        dstep[:, k] = lr_t[:, None] ** 2 * (ga ** 2 - gw2)
+        if deltas:
+            delta[:, k] = a ** 2 - nw
+            dstep[:, k] = lr_t[:, None] ** 2 * (ga ** 2 - gw2)
         stop = L < stop_rel * L0
         stopped[alive & stop] = k
         alive &= ~stop
         if k == steps or not bool(alive.any()):
             for key in out:
                 out[key][:, k + 1:] = out[key][:, k:k + 1]
-            delta[:, k + 1:] = delta[:, k:k + 1]
-            dstep[:, k + 1:] = 0.0
+            if deltas:
+                delta[:, k + 1:] = delta[:, k:k + 1]
+                dstep[:, k + 1:] = 0.0
             break
         m = lr_t * alive.to(DTYPE)
         dc = (a[:, :, None] / n) * q
