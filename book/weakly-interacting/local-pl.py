@@ -60,6 +60,7 @@ final_seeds = [0, 1, 2, 3]  # authors' final protocol: run seeds s
 first_layer = "gauss"  # first-layer law: gauss (paper) or uniform (authors' code)
 boot = 400  # bootstrap resamples
 level = 0.95  # level of the printed intervals (bootstrap slopes, means over runs)
+resume = False  # keep finished n on disk and resume an interrupted run (the paper profile turns it on)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt

@@ -9,9 +9,9 @@ import numpy as np
 import torch
 
 from shallowflow import data as datasets
-from shallowflow import metrics, progress
+from shallowflow import checkpoint, metrics, progress
 from shallowflow.config import DTYPE
-from shallowflow.params import PROFILE, Float, Int, Ints, Rule, Str, array_bytes, gd_work
+from shallowflow.params import PROFILE, Bool, Float, Int, Ints, Rule, Str, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -35,6 +35,9 @@ SCHEMA = {
     "first_layer": Str("first-layer law", choices=("gauss", "uniform")),
     "boot": Int("bootstrap resamples for slope intervals", low=0, high=100000),
     "level": Float("level of the printed intervals (bootstrap slopes, means over runs)", low=0.5, high=0.999, low_open=True),
+    "resume": Bool("keep each finished n (its runs, each seeded by itself, one per protocol) on disk and read it back when the "
+                   "same parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper run "
+                   "resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
 
@@ -209,11 +212,21 @@ def level_slope(rows, level, lr, boot=0, interval=0.95):
     return sl, ci, len(xs), total
 
 
+def _runs(P, protocol, ns, label):
+    """:func:`run_n` at every n; with ``P.resume`` each n is one chunk of :func:`shallowflow.checkpoint.resumable`
+    under every parameter of the run (an interrupted run resumes at the n it had not finished)."""
+    if not getattr(P, "resume", False):
+        return [run_n(n, P, protocol) for n in progress.each(ns, label, unit="n")]
+    key = {k: v for k, v in sorted(vars(P).items()) if k not in ("profile", "resume")}
+    return checkpoint.resumable("weakly-interacting/local-pl", key, [(protocol, int(n)) for n in ns],
+                                lambda c: run_n(c[1], P, c[0]))
+
+
 def run_local_pl(P):
     """Experiment 2 / Fig 6: the local-PL curvature against n under the stated and the authors' final
     protocol, with bootstrapped log-log slopes (all n, the paper's n range)."""
-    stated = [run_n(n, P, "stated") for n in progress.each(P.ns, "Fig 6, stated protocol", unit="n")]
-    final = [run_n(n, P, "final") for n in progress.each(P.final_ns, "Fig 6, final protocol", unit="n")]
+    stated = _runs(P, "stated", P.ns, "Fig 6, stated protocol")
+    final = _runs(P, "final", P.final_ns, "Fig 6, final protocol")
     paper = [r for r in stated if 1000 <= r["n"] <= 2000]
     if len(paper) < 2:  # reduced scales: the two largest n stand in for the paper's range
         paper = sorted(stated, key=lambda r: r["n"])[-2:]
