@@ -37,7 +37,10 @@
 # call of {py:func}`~shallowflow.experiments.brisbois_thesis.width_grid.run_grid`: per activation, one batched
 # {py:func}`shallowflow.train.gradient_descent_many` per epoch budget, every width, step and scale batched on the C kernel
 # (the activation is a property of a kernel call, hence three of them). Seeds: per width the first draw with Assumption 5
-# (the thesis forced it for ReLU), shared by the three activations.
+# (the thesis forced it for ReLU), shared by the three activations. The loss is recorded every $10^{-3}$ time units (every
+# epoch for $\alpha\ge10^{-3}$, every 10 epochs at $10^{-4}$) whatever the budget, and Appendix C.1's detector reads recorded
+# epochs only, so $T$ and the plateau counts of a run do not depend on how long the grid may train
+# ({py:func}`~shallowflow.experiments.brisbois_thesis.width_grid.record_every`).
 # :::
 
 # %% tags=["parameters"]
