@@ -46,10 +46,11 @@ width = 250  # m (reduced from 200,000)
 init_scale = 1e-3  # lambda (authors' code)
 lr = 2e-2  # step on the mean squared error (authors' 1e-3)
 time = 4000.0  # flow time (the authors' 2,000,000 steps of 1e-3 make 2000)
-seeds = [0, 1, 2]  # one unbalanced run per seed; the figure shows the first
+seeds = [0, 1, 2, 3, 4]  # one unbalanced run per seed; the figure shows the first (five: a share of 5/5 decides)
 plateau_rtol = 0.01  # a plateau: the loss stays within 1% ...
 plateau_time = 50.0  # ... for a flow time of at least 50 (50,000 authors' steps)
 animation_frames = 40  # frames of the animation (E4) on the authors' snapshot schedule; 0: none
+level = 0.95  # level of the Wilson intervals of the shares of runs
 resume = False  # keep each finished run on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
@@ -189,21 +190,26 @@ print(f"final losses: {float(tr.loss[0, -1]):.8f} and {float(half.traj.loss[0, -
 # %% [markdown]
 # ## Checks
 
+# %% [markdown]
+# Figure 3 shows one run; the source's reading of it ("optimisation is hard on this example") is a claim on a typical
+# run, so each behaviour below is stated as the share of runs showing it, with its Wilson interval at `level`: the
+# check passes when the interval's lower end is above one half, and a run counts only when it learned (its final loss
+# below a tenth of L(0), E3/learned): an untrained run is flat, constant and far from the teacher by itself.
+
 # %% tags=["remove-cell"]
-fin = tr.final
-L_end = tr.loss[:, -1]
-cut = int(0.8 * tr.loss.shape[1])
-rel_change = ((tr.loss[:, cut] - L_end).abs() / L_end)
-k_ef = ex.effective_neurons(fin)
-bumps = ex.bump_cone_neurons(fin, data)
-first_pl = [frame_near((p[0][0] + p[0][1]) / 2) if p else 0 for p in pls]
-slope_first = torch.tensor([float(ex.max_slope(tr.at(k).select(r))[0]) for r, k in enumerate(first_pl)])
-occ_cd = ex.occupied_bins(tr.at(k_cd), rel=0.0)
-k_ef_frame = first_pl[0]
-occ_ef = ex.occupied_bins(tr.at(k_ef_frame))
-occ_end = ex.occupied_bins(fin)
+beh = ex.behaviour(st, levels, pls, L_nobump, P)
+L_end = beh["L_end"]
+k_ef = beh["values"]["effective-neurons"]
 n_common = min(len(levels[0]), len(lv_half))
 level_gap = max((abs(a_ / b_ - 1) for a_, b_ in zip(levels[0][:n_common], lv_half[:n_common])), default=math.nan)
+
+
+def typical_check(name, claim, source_value, note=""):
+    low, text = ex.typical(beh["flags"][name], P.level)
+    claims.check(f"E3/{name}", f"{claim}: share of the runs that learned and show it, lower end of its {P.level:.0%} "
+                 "Wilson interval", low, th.TYPICAL, source_value=source_value,
+                 note=f"{text}; per run {C.fmt(beh['values'][name])}" + (f"; {note}" if note else ""), valid=ok_runs)
+
 
 # %%
 if anim3:
@@ -211,33 +217,29 @@ if anim3:
                  "consecutive frames, relative to L(0)", float((L_anim3[1:] - L_anim3[:-1]).max() / L_anim3[0]),
                  C.below(1e-12), source_value="the authors' mp4 of Figure 3 [C]",
                  note=f"{len(anim3)} frames, step {P.lr:g}", valid=ok_runs)
-claims.check("E3/staircase", "plateaus at distinct loss levels (count per seed; the paper shows three stages e-j)",
-             [len(lv) for lv in levels], ex.STAIRCASE, source_value="saddle to saddle [T]",
-             note=f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each", valid=ok_runs)
-claims.check("E3/first-plateau-constant", "the first plateau is a constant fit: max |h'(x)| on [-1, 1]",
-             slope_first, C.below(0.05), source_value="'a 1 neuron, constant, network' [T]", note="spec E3.4", valid=ok_runs)
-claims.check("E3/final-loss-positive", "the final loss stays away from 0", L_end, C.above(1e-3),
-             source_value="spurious stationary point [T]", note="spec E3.2", valid=ok_runs)
-claims.check("E3/final-converged", "the loss no longer moves: relative change over the last 20% of the run", rel_change,
-             C.below(1e-6), source_value="converged [T]", valid=ok_runs)
-claims.check("E3/versus-no-bump", "final loss over the loss of the teacher without its bumps", L_end / L_nobump,
-             C.above(0.1), source_value="misses the bumps [T]", note=f"no-bump teacher [R]: {L_nobump:.5f}", valid=ok_runs)
-claims.check("E3/learned", "the network learned: final loss over the initial loss L(0) (an untrained network measures 1, "
-             "and passes the three checks above)", L_end / tr.loss[:, 0], C.below(0.1),
-             source_value="GD fits the teacher except its bumps [T]", note="threshold a tenth of L(0) [choice]",
-             valid=ok_runs)
-claims.check("E3/effective-neurons", "effective neurons at convergence (direction clusters of significant neurons)",
-             k_ef, C.below(7.5), source_value="fewer than the teacher's 8 [T]",
-             note="significant: |a_j| |w_j| >= 1e-3 of the total; clusters separated by > 0.01 rad [choice]", valid=ok_runs)
-claims.check("E3/bump-cones-empty", "significant neurons with a kink in a data interval holding a bump knot (count)",
-             bumps, C.below(0.5), source_value="'the cones corresponding to these bumps are empty' [T]",
-             note="knots -0.7, -0.55, 0.6, 0.7 (spec E3.3)", valid=ok_runs)
-claims.check("E3/omnidirectional-early", "(c, d): direction bins (of 36) holding a neuron",
-             occ_cd, C.above(19), source_value="'omnidirectionality still seems present' [T]",
-             note="spec E3.5: most bins (> 18); a weak test (frozen inactive neurons keep their directions)", valid=ok_runs)
-claims.check("E3/omnidirectionality-lost", "(e, f) and the end: some of the 36 bins hold no neuron of norm >= 1% of the "
-             "largest (max occupied)",
-             torch.stack([occ_ef, occ_end]).flatten(), C.below(35.5), source_value="'some cones have no neuron at all' [T]", valid=ok_runs)
+claims.check("E3/learned", "the network learned: final loss over the initial loss L(0) (an untrained network measures 1)",
+             L_end / beh["L0"], ex.LEARNED_CHECK, source_value="GD fits the teacher except its bumps [T]",
+             note="threshold a tenth of L(0) [choice]; the behaviours below count the runs that learned", valid=ok_runs)
+typical_check("staircase", "plateaus at three or more distinct loss levels (the paper shows three stages e-j)",
+              "saddle to saddle [T]", f"rtol {P.plateau_rtol:g}, at least {P.plateau_time:g} time units each")
+typical_check("first-plateau-constant", "the first plateau below L(0) is a constant fit: max |h'(x)| on [-1, 1] < 0.05",
+              "'a 1 neuron, constant, network' [T]", "spec E3.4")
+typical_check("final-loss-positive", "the final loss stays away from 0 (>= 1e-3)", "spurious stationary point [T]",
+              "spec E3.2")
+typical_check("final-converged", "the loss no longer moves: relative change over the last 20% of the run < 1e-6",
+              "converged [T]")
+typical_check("versus-no-bump", "final loss at least a tenth of the loss of the teacher without its bumps",
+              "misses the bumps [T]", f"no-bump teacher [R]: {L_nobump:.5f}")
+typical_check("effective-neurons", "fewer than 8 effective neurons at convergence (direction clusters of significant "
+              "neurons)", "fewer than the teacher's 8 [T]",
+              "significant: |a_j| |w_j| >= 1e-3 of the total; clusters separated by > 0.01 rad [choice]")
+typical_check("bump-cones-empty", "no significant neuron with a kink in a data interval holding a bump knot",
+              "'the cones corresponding to these bumps are empty' [T]", "knots -0.7, -0.55, 0.6, 0.7 (spec E3.3)")
+typical_check("omnidirectional-early", "(c, d), at the run's first frame with L <= 0.99 L(0): more than 18 of 36 "
+              "direction bins hold a neuron", "'omnidirectionality still seems present' [T]",
+              "spec E3.5; a weak test (frozen inactive neurons keep their directions)")
+typical_check("omnidirectionality-lost", "(e, f) and the end: some of the 36 bins hold no neuron of norm >= 1% of the "
+              "largest (per run: the larger occupied count)", "'some cones have no neuron at all' [T]")
 claims.check("E3/step-size", "plateau levels at lr and lr/2 (first seed): largest relative gap", level_gap, C.below(1e-3),
              source_value="spec: plateau values match to 1e-3", note=f"{n_common} common levels", valid=torch.cat([ok_runs, metrics.finite_runs(half.traj.loss, half.traj.final)]))
 

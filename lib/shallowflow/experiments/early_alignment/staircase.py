@@ -16,7 +16,7 @@ from ...models import Network, Params
 from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...train import gradient_descent
 from ...checkpoint import resumable
-from .theory import CPU, LOSS, TWO_PI, authors_frames, initialise
+from .theory import CPU, LOSS, TWO_PI, TYPICAL, authors_frames, initialise, typical_share
 
 
 SCHEMA = {
@@ -32,6 +32,8 @@ SCHEMA = {
     "plateau_time": Float("...for at least this flow time", low=0, low_open=True, high=1e6),
     "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
                             low=0, high=1000),
+    "level": Float("level of the Wilson intervals of the shares of runs (Figure 3 shows one run of a typical behaviour)",
+                   low=0.5, high=0.999, low_open=True),
     "resume": Bool("keep each finished run (one per seed, and the half-step run) on disk and read it back when the same "
                    "parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper "
                    "run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
@@ -66,10 +68,11 @@ def memory_estimate(P) -> float:
 
 RULES = (Rule.budget(("time", "lr"), lambda P: 2 * P.time / P.lr, STEP_BUDGET, what="the half-step run (2 time / lr)"),
          Rule.at_most("plateau_time", "time", "a plateau must fit in the run"),
-         Rule.memory(("seeds", "time", "lr", "width"), memory_estimate,
-                     what="the loss records and the snapshots of the runs"),
          Rule.work(("seeds", "width", "n_points", "time", "lr"), work_estimate,
-                   what="the runs (at the authors' width 200,000: a GPU, or about a day of this 2-core machine)"))
+                   what="the runs (above the budget, a GPU or a cluster: at the authors' width 200,000 a seed costs about "
+                        "20 CPU-hours of the 2-core machine and the half-step run 40)"),
+         Rule.memory(("seeds", "time", "lr", "width"), memory_estimate,
+                     what="the loss records and the snapshots of the runs (a larger machine: SHALLOWFLOW_MEMORY_GB)"))
 
 
 NO_BUMP_KNOTS = dict(x=[-1.0, -0.4, 0.0, 0.5, 1.0], y=[0.0, 1.0, 0.0, 1.0, 0.0])  # [R] the spec's 4-kink teacher
@@ -129,6 +132,8 @@ class Staircase:
 
 # E3/staircase: plateaus at (at least three) distinct loss levels per run; the tests feed it a null scenario
 STAIRCASE = C.above(3)
+LEARNED = 0.1  # a run learned when its final loss is below this fraction of L(0) [choice] (E3/learned)
+LEARNED_CHECK = C.below(LEARNED)  # E3/learned: every run's final loss over L(0)
 
 
 SEGMENT = 100_000  # iterations of one stored piece of a run (rounded to a multiple of the record interval)
@@ -259,3 +264,63 @@ def max_slope(p: Params, lo: float = -1.0, hi: float = 1.0) -> torch.Tensor:
     xs = torch.linspace(lo, hi, 4001, dtype=DTYPE)
     h = Network("relu").forward(p, datasets.augment_bias(xs))
     return (torch.diff(h, dim=-1) / (xs[1] - xs[0])).abs().amax(-1)
+
+
+def behaviour(st: Staircase, levels: list, pls: list, L_nobump: float, P) -> dict:
+    """Figure 3's behaviours, one flag per run (the source shows one run; "optimisation is hard on this example" is a
+    claim on a typical run, so each check states the share of runs showing it, with its Wilson interval at
+    ``P.level``).  Every flag requires that the run learned (final loss below LEARNED L(0), E3/learned): on a run
+    that did not train, a constant fit, a positive final loss and a flat end hold by themselves.
+
+    Returns the per-run values (``values``) and flags (``flags``) of: ``staircase`` (at least three distinct plateau
+    levels), ``first-plateau-constant`` (the first plateau below 0.99 L(0), the fit there has max abs(h') < 0.05),
+    ``final-loss-positive`` (L_end >= 1e-3), ``final-converged`` (relative change over the last 20% < 1e-6),
+    ``versus-no-bump`` (L_end >= 0.1 L of the teacher without its bumps), ``effective-neurons`` (< 7.5 direction
+    clusters), ``bump-cones-empty`` (no significant neuron kinked in a bump's data interval),
+    ``omnidirectional-early`` (the run's own end of the early phase, its first frame at <= 0.99 L(0): more than 18
+    of 36 direction bins hold a neuron) and ``omnidirectionality-lost`` (in the middle of the first plateau and at
+    the end, some of the 36 bins hold no neuron of norm >= 1% of the largest)."""
+    tr, data, frames = st.traj, st.data, st.frames
+    R = tr.loss.shape[0]
+    L0, L_end = tr.loss[:, 0], tr.loss[:, -1]
+    learned = L_end / L0 < LEARNED
+    cut = int(0.8 * tr.loss.shape[1])
+    rel_change = (tr.loss[:, cut] - L_end).abs() / L_end
+
+    def near(time_):
+        return min(frames, key=lambda k: abs(k * P.lr - time_))
+
+    first = [p[0] if p else None for p in pls]
+    k_first = [near((f[0] + f[1]) / 2) if f else 0 for f in first]
+    slope = torch.tensor([float(max_slope(tr.at(k).select(r))[0]) for r, k in enumerate(k_first)])
+    first_low = torch.tensor([f is not None and f[2] < 0.99 * float(L0[r]) for r, f in enumerate(first)])
+    net = Network("relu")
+    k_cd, occ_cd = [], []
+    for r in range(R):
+        k = next((k for k in frames
+                  if float(net.loss(tr.at(k).select(r), data.X, data.y, LOSS)[0]) <= 0.99 * float(L0[r])), None)
+        k_cd.append(k)
+        occ_cd.append(int(occupied_bins(tr.at(k).select(r), rel=0.0)[0]) if k is not None else 0)
+    occ_cd = torch.tensor(occ_cd)
+    occ_first = torch.tensor([int(occupied_bins(tr.at(k).select(r))[0]) for r, k in enumerate(k_first)])
+    occ_end = occupied_bins(tr.final)
+    k_ef = effective_neurons(tr.final)
+    bumps = bump_cone_neurons(tr.final, data)
+    n_levels = torch.tensor([len(lv) for lv in levels])
+    values = {"staircase": n_levels, "first-plateau-constant": slope, "final-loss-positive": L_end,
+              "final-converged": rel_change, "versus-no-bump": L_end / L_nobump, "effective-neurons": k_ef,
+              "bump-cones-empty": bumps, "omnidirectional-early": occ_cd,
+              "omnidirectionality-lost": torch.maximum(occ_first, occ_end)}
+    flags = {"staircase": torch.tensor([STAIRCASE(int(n)) for n in n_levels]),
+             "first-plateau-constant": first_low & (slope < 0.05), "final-loss-positive": L_end >= 1e-3,
+             "final-converged": rel_change < 1e-6, "versus-no-bump": L_end / L_nobump >= 0.1,
+             "effective-neurons": k_ef < 7.5, "bump-cones-empty": bumps < 0.5,
+             "omnidirectional-early": occ_cd > 18, "omnidirectionality-lost": values["omnidirectionality-lost"] < 36}
+    flags = {k: torch.as_tensor(v, dtype=torch.bool).reshape(R) & learned for k, v in flags.items()}
+    return dict(values=values, flags=flags, learned=learned, k_first=k_first, k_cd=k_cd, L_end=L_end,
+                L0=L0, occ_first=occ_first, occ_end=occ_end)
+
+
+def typical(flags: torch.Tensor, level: float) -> tuple[float, str]:
+    """The lower end of the Wilson interval of the share of runs showing a behaviour, and its description."""
+    return typical_share(flags, level)
