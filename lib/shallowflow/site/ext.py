@@ -328,6 +328,29 @@ def _verbatim_docstring(app, what, name, obj, options, lines: list[str]) -> None
         lines[:] = ["::", ""] + ["    " + line for line in lines] + [""]
 
 
+# Modules that moved into sub-packages (their old names stay importable as re-exports): a page's
+# {py:func}`shallowflow.build.longest_first` still links to the function's entry in the API appendix.
+MOVED = {"shallowflow.build": "shallowflow.site.build", "shallowflow.sphinx_ext": "shallowflow.site.ext",
+         "shallowflow.sphinx_rerun": "shallowflow.site.rerun", "shallowflow.sphinx_registry": "shallowflow.site.registry_pages"}
+
+
+def moved_target(name: str) -> str | None:
+    """The current name of a dotted name under a module of :data:`MOVED` (None when it names no moved module)."""
+    for old, new in MOVED.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old):]
+    return None
+
+
+def _resolve_moved(app, env, node, contnode):
+    """``missing-reference``: resolve a Python reference by a moved module's old name under its new one."""
+    new = moved_target(node.get("reftarget", "")) if node.get("refdomain") == "py" else None
+    if new is None:
+        return None
+    return env.get_domain("py").resolve_xref(env, node.get("refdoc", ""), app.builder, node["reftype"], new, node,
+                                              contnode)
+
+
 def _copy_scorecard_json(app, exception) -> None:
     """Copy the scorecard's JSON (written by the scorecard page) into the built site."""
     if exception is not None or app.builder.format != "html":
@@ -448,6 +471,7 @@ def setup(app):
     app.add_js_file("shallowflow.js")
     app.connect("html-page-context", _clean_page_context)
     app.connect("doctree-resolved", _link_spec_citations)
+    app.connect("missing-reference", _resolve_moved)
     app.add_config_value("shallowflow_profile", "book", "env")
     app.connect("build-finished", _copy_scorecard_json)
     app.connect("env-before-read-docs", _scorecard_last)
