@@ -11,7 +11,7 @@ def _defaults(**kw):
     P = dict(profile="custom", widths=[10], scales=[1e-2], seeds=[0, 1], large_width=5000, large_seeds=[0], lr=1e-2,
              time=1.0, step_check_width=10, step_check_factor=2, step_check_seeds=[0], contrast_widths=[10],
              contrast_scales=[1e-2], contrast_seeds=[0], contrast_time=1.0, leak=0.1, leaky_small_scales=[1e-3],
-             level=0.95, data="ea-three-point", sections=["grid", "contrasts"])
+             level=0.95, data="ea-three-point", sections=["grid", "contrasts"], resume=False)
     P.update(kw)
     return validate(P, fr.SCHEMA, fr.RULES)
 

@@ -93,3 +93,86 @@ def test_spurious_trained_network_passes_it():
     fr = _spurious(100_000)  # the book's step and iterations at the smoke width
     end = spurious.end_state(fr)
     assert spurious.FINAL_AT_OLS((end["loss"] - end["L_star"]).abs())
+
+
+def test_staircase_untrained_runs_fail_every_typical_behaviour():
+    """Every Figure 3 behaviour check (a share of runs with its Wilson interval, th.TYPICAL) on untrained runs (a step of
+    1e-9: the loss stays at L(0)) at the book's width: no run learned, so no run counts, and each share fails.  Without
+    the learned gate a flat, constant, converged curve far from the teacher would pass four of them by itself."""
+    from shallowflow.experiments.early_alignment import staircase
+
+    P = SimpleNamespace(n_points=40, data_seed=0, width=250, init_scale=1e-3, lr=1e-9, time=2e-6, seeds=[0, 1, 2, 3, 4],
+                        plateau_rtol=0.01, plateau_time=2e-7, level=0.95)
+    st = staircase.run_staircase(P)
+    t = st.traj.loss_steps.double() * P.lr
+    pls = [staircase.plateaus(t, st.traj.loss[r], P.plateau_rtol, P.plateau_time) for r in range(len(P.seeds))]
+    levels = [staircase.distinct_levels(p, P.plateau_rtol) for p in pls]
+    L_nobump = float(((staircase.no_bump_teacher(st.data.x1d) - st.data.y) ** 2).mean())
+    beh = staircase.behaviour(st, levels, pls, L_nobump, P)
+    assert not staircase.LEARNED_CHECK(st.traj.loss[:, -1] / st.traj.loss[:, 0])
+    assert len(beh["flags"]) == 9
+    for name, flags in beh["flags"].items():
+        low, _ = staircase.typical(flags, P.level)
+        assert not th.TYPICAL(low), name
+    raw = beh["values"]
+    assert bool((raw["final-loss-positive"] >= 1e-3).all()) and bool((raw["versus-no-bump"] >= 0.1).all())
+    assert bool((raw["final-converged"] < 1e-6).all())  # what the gate is for
+
+
+def test_failure_rates_step_check_counts_only_trained_runs():
+    """Thm2/step-size on two untrained grids (zero steps at both step sizes): they agree by construction, so the check
+    measures NaN and its criterion fails; trained grids (the book's step and time) are compared and agree."""
+    data = datasets.get("ea-three-point", device="cpu")
+    grid = lambda lr, T: failure_rates.run_grid(data, [100], [1e-3, 1e-2], lambda m: [0, 1], lr=lr, T=T)  # noqa: E731
+    d, n = failure_rates.step_disagreements(grid(1e-2, 1e-9), grid(2.5e-3, 1e-9), 100, [1e-3, 1e-2], [0, 1])
+    assert n == 4 and not failure_rates.STEP_SIZE(d)
+    d, n = failure_rates.step_disagreements(grid(1e-2, 100.0), grid(2.5e-3, 100.0), 100, [1e-3, 1e-2], [0, 1])
+    assert n == 4 and failure_rates.STEP_SIZE(d)
+
+
+def test_failure_rates_no_escape_is_vacuous_on_the_null_and_its_companion_fails():
+    """Thm2/no-escape-small-scales (no run ends below the OLS loss) holds on an untrained grid by itself: what decides the
+    target there is its companion Thm2/ols-fraction, which fails on the same grid."""
+    data = datasets.get("ea-three-point", device="cpu")
+    g = failure_rates.run_grid(data, [100], [1e-2], lambda m: [0, 1, 2], lr=1e-2, T=1e-9)
+    Ls = float(th.ols(data.X, data.y).loss)
+    assert int((g.loss[(100, 1e-2)] < Ls - 1e-5).sum()) == 0
+    assert not failure_rates.OLS_FRACTION(failure_rates.ols_fraction(g, [100], [1e-2]))
+
+
+def test_failure_rates_tiny_widths_need_a_run_that_moved():
+    """Thm2/tiny-widths-spurious on an untrained grid (zero steps): every run sits at the zero network, which the check's
+    outcome set holds, so the cell counts only when some run reached the OLS fit; untrained, none did and it fails."""
+    data = datasets.get("ea-three-point", device="cpu")
+    g = failure_rates.run_grid(data, [1, 5], [1e-3], lambda m: list(range(6)), lr=1e-2, T=1e-9)
+    assert all(o == "zero" for m in (1, 5) for o in g.outcome[(m, 1e-3)])  # the share without the gate would be 1
+    assert not failure_rates.TINY_SPURIOUS(failure_rates.tiny_spurious_share(g, [1, 5], [1e-3]))
+    trained = failure_rates.run_grid(data, [1, 5], [1e-3], lambda m: list(range(6)), lr=1e-2, T=100.0)
+    assert failure_rates.TINY_SPURIOUS(failure_rates.tiny_spurious_share(trained, [1, 5], [1e-3]))
+
+
+def test_failure_rates_contrasts_fail_on_untrained_runs():
+    """Section 5's contrasts on untrained grids (zero steps): no run converges or escapes (S5-unbal/converges,
+    S5-unbal/escape-in-time, S5-leaky/converges: shares with their Wilson intervals), none ends at the OLS loss
+    (Thm2/dominated-fails), and footnote 7's fixed-width failure is not counted without a run that learned at the width."""
+    data = datasets.get("ea-three-point", device="cpu")
+    seeds = lambda m: list(range(6))  # noqa: E731
+    ub = failure_rates.run_grid(data, [50], [1e-3], seeds, 1e-2, 1e-9, "unbalanced", stop_below=1e-10)
+    lk = failure_rates.run_grid(data, [50], [1e-3, 1e-30], seeds, 1e-2, 1e-9, "balanced", "leaky_relu", 0.1,
+                                stop_below=1e-10)
+    dom = failure_rates.run_grid(data, [50], [1e-3], seeds, 1e-2, 1e-9, "dominated")
+    for flags in (ub.loss[(50, 1e-3)] < 1e-6, torch.isfinite(ub.escape[(50, 1e-3)]), lk.loss[(50, 1e-3)] < 1e-8):
+        assert not th.TYPICAL(th.typical_share(flags, 0.95)[0])
+    assert not failure_rates.C.above(1.0)(dom.fraction(50, 1e-3, ("ols",)))
+    assert lk.failing(50, 1e-30) == 1.0  # without the gate the untrained grid would pass footnote 7's check
+    assert not failure_rates.FIXED_WIDTH_FAILS(failure_rates.fixed_width_failing(lk, 50))
+
+
+def test_assumption3_unbalanced_contrast_fails_untrained():
+    """S5-unbal/assumption3-converges on untrained unbalanced runs: no run reaches L < 1e-6."""
+    P = SimpleNamespace(lemma_etas=[0.1], gd_widths=[10], gd_draws=[2], gd_seeds=[0], gd_scale=1e-3, lr=1e-2, gd_time=1e-9,
+                        remark_etas=[0.2], remark_width=10, fast_lr=1e-2, fast_time=1e-9, small_scale=1e-6,
+                        small_lr=1e-2, small_time=1e-9, small_draws=1, unbalanced_eta=0.15, unbalanced_width=50,
+                        unbalanced_seeds=[0, 1, 2, 3, 4], unbalanced_time=1e-9)
+    ub = assumption3.run_assumption3_gd(P)["unbalanced"]
+    assert not th.TYPICAL(th.typical_share(ub["loss"] < 1e-6, 0.95)[0])

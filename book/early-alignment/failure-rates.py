@@ -215,8 +215,7 @@ if "grid" in P.sections:
     esc_small = sum(int((g.loss[(m, sc)] < Ls - 1e-5).sum()) for m in g.widths for sc in small) if small else math.nan
     ols_frac = ex.ols_fraction(g, [m for m in g.widths if m >= 10], small)
     tiny = [m for m in g.widths if m <= 5]
-    tiny_spurious = min((sum(o in ("ols", "zero") for o in g.outcome[(m, sc)]) / len(g.outcome[(m, sc)])
-                         for m in tiny for sc in small), default=math.nan)
+    tiny_spurious = ex.tiny_spurious_share(g, tiny, small)
     stars_big = [lam_star[m] for m in big_m]
     top = max(g.scales)
     # the runs each check rests on: a run whose loss or parameters stopped being finite makes it fail, named
@@ -237,7 +236,8 @@ if "grid" in P.sections:
                  ols_frac, ex.OLS_FRACTION, source_value="spec: >= 95%", valid=ok_small)
     if tiny:
         claims.check("Thm2/tiny-widths-spurious", "at m <= 5 and lambda <= 1e-2 every run ends at the OLS fit or the zero "
-                     "network (smallest share per cell)", tiny_spurious, C.above(1.0), source_value="failure (spec's table)",
+                     "network (smallest share per cell; a cell counts when some of its runs reached the OLS fit: an "
+                     "untrained network is the zero network)", tiny_spurious, ex.TINY_SPURIOUS, source_value="failure (spec's table)",
                      valid=g.valid_runs(tiny, small))
     claims.check("Thm2/lambda-star-common", "a scale below which every width fails: min over m of the largest all-fail "
                  "scale, in the spec's band", min(lam_star.values()), C.within(3e-2, 1e-1), source_value="lambda* independent "
@@ -282,8 +282,9 @@ if "contrasts" in P.sections:
     ls = res["leaky_small"]
     m_small = min(P.contrast_widths)
     claims.check("S5-leaky/fixed-width-small-scale", f"footnote 7: leaky ReLU at m = {m_small}, lambda = "
-                 f"{min(P.leaky_small_scales):g}: share of failing runs", ls.failing(m_small, min(P.leaky_small_scales)),
-                 C.above(1.0), source_value="Theorem 2 with lambda* depending on m",
+                 f"{min(P.leaky_small_scales):g}: share of failing runs (counted when some run of that width succeeds at "
+                 "a larger scale: an untrained network fails by itself)", ex.fixed_width_failing(ls, m_small),
+                 ex.FIXED_WIDTH_FAILS, source_value="Theorem 2 with lambda* depending on m",
                  note="failing shares per scale: " + ", ".join(f"{sc:g}: {ls.failing(m_small, sc):.2f}" for sc in ls.scales),
                  valid=ls.valid[(m_small, min(P.leaky_small_scales))])
 

@@ -234,6 +234,31 @@ def step_disagreements(g: Grid, small: Grid, width, scales, seeds) -> tuple[floa
     return (float(d) if trained and n else math.nan), n
 
 
+TINY_SPURIOUS = C.above(1.0)  # Thm2/tiny-widths-spurious: smallest share per cell ending at the OLS fit or at zero
+
+
+def tiny_spurious_share(g: Grid, widths, scales) -> float:
+    """Thm2/tiny-widths-spurious: the smallest share, over the cells, of runs ending at the OLS fit or at the zero network;
+    NaN when some cell has no run at the OLS fit: an untrained network sits at the zero network by itself, so a cell
+    counts only when gradient descent moved some of its runs to the OLS fit (its baseline learned)."""
+    cells = [g.outcome[(m, sc)] for m in widths for sc in scales]
+    if not cells or any("ols" not in o for o in cells):
+        return math.nan
+    return min(sum(v in ("ols", "zero") for v in o) / len(o) for o in cells)
+
+
+FIXED_WIDTH_FAILS = C.above(1.0)  # S5-leaky/fixed-width-small-scale: share of failing runs at the smallest scale
+
+
+def fixed_width_failing(g: Grid, width) -> float:
+    """S5-leaky/fixed-width-small-scale (footnote 7: at a fixed width a small enough scale fails *again*): the share of
+    failing runs at the grid's smallest scale, NaN unless some run of that width reached a global minimum or escaped at
+    some scale of the grid (an untrained network fails by itself: the claim compares with a width that can learn)."""
+    if not any(g.fraction(width, sc) > 0 for sc in g.scales):
+        return math.nan
+    return g.failing(width, min(g.scales))
+
+
 def empirical_lambda_star(g: Grid, width) -> float:
     """The largest grid scale lambda such that every run at every scale <= lambda fails (0 if none; an invalid
     run is not a failure)."""
