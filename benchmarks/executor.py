@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shallowflow import build
+from shallowflow.site import build
 from shallowflow import executor as X
 from shallowflow import sweep as S
 

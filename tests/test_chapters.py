@@ -3,7 +3,7 @@ exactly the names of the chapter's parameters cell; the re-run box is generated 
 import pytest
 
 from shallowflow import chapters
-from shallowflow.sphinx_rerun import rerun_box
+from shallowflow.site.rerun import rerun_box
 
 CHAPTERS = chapters.all_chapters()
 

@@ -115,3 +115,16 @@ def test_a_read_only_folder_runs_without_checkpoints_and_says_so(store, monkeypa
     assert calls == [0] and out[0]["seed"] == 0
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and "checkpoints off" in said[0] and "Permission denied" in said[0]
+
+
+def test_editing_the_site_keeps_checkpoints_but_any_computing_module_does_not(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "site").mkdir(parents=True)
+    (pkg / "train.py").write_text("x = 1\n")
+    (pkg / "site" / "ext.py").write_text("y = 1\n")
+    monkeypatch.setattr(checkpoint, "_PACKAGE", pkg)
+    before = checkpoint.package_version()
+    (pkg / "site" / "ext.py").write_text("y = 2  # a page's wording\n")
+    assert checkpoint.package_version() == before
+    (pkg / "train.py").write_text("x = 2\n")
+    assert checkpoint.package_version() != before

@@ -40,7 +40,7 @@ def _code_commands(text: str) -> list[tuple[str, str]]:
 
 
 def _box_commands(chapter: str) -> list[tuple[str, str]]:
-    from shallowflow import sphinx_rerun
+    from shallowflow.site import rerun as sphinx_rerun
 
     html = sphinx_rerun.rerun_box(chapter)
     pre = re.search(r"<pre[^>]*>(.*?)</pre>", html, re.S)

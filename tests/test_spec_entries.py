@@ -1,7 +1,7 @@
 """The reproduction specifications' entries that the book cites ("spec section 7", "spec erratum 9", "EXP1.a",
 "the spec's section 2.2") are published in the book: ``book/appendix/spec-entries.md`` holds their text, each
 under an anchor, and the site links every citation on a chapter page to its anchor
-(:func:`shallowflow.sphinx_ext._link_spec_citations`).
+(:func:`shallowflow.site.ext._link_spec_citations`).
 
 The specifications live outside the repository (``/work/shared/spec``, or ``$SHALLOWFLOW_SPEC_DIR``), so the
 page is committed: where the specifications are present, the page must equal what :func:`generate` writes
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "appendix" / "spec-entries.md"
 SPEC_DIR = Path(os.environ.get("SHALLOWFLOW_SPEC_DIR", "/work/shared/spec"))
 sys.path.insert(0, str(ROOT / "lib"))
-from shallowflow.sphinx_ext import PART_SOURCE, SPEC_CITATION, citation_anchor, spec_anchor  # noqa: E402
+from shallowflow.site.ext import PART_SOURCE, SPEC_CITATION, citation_anchor, spec_anchor  # noqa: E402
 
 # the cited entries, per source: a section number (its whole text) or an erratum/cell label inside a section
 CITED = {

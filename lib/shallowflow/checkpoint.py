@@ -46,9 +46,13 @@ def _hash_files(stamp: tuple) -> str:
     return h.hexdigest()[:16]
 
 
+NOT_COMPUTING = ("site",)  # sub-packages no chunk's numbers can depend on (the web pages): editing them keeps checkpoints
+
+
 def package_version() -> str:
-    """A hash of every ``.py`` file of the package (what a chunk's result may depend on)."""
-    files = sorted(p for p in _PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    """A hash of every ``.py`` file of the package a chunk's result may depend on (all but :data:`NOT_COMPUTING`)."""
+    files = sorted(p for p in _PACKAGE.rglob("*.py") if "__pycache__" not in p.parts
+                   and p.relative_to(_PACKAGE).parts[0] not in NOT_COMPUTING)
     stamp = tuple((str(p.relative_to(_PACKAGE)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     return _hash_files(tuple((str(_PACKAGE / s[0]), *s[1:]) for s in stamp))
 

@@ -164,7 +164,7 @@ def _cmd_run(args) -> int:
 
 
 def _run_all(args, progress: bool) -> int:
-    from . import build
+    from .site import build
 
     report, errors = build.run_book(args.profile, args.scheduler, args.workers, progress=progress)
     for r in report["chapters"]:

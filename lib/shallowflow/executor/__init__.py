@@ -17,7 +17,7 @@ or ``DASK_SCHEDULER_ADDRESS``).  A worker killed mid-task costs only that task, 
 re-runs on another worker at most ``RETRIES`` times.  Results travel back with their files
 (``gather``), so a cluster without a shared file system works too.
 
-:mod:`shallowflow.build` executes the book on it (every chapter, then the scorecard) and renders the
+:mod:`shallowflow.site.build` executes the book on it (every chapter, then the scorecard) and renders the
 site; :mod:`shallowflow.sweep` expands parameter grids into tasks.
 
 The package has one module per idea, and this module re-exports every name of each (the public ones and the
