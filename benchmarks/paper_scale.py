@@ -192,16 +192,13 @@ def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
 def keep_claims(chapter: str, claims_dir: Path, store: Path) -> None:
     """Copy the paper run's claims record next to the runs file, so the verdicts of a run outlive the worktree
     it ran in (written to a temporary name first: a half-written record never replaces a whole one)."""
-    for p in sorted(claims_dir.glob("*.json")):
-        try:
-            d = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if d.get("chapter", "").removeprefix("book/") == chapter:
-            store.mkdir(parents=True, exist_ok=True)
-            tmp = store / (p.name + ".tmp")
-            tmp.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
-            os.replace(tmp, store / p.name)
+    found = claims_record(claims_dir, chapter, with_path=True)
+    if found:
+        d, p = found
+        store.mkdir(parents=True, exist_ok=True)
+        tmp = store / (p.name + ".tmp")
+        tmp.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, store / p.name)
 
 
 def load_runs(path: Path) -> dict:
@@ -265,14 +262,15 @@ def book_verdict(reg: dict, source: str, check_id: str) -> tuple[str, str] | Non
     return None
 
 
-def claims_record(claims_dir: Path, chapter: str) -> dict | None:
+def claims_record(claims_dir: Path, chapter: str, with_path: bool = False):
+    """The chapter's claims record in ``claims_dir`` (with its path when ``with_path``), or None."""
     for p in sorted(claims_dir.glob("*.json")):
         try:
             d = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
         if d.get("chapter", "").removeprefix("book/") == chapter:
-            return d
+            return (d, p) if with_path else d
     return None
 
 
