@@ -44,6 +44,15 @@ def test_pl_training_same_activation_is_not_more_variable():
     assert fails(MAJORITY, PT.majority(s > s)["low"])
 
 
+def test_pl_training_untrained_networks_show_no_pessimistic_bound():
+    """Fig. 6.6 on networks that do not move: the chain bound predicts no decrease, so neither 'lambda_min does not
+    decrease as much as predicted' nor 'the chain bound becomes vacuous' may hold in a majority of runs."""
+    g = _untrained_grid("relu", "mse")
+    assert np.abs(g.lmin[-1] / g.lmin[0] - 1).max() < 1e-5  # the null is what it says
+    assert fails(MAJORITY, PT.majority(PT.lmin_holds(g))["low"])
+    assert fails(MAJORITY, PT.majority((g.chain <= 0).any(0))["low"])
+
+
 def _tiny_conditioning():
     P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[48, 64], examples=[16, 32], seeds=[0, 1, 2],
                       forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95, resume=False),

@@ -308,9 +308,14 @@ if "bounds" in P.sections:
                  f"in a majority of kept runs: {vac['text']}; measured: the interval's lower end", vac["low"],
                  C.above(0.5, strict=True), source_value="even becomes vacuous for an high number of examples",
                  valid=gl.valid()[k])
-    ratio, valid = select("relu", "mse", lambda g: g.lmin[-1] / g.lmin[0])
-    claims.check("Fig6.6/lmin-holds", "lambda_min,80 / lambda_min,0 >= 0.5 (median over kept runs, ReLU MSE)", np.median(ratio), C.above(0.5),
-                 source_value="don't decrease as much as predicted", valid=valid)
+    holds, valid = select("relu", "mse", X.lmin_holds)
+    hold = X.majority(holds, P.level)
+    claims.check("Fig6.6/lmin-holds", f"ReLU, MSE: lambda_min,{P.epochs} / lambda_min,0 >= 0.5 where the chain bound "
+                 f"(4.11) predicted below 0.5 at epoch {P.epochs}, in a majority of kept runs: {hold['text']}; measured: the interval's lower end",
+                 hold["low"], C.above(0.5, strict=True), source_value="don't decrease as much as predicted", valid=valid,
+                 note="deviation from the spec: a share of runs with its Wilson interval instead of the median ratio (issue 26), "
+                      "and 'than predicted' made explicit (the bound predicted losing more than half), so a network that did not move "
+                      "does not pass")
     for target, act, loss in (("Fig6.20", "relu", "ce"), ("Fig6.21", "tanh", "ce"), ("Fig6.22", "relu", "mse"), ("Fig6.23", "tanh", "mse")):
         early, valid = select(act, loss, lambda g: (g.chain[[i for i, s in enumerate(g.chain_steps) if s <= 10]] <= 0).any(0).astype(float))
         claims.check(f"{target}/vacuous-early", f"{act}, {loss}: the bound is <= 0 by epoch 10 in at least one configuration "
