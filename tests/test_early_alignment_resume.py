@@ -25,31 +25,35 @@ def same(a, b):
 
 def test_an_interrupted_staircase_resumes_with_the_same_numbers(tmp_path, monkeypatch):
     monkeypatch.setenv("SHALLOWFLOW_CHECKPOINTS", str(tmp_path / "ck"))
-    monkeypatch.setattr(ex, "SEGMENT", 200)  # 800 iterations a run: 4 pieces, 12 in all
+    monkeypatch.setattr(ex, "SEGMENT", 200)  # 800 iterations: 4 pieces of the ensemble
     reference = ex.run_staircase(tiny())  # resume off: computes everything, stores nothing
     assert not (tmp_path / "ck").exists()
     real, calls = ex.gradient_descent, []
 
     def interrupted(*a, **k):
-        if len(calls) == 5:
-            raise KeyboardInterrupt  # the session's time limit, in the second run's second piece
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the session's time limit, in the third piece
         calls.append(1)
         return real(*a, **k)
 
     monkeypatch.setattr(ex, "gradient_descent", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ex.run_staircase(tiny(resume=True))
-    assert len(calls) == 5 and len(list((tmp_path / "ck").rglob("*.pt"))) == 5
+    assert len(calls) == 2 and len(list((tmp_path / "ck").rglob("*.pt"))) == 2
     monkeypatch.setattr(ex, "gradient_descent", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
     resumed = ex.run_staircase(tiny(resume=True))
-    assert len(calls) == 12  # only the 7 unfinished pieces were computed
+    assert len(calls) == 4  # only the 2 unfinished pieces were computed
     same(resumed.traj, reference.traj)
     again = ex.run_staircase(tiny(resume=True, lr=0.025))  # another step size never reads these pieces
-    assert len(calls) == 12 + 24 and again.traj.steps == 2 * reference.traj.steps
+    assert len(calls) == 4 + 8 and again.traj.steps == 2 * reference.traj.steps
+    alone = ex.run_staircase(tiny(resume=True, seeds=[1]))  # other seeds: other pieces; a seed's numbers alone
+    assert len(calls) == 12 + 4
+    assert torch.equal(alone.traj.loss[0], reference.traj.loss[1]) and torch.equal(alone.traj.final.W[0],
+                                                                                  reference.traj.final.W[1])
 
 
 @pytest.mark.parametrize("segment", [100_000, 200, 333])
-def test_runs_trained_one_by_one_in_pieces_equal_one_ensemble(segment, monkeypatch):
+def test_runs_trained_in_pieces_equal_one_call(segment, monkeypatch):
     monkeypatch.setattr(ex, "SEGMENT", segment)
     P = tiny()
     st = ex.run_staircase(P)

@@ -34,9 +34,9 @@ SCHEMA = {
                             low=0, high=1000),
     "level": Float("level of the Wilson intervals of the shares of runs (Figure 3 shows one run of a typical behaviour)",
                    low=0.5, high=0.999, low_open=True),
-    "resume": Bool("keep each finished run (one per seed, and the half-step run) on disk and read it back when the same "
-                   "parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper "
-                   "run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
+    "resume": Bool("keep each finished piece of 100,000 iterations of the runs on disk and read it back when the same "
+                   "parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper run "
+                   "resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
 
@@ -59,7 +59,7 @@ def work_estimate(P) -> float:
 
 def memory_estimate(P) -> float:
     """The recorded losses (at most 8001 per run: one per steps // 4000) and the snapshots (every frame of the authors'
-    schedule, held up to three times while a run's pieces and the seeds' runs are joined) of the main runs and of the
+    schedule, held up to three times while the pieces of the runs are joined) of the main runs and of the
     half-step run, with the working copies of the ensembles."""
     R = len(P.seeds)
     return (8.0 * (R + 1) * 8002 + ensemble_bytes(R, P.width, 2, 6 + 3 * _frames(_steps(P)))
@@ -146,17 +146,18 @@ def _segments(steps: int, rec: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:])) or [(0, 0)]
 
 
-def _train_one(P, seed: int, data: datasets.Dataset, steps: int, frames: list):
-    """One unbalanced run, seeded by itself alone (its numbers are those it has in any batch of seeds), trained in
-    pieces of SEGMENT iterations, each continued from the last one's parameters: gradient descent depends on nothing
-    but the parameters, so the pieces give the numbers of one uninterrupted call bit for bit
-    (tests/test_early_alignment_resume.py).  With ``P.resume`` every finished piece is kept on disk
-    (:func:`shallowflow.checkpoint.resumable`, keyed by the parameters, the seed and the piece) and read back by a
+def _train(P, seeds: list, data: datasets.Dataset, steps: int, frames: list):
+    """The unbalanced runs of ``seeds``, one ensemble, each run seeded by itself alone (the kernel's runs are
+    independent loops, so a run's numbers are those it has alone or in any batch, and an ensemble keeps the kernel's
+    threads and a GPU busy), trained in pieces of SEGMENT iterations, each continued from the last one's parameters:
+    gradient descent depends on nothing but the parameters, so the pieces give the numbers of one uninterrupted call
+    bit for bit (tests/test_early_alignment_resume.py).  With ``P.resume`` every finished piece is kept on disk
+    (:func:`shallowflow.checkpoint.resumable`, keyed by the parameters, the seeds and the piece) and read back by a
     run with the same parameters and package code: an interrupted run of hours resumes at its last piece."""
     net, rec = Network("relu"), max(1, steps // 4000)
     key = dict(n_points=P.n_points, data_seed=P.data_seed, width=P.width, init_scale=P.init_scale, lr=P.lr,
                time=P.time)
-    state = {"p": initialise("unbalanced", [int(seed)], P.width, 2, P.init_scale)}
+    state = {"p": initialise("unbalanced", [int(s) for s in seeds], P.width, 2, P.init_scale)}
 
     def piece(c):
         _, k0, k1 = c
@@ -166,7 +167,7 @@ def _train_one(P, seed: int, data: datasets.Dataset, steps: int, frames: list):
 
     parts = []
     for k0, k1 in _segments(steps, rec):
-        tr = resumable("early-alignment/staircase", key, [(int(seed), k0, k1)], piece,
+        tr = resumable("early-alignment/staircase", key, [([int(s) for s in seeds], k0, k1)], piece,
                        enabled=bool(getattr(P, "resume", False)))[0]
         state["p"] = tr.final
         parts.append((k0, tr))
@@ -190,31 +191,13 @@ def _join(parts: list, steps: int):
                        stopped_at=stopped, info=dict(last.info))
 
 
-def _concat(parts: list) -> object:
-    """One trajectory of the runs of ``parts`` (equal steps, records and snapshots), in order."""
-    first = parts[0]
-    cat = lambda name, dim=0: torch.cat([getattr(t, name) for t in parts], dim)  # noqa: E731
-    info = dict(first.info)
-    for k, v in first.info.items():
-        if isinstance(v, torch.Tensor) and v.ndim >= 1 and v.shape[0] == first.runs:
-            info[k] = torch.cat([t.info[k] for t in parts])
-    return type(first)(network=first.network, loss_convention=first.loss_convention, lr=cat("lr"), steps=first.steps,
-                       loss_steps=first.loss_steps, loss=cat("loss"), snap_steps=list(first.snap_steps),
-                       snap_a=cat("snap_a", 1), snap_W=cat("snap_W", 1),
-                       final=Params(torch.cat([t.final.a for t in parts]), torch.cat([t.final.W for t in parts])),
-                       seconds=sum(t.seconds for t in parts),
-                       stopped_at=None if first.stopped_at is None else cat("stopped_at"), info=info)
-
-
 def run_staircase(P) -> Staircase:
-    """Unbalanced runs on the 40-point data, snapshots on the authors' frames: one per seed, each trained alone
-    (:func:`_train_one`; the kernel's runs are independent loops, so this costs what one ensemble costs) and
-    resumable with ``P.resume``."""
+    """Unbalanced runs on the 40-point data (one per seed, one ensemble), snapshots on the authors' frames, trained
+    in pieces and resumable with ``P.resume`` (:func:`_train`)."""
     data = datasets.get("stewart", device=CPU, n=P.n_points, seed=P.data_seed)
     steps = int(round(P.time / P.lr))
     frames = sorted(set(authors_frames(steps)) | {steps})
-    parts = [_train_one(P, s, data, steps, frames) for s in P.seeds]
-    return Staircase(data, _concat(parts), frames, list(P.seeds), P.init_scale)
+    return Staircase(data, _train(P, list(P.seeds), data, steps, frames), frames, list(P.seeds), P.init_scale)
 
 
 def significant(p: Params, rel: float = 1e-3) -> torch.Tensor:
