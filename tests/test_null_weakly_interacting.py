@@ -68,3 +68,17 @@ def test_initialisation_untrained_runs_break_the_iff():
     assert bool(iff["event"].any()) and not bool(iff["fitted"].any())
     agree = float((iff["event"] == iff["fitted"]).double().mean())
     assert fails(C.close_to(1.0, atol=1e-12), agree)
+
+
+def test_threshold_untrained_wide_runs_fail_the_wide_transition():
+    """threshold: Fig3/wide-width on untrained 4x-width runs (zero epochs, so none converges) on a grid that brackets
+    the transition point: converging is not typical below it, so the chapter's criterion must fail; and shuffled
+    outcomes (every n half converged) fail it too."""
+    import torch
+
+    rows = [TH.runs_at(n, 10, T.width_rule(n, factor=4), [0, 1, 2, 3], epochs=0) for n in (20, 60)]
+    assert not any(bool(r["converged"].any()) for r in rows)
+    low, _ = TH.wide_transition(rows, at=40)
+    assert fails(C.above(0.5, strict=True), low)
+    half = [dict(n=n, converged=torch.tensor([True, False, True, False])) for n in (20, 60)]
+    assert fails(C.above(0.5, strict=True), TH.wide_transition(half, at=40)[0])

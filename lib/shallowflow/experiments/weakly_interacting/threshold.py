@@ -10,9 +10,9 @@ import numpy as np
 import torch
 from scipy import optimize
 
+from shallowflow import checkpoint, metrics, progress
 from shallowflow import data as datasets
-from shallowflow import progress
-from shallowflow.params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_bytes, gd_work
+from shallowflow.params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
@@ -26,7 +26,7 @@ SCHEMA = {
     "fig3_seeds": Ints("Fig. 3: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
     "fig3_d": Int("Fig. 3: dimension", low=2, high=5000),
     "wide_ns": Ints("Fig. 3: dataset sizes with 4x the width rule (p = 4 floor(...) + 1); empty: none", low=10, high=20000, min_len=0),
-    "wide_seeds": Ints("Fig. 3 with 4x the width: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
+    "wide_seeds": Ints("Fig. 3 with 4x the width: the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point; the check needs a typical share at each n, so at least four runs)", low=0, high=10**9, min_len=1),
     "fig4_ds": Ints("Fig. 4: dimensions at p = fig4_p (one d: one threshold; the curve checks need three)", low=2, high=1000, min_len=1),
     "fig4_mults": Floats("Fig. 4: n grid as multiples of d", low=0.5, high=100, min_len=3),
     "fig4_p": Int("Fig. 4: width", low=2, high=2000),
@@ -47,6 +47,9 @@ SCHEMA = {
     "fl_mults": Floats("first-layer comparison at d = 20, p = fig4_p, lr 1: n grid as multiples of d, run under both laws; "
                        "empty: none", low=0.5, high=100, min_len=0),
     "fl_seeds": Ints("first-layer comparison (both laws): the runs' seeds (each run draws its data from seed 100003 + s and its initialisation from seed s; the same seeds at every point)", low=0, high=10**9, min_len=1),
+    "resume": Bool("keep each finished grid point (its runs, one batch of seeds, each seeded by itself) on disk and read it back "
+                   "when the same parameters run again with the same package code (shallowflow.checkpoint): an interrupted "
+                   "paper run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
 
@@ -82,12 +85,13 @@ def memory_estimate(P) -> float:
 
 def work_estimate(P) -> float:
     """Every GD run to its horizon, and the bootstrapped threshold fits (7 Nelder-Mead starts of about 300
-    evaluations each, a Python call worth about 1e4 work units plus the runs)."""
+    evaluations each, a Python call worth about 1e4 work units plus one term per grid n: the likelihood is evaluated
+    on each n's counts; an upper bound, as resamples with the same counts are fitted once)."""
     calls = _dense_calls(P)
     fits = (("fig3" in P.sections) + ("fig45" in P.sections) * (2 * len(P.fig4_ds) + len(P.fig5_ps))
             + 2 * ("first-layer" in P.sections and bool(P.fl_mults)))
-    points = max((R * n for R, n, d, p, e in calls), default=0)
-    return sum(gd_work(R, p, n, d, e) for R, n, d, p, e in calls) + (P.boot + 2) * fits * 7 * 300 * (1e4 + 20 * points)
+    grid = max(len(P.fig3_ns), len(P.fig4_mults), len(P.small_mults), len(P.fig5_ns), len(P.fl_mults))
+    return sum(gd_work(R, p, n, d, e) for R, n, d, p, e in calls) + (P.boot + 2) * fits * 7 * 300 * (1e4 + 20 * grid)
 
 
 NAMES = ("sections", "fig3_ns", "fig3_seeds", "fig3_d", "wide_ns", "wide_seeds", "fig4_ds", "fig4_mults", "fig4_p", "fig4_seeds",
@@ -114,11 +118,19 @@ AUTHORS_FIG4 = {"d": [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
 AUTHORS_FIG5 = {"p": [50, 100, 200, 400], "N": [220, 295, 347, 387]}
 
 
-def runs_at(n, d, p, seeds, lr=1.0, epochs=None, first_layer="gauss"):
-    """One run per seed at (n, d, p): data from seed 100003 + s, initialisation from seed s (alone or in a batch)."""
-    r = RD.dense_gd(n, d, p, [int(s) for s in seeds], lr=lr, epochs=epochs, first_layer=first_layer)
-    r.update(n=n, d=d, p=p, lr=lr, seeds=[int(s) for s in seeds])
-    return r
+def runs_at(n, d, p, seeds, lr=1.0, epochs=None, first_layer="gauss", resume=False):
+    """One run per seed at (n, d, p): data from seed 100003 + s, initialisation from seed s (alone or in a batch).
+    With ``resume`` the point is one chunk of :func:`shallowflow.checkpoint.resumable` (its key: every argument and
+    the package code), computed once and read back by a later run (a seed's numbers do not depend on its batch)."""
+    cell = dict(n=int(n), d=int(d), p=int(p), seeds=[int(s) for s in seeds], lr=float(lr),
+                epochs=None if epochs is None else int(epochs), first_layer=str(first_layer))
+
+    def compute(c):
+        r = RD.dense_gd(c["n"], c["d"], c["p"], c["seeds"], lr=c["lr"], epochs=c["epochs"], first_layer=c["first_layer"])
+        r.update(n=c["n"], d=c["d"], p=c["p"], lr=c["lr"], seeds=c["seeds"])
+        return r
+
+    return checkpoint.resumable("weakly-interacting/threshold", {}, [cell], compute, enabled=resume)[0]
 
 
 def fit_threshold(ns, conv, boot=0, seed=0, plateau=False, level=0.95):
@@ -127,47 +139,53 @@ def fit_threshold(ns, conv, boot=0, seed=0, plateau=False, level=0.95):
     ``boot``).  ``N`` is the sigmoid's centre; ``half`` is where the fitted P crosses 1/2, N + w log(2 top - 1)
     (the threshold; equal to N when top = 1, nan when the plateau top is at most 1/2).  ``bracketed``: the grid brackets the threshold (some n with P(converged) above 1/2 and some
     below, and N inside the grid); a threshold that is not bracketed is an extrapolation and counts as
-    undecided."""
+    undecided.
+
+    The likelihood of independent runs depends on the runs only through each n's number of runs and of converged
+    runs (its sufficient statistics), so it is evaluated on those: one term per n, and a bootstrap resample is fitted
+    once per distinct vector of converged counts (resamples with the same counts have the same fit)."""
     ns = np.asarray(ns, float)
     conv = np.asarray(conv, float)
     scale = ns.max()
+    grid = np.unique(ns)
+    groups = [np.flatnonzero(ns == v) for v in grid]
+    total = np.array([g.size for g in groups], float)
 
-    def nll(th, x, c):
-        N, lw = th[0], th[1]
+    lo_z, hi_z, lo_q, hi_q = -50.0, 50.0, 1e-12, 1 - 1e-12
+
+    def nll(th, k):  # ufuncs and methods, not np.clip / np.sum (their wrappers were half of the chapter's fit time)
         top = 1 / (1 + math.exp(-th[2])) if plateau else 1.0
-        z = np.clip((x - N * scale) / (math.exp(lw) * scale), -50, 50)
-        q = np.clip(top / (1 + np.exp(z)), 1e-12, 1 - 1e-12)
-        return -np.sum(c * np.log(q) + (1 - c) * np.log(1 - q))
+        z = np.minimum(np.maximum((grid - th[0] * scale) / (math.exp(th[1]) * scale), lo_z), hi_z)
+        q = np.minimum(np.maximum(top / (1 + np.exp(z)), lo_q), hi_q)
+        return -(k * np.log(q) + (total - k) * np.log(1 - q)).sum()
 
-    def fit(x, c):
+    def fit(k):
         best = None
-        for N0 in np.linspace(x.min(), x.max(), 7) / scale:
+        for N0 in np.linspace(grid.min(), grid.max(), 7) / scale:
             th0 = [N0, math.log(0.05)] + ([2.0] if plateau else [])
-            r = optimize.minimize(nll, th0, args=(x, c), method="Nelder-Mead", options=dict(xatol=1e-6, fatol=1e-9, maxiter=4000))
+            r = optimize.minimize(nll, th0, args=(k,), method="Nelder-Mead", options=dict(xatol=1e-6, fatol=1e-9, maxiter=4000))
             if best is None or r.fun < best.fun:
                 best = r
         return best.x[0] * scale, (1 / (1 + math.exp(-best.x[2])) if plateau else 1.0), math.exp(best.x[1]) * scale
 
-    N, top, width = fit(ns, conv)
+    counts = np.array([conv[g].sum() for g in groups])
+    N, top, width = fit(counts)
     half = N + width * math.log(2 * top - 1) if top > 0.5 else math.nan
-    means = np.array([conv[ns == v].mean() for v in np.unique(ns)])
-    bracketed = bool(means.max() > 0.5 and means.min() < 0.5 and np.unique(ns).min() <= N <= np.unique(ns).max())
+    means = counts / total
+    bracketed = bool(means.max() > 0.5 and means.min() < 0.5 and grid.min() <= N <= grid.max())
     lo = hi = math.nan
     bs = []
     if boot:
         rng = np.random.default_rng(seed)
-        groups = [np.flatnonzero(ns == v) for v in np.unique(ns)]
-        bs = []
-        seen = {}  # a resample equal to an earlier one (same runs' outcomes in the same order) has the same fit
+        seen = {}  # resamples with the same converged count at every n have the same likelihood, hence the same fit
         for _ in range(boot):
-            pick = np.concatenate([rng.choice(g, g.size) for g in groups])
-            key = conv[pick].tobytes()  # ns[pick] is the same array for every resample (groups in a fixed order)
+            k = np.array([conv[rng.choice(g, g.size)].sum() for g in groups])
+            key = k.tobytes()
             if key not in seen:
-                seen[key] = fit(ns[pick], conv[pick])[0]
+                seen[key] = fit(k)[0]
             bs.append(seen[key])
         tail = 100 * (1 - level) / 2
         lo, hi = np.percentile(bs, [tail, 100 - tail])
-    grid = np.unique(ns)
     below, above = grid[grid <= N], grid[grid >= N]
     gap = (float(below.max()) if below.size else math.nan, float(above.min()) if above.size else math.nan)
     resolved = bool(np.any((means > 0) & (means < 1)))
@@ -243,13 +261,32 @@ def run_fig3(P):
     if "fig3" not in P.sections:
         return None
     d = P.fig3_d
-    stated = [runs_at(n, d, T.width_rule(n), P.fig3_seeds, first_layer=P.first_layer)
+    stated = [runs_at(n, d, T.width_rule(n), P.fig3_seeds, first_layer=P.first_layer, resume=P.resume)
               for n in progress.each(sorted(set(P.fig3_ns)), "Fig 3, stated width", unit="n")]
-    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_seeds, first_layer=P.first_layer)
+    wide = [runs_at(n, d, T.width_rule(n, factor=4), P.wide_seeds, first_layer=P.first_layer, resume=P.resume)
             for n in progress.each(sorted(set(P.wide_ns)), "Fig 3, 4x width", unit="n")]
     ns, conv = collect(stated)
     fit = fit_threshold(ns, conv, boot=P.boot, seed=3, level=P.level)
     return dict(stated=stated, wide=wide, fit=fit)
+
+
+def wide_transition(rows, at=3000, level=0.95):
+    """Fig. 3 with 4x the width, decided from shares of runs: at each grid n below ``at`` the share of runs that
+    converged, at each n above it the share that did not, each with its ``level`` Wilson interval; returns the
+    intervals' lower ends (the behaviour is typical at n when its lower end is above 1/2,
+    :func:`shallowflow.metrics.typical_share`) and their description.  The transition at ``at`` counts only where
+    the grid brackets it (an n on each side): otherwise the lower ends are [nan]."""
+    below = [r for r in rows if r["n"] < at]
+    above = [r for r in rows if r["n"] > at]
+    lows, text = [], []
+    for r, flags, what in [(r, r["converged"], "converged") for r in below] + [(r, ~r["converged"], "did not converge")
+                                                                               for r in above]:
+        low, desc = metrics.typical_share(flags, level)
+        lows.append(low)
+        text.append(f"n = {r['n']}: {what} {desc}")
+    if not below or not above:
+        return [math.nan], "; ".join(text + [f"the grid does not bracket {at}"])
+    return lows, "; ".join(text)
 
 
 def sharp_transition(rows, N):
@@ -298,13 +335,13 @@ def run_fig45(P):
             for n in progress.each(ns, f"Fig 4, d = {d}, lr = {lr:g}", unit="n"):
                 ep = T.epochs_rule(n, P.fig4_p, 1.0)  # the stated horizon, in flow time
                 rows.append(runs_at(n, d, P.fig4_p, P.fig4_seeds, lr=lr, epochs=int(math.ceil(ep / lr)),
-                                    first_layer=P.first_layer))
+                                    first_layer=P.first_layer, resume=P.resume))
             x, c = collect(rows)
             f4[lr].append(dict(d=d, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d, level=P.level),
                                fit_plateau=fit_threshold(x, c, plateau=True)))
     f5 = []
     for p in sorted(set(P.fig5_ps)):
-        rows = [runs_at(n, P.fig5_d, p, P.fig5_seeds, first_layer=P.first_layer)
+        rows = [runs_at(n, P.fig5_d, p, P.fig5_seeds, first_layer=P.first_layer, resume=P.resume)
                 for n in progress.each(sorted(set(P.fig5_ns)), f"Fig 5, p = {p}", unit="n")]
         x, c = collect(rows)
         f5.append(dict(p=p, rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=p, level=P.level),
@@ -321,7 +358,7 @@ def run_first_layer(P, d=20):
     ns = sorted({max(2, int(round(m * d))) for m in P.fl_mults})
     out = {}
     for law in ("gauss", "uniform"):
-        rows = [runs_at(n, d, P.fig4_p, P.fl_seeds, first_layer=law)
+        rows = [runs_at(n, d, P.fig4_p, P.fl_seeds, first_layer=law, resume=P.resume)
                 for n in progress.each(ns, f"first layer {law}, d = {d}", unit="n")]
         x, c = collect(rows)
         out[law] = dict(rows=rows, fit=fit_threshold(x, c, boot=P.boot, seed=d + (0 if law == "gauss" else 1), level=P.level))
@@ -364,8 +401,8 @@ def run_capacity(P, d=20, p=30):
         return None
     n = P.cap_n
     ep = T.epochs_rule(n, p)
-    base = runs_at(n, d, p, P.cap_seeds, first_layer=P.first_layer)
-    long = runs_at(n, d, p, P.cap_seeds, epochs=int(ep * P.cap_mult), first_layer=P.first_layer)
+    base = runs_at(n, d, p, P.cap_seeds, first_layer=P.first_layer, resume=P.resume)
+    long = runs_at(n, d, p, P.cap_seeds, epochs=int(ep * P.cap_mult), first_layer=P.first_layer, resume=P.resume)
     return dict(n=n, d=d, p=p, base=base, long=long, epochs=ep)
 
 
@@ -380,7 +417,7 @@ def findings(claims, f3, f45, P):
         out += [
             f"- Stated protocol at d = {P.fig3_d}: threshold N = {fit['N']:.0f} ({P.level:.0%} bootstrap {fit['lo']:.0f} to "
             f"{fit['hi']:.0f}); the paper's 3000 is {'inside' if fit['lo'] <= 3000 <= fit['hi'] else 'outside'} this interval.",
-            f"- With 4x the width: " + (", ".join(f"n = {r['n']}: {int(r['converged'].sum())}/{len(r['converged'])} converged"
+            f"- With 4x the width: " + (", ".join(f"n = {r['n']}: converged {metrics.describe_share(r['converged'], P.level)}"
                                                  for r in f3["wide"]) or "not run") + "."]
     if f45 is None:
         out.append("- Figs. 4-5: section skipped in this run.")
