@@ -177,18 +177,24 @@ def animation_player(frames: Sequence, draw, figsize=(8, 3.4), fps: int = 10, dp
     ``draw(fig, item)`` draws an item on the cleared figure.  The frames are PNG images embedded in the
     page: no ffmpeg, no network (matplotlib's link to a Font Awesome CDN is removed; the book's theme
     serves its own Font Awesome, whose "fa" names cover the player's icons)."""
+    import tempfile
+    from pathlib import Path
+
     from matplotlib import animation
 
+    # matplotlib's HTMLWriter driven by hand: FuncAnimation.to_jshtml renders every frame twice (its
+    # draw_idle, then the writer's savefig); this renders each once and writes the same player and frames.
     fig = plt.figure(figsize=figsize, dpi=dpi)
-
-    def update(i):
-        fig.clear()
-        draw(fig, frames[i])
-        return []
-
-    anim = animation.FuncAnimation(fig, update, frames=len(frames), interval=1000 / fps, blit=False)
     try:
-        html = anim.to_jshtml(fps=fps, default_mode="once")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "player.html"
+            writer = animation.HTMLWriter(fps=fps, embed_frames=True, default_mode="once")
+            with writer.saving(fig, str(path), dpi):
+                for item in frames:
+                    fig.clear()
+                    draw(fig, item)
+                    writer.grab_frame()
+            html = path.read_text()
     finally:
         plt.close(fig)
     return re.sub(r"<link[^>]*href=[\"']https?://[^>]*>", "", html)
