@@ -128,3 +128,13 @@ def test_editing_the_site_keeps_checkpoints_but_any_computing_module_does_not(tm
     assert checkpoint.package_version() == before
     (pkg / "train.py").write_text("x = 2\n")
     assert checkpoint.package_version() != before
+
+
+def test_a_caller_that_sums_pieces_can_say_it_once(store, capsys):
+    compute, _ = counted()
+    checkpoint.resumable("t/x", {}, [0, 1], compute)
+    capsys.readouterr()
+    checkpoint.resumable("t/x", {}, [0, 1], compute, say=False)
+    assert checkpoint.last_resumed == 2 and capsys.readouterr().out == ""
+    checkpoint.resumable("t/x", {}, [0], compute, enabled=False)
+    assert checkpoint.last_resumed == 0

@@ -35,6 +35,7 @@ import torch
 from .outputs import OutputError, describe
 
 _PACKAGE = Path(__file__).resolve().parent
+last_resumed = 0  # chunks the last call of resumable() read back
 
 
 @functools.lru_cache(maxsize=4)
@@ -79,13 +80,17 @@ def _slug(name: str) -> str:
 
 
 def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any], Any],
-              enabled: bool = True) -> list:
+              enabled: bool = True, say: bool = True) -> list:
     """``[compute(c) for c in chunks]``, each result read from the checkpoint folder when a finished chunk of
     the same name, parameters, chunk and package code is there, else computed and stored.  ``enabled=False``
     (or ``SHALLOWFLOW_CHECKPOINTS=0``) computes everything and stores nothing.  A checkpoint folder that cannot
     be created (read-only) is said once, in one line, and the run goes on without checkpoints; a chunk that
     cannot be stored (a full disk) stops the run with one line (:class:`shallowflow.outputs.OutputError`),
-    its temporary file removed, the chunks stored before it kept."""
+    its temporary file removed, the chunks stored before it kept.  ``say=False`` leaves the line saying how many
+    chunks were read back to the caller (one that calls this once per piece of a long run sums them itself:
+    :attr:`last_resumed` holds the count of the last call)."""
+    global last_resumed
+    last_resumed = 0
     base = root() if enabled else None
     if base is None:
         return [compute(c) for c in chunks]
@@ -114,6 +119,7 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
             tmp.unlink(missing_ok=True)
             raise OutputError(f"checkpoint of {name} not written: {describe(e, path)}") from None
         out.append(value)
-    if resumed:
+    last_resumed = resumed
+    if resumed and say:
         print(f"{name}: {resumed} of {len(chunks)} chunks read back from {folder} (an earlier run computed them)")
     return out

@@ -15,6 +15,7 @@ from ...config import DTYPE
 from ...models import Network, Params
 from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...train import gradient_descent
+from ... import checkpoint
 from ...checkpoint import resumable
 from .theory import CPU, LOSS, TWO_PI, TYPICAL, authors_frames, initialise, typical_share
 
@@ -165,12 +166,16 @@ def _train(P, seeds: list, data: datasets.Dataset, steps: int, frames: list):
         return gradient_descent(state["p"], data, net, steps=k1 - k0, lr=P.lr, loss=LOSS, snapshots=snaps,
                                 record_every=rec)
 
-    parts = []
+    parts, resumed = [], 0
     for k0, k1 in _segments(steps, rec):
         tr = resumable("early-alignment/staircase", key, [([int(s) for s in seeds], k0, k1)], piece,
-                       enabled=bool(getattr(P, "resume", False)))[0]
+                       enabled=bool(getattr(P, "resume", False)), say=False)[0]
+        resumed += checkpoint.last_resumed
         state["p"] = tr.final
         parts.append((k0, tr))
+    if resumed:
+        print(f"early-alignment/staircase: {resumed} of {len(parts)} pieces of {len(seeds)} run(s) read back from "
+              "checkpoints (an earlier run computed them)")
     return _join(parts, steps)
 
 
