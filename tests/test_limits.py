@@ -78,7 +78,7 @@ def test_every_profile_validates(chapter, profile, monkeypatch):
 HOSTILE = {
     "local-pl": ("weakly-interacting/local-pl", {"ns": [20000, 20000], "d": 1000000}, "must fit in"),
     "toy": ("brisbois-thesis/toy-reproduction", {"width": 10000, "runs": 1000, "steps": 10000000, "fit_every": 1}, "must fit in"),
-    "convergence": ("weakly-interacting/convergence", {"scales": [100.0]}, "must fit in"),
+    "convergence": ("weakly-interacting/convergence", {"scales": [100.0], "scale_seeds": list(range(1000))}, "must fit in"),
     "conditioning": ("balboni-thesis/conditioning-at-init", {"widths": [20000], "examples": [1000, 1797], "depth": 200}, ""),
     "threshold": ("weakly-interacting/threshold", {"fig3_ns": [20000, 19999, 19998], "fig3_d": 5000, "fig3_reps": 500},
                   "must fit in"),
