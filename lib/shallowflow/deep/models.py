@@ -132,6 +132,11 @@ class DeepFCN(nn.Module):
         return apply(list(self.weights), x.to(self.weights[0].dtype), self.act, self.normalised,
                      self.renormalise, self.has_head)
 
+    def forward_features(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """(outputs, features of every hidden layer) from one forward pass: :meth:`forward` and :meth:`features`."""
+        return apply(list(self.weights), x.to(self.weights[0].dtype), self.act, self.normalised,
+                     self.renormalise, self.has_head, features=True)
+
     def features(self, x: torch.Tensor) -> list[torch.Tensor]:
         """Post-activation features of every hidden layer m = 1..depth, each (R, n, width)."""
         _, feats = apply(list(self.weights), x.to(self.weights[0].dtype), self.act, self.normalised,

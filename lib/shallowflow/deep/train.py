@@ -5,7 +5,9 @@ the batch of that step: full batch for gradient descent, a minibatch for SGD), c
 finite (else :class:`shallowflow.train.DivergenceError` naming the step and the run), back-propagates
 their sum (runs are independent, so each run's gradient is its own), calls ``callback(step, losses)``
 where the gradients in ``.grad`` are those of the current parameters, and lets the optimizer step.
-Optimizers that need a closure (line searches, L-BFGS, second-order rates) get one.  The parameters are
+Optimizers that need a closure (line searches, L-BFGS, second-order rates) get one; an optimizer whose class
+says ``needs_closure = False`` (:class:`PerRunSGD`) steps on the gradients already in ``.grad`` (a closure would
+only compute the same gradient a second time: a forward and a backward pass per step).  The parameters are
 checked for finiteness after every step.
 
 :class:`PerRunSGD` is plain (full-batch or minibatch) SGD with one step size per run, so a grid of
@@ -64,7 +66,10 @@ def accuracy(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 class PerRunSGD(torch.optim.Optimizer):
     """SGD without momentum whose step size ``lr`` is a scalar or one value per run (the leading axis
-    of every parameter): ``p[r] <- p[r] - lr[r] * grad[r]``."""
+    of every parameter): ``p[r] <- p[r] - lr[r] * grad[r]``.  It steps on the gradients in ``.grad``, so
+    :func:`train` gives it no closure (``needs_closure``)."""
+
+    needs_closure = False
 
     def __init__(self, params: Iterable, lr):
         lr_t = torch.as_tensor(lr, dtype=torch.float64)
@@ -149,7 +154,7 @@ def train(params: Iterable[torch.Tensor], objective: Callable[[int], torch.Tenso
             bar.update(1)
             if step == steps:
                 break
-            optimizer.step(closure)
+            optimizer.step(closure if getattr(optimizer, "needs_closure", True) else None)
             for p in params:
                 _check_finite(p, step + 1, "a parameter")
     return History(torch.stack(losses), records, time.perf_counter() - t0)

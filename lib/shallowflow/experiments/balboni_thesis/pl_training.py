@@ -198,8 +198,12 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
 
     kind = P.mse if loss == "mse" else loss
 
+    seen = {}  # the features of the objective's forward pass: the callback of the same step reads them
+
     def objective(step):
-        return dtrain.loss_per_run(model(X), y, kind)
+        out, feats = model.forward_features(X)
+        seen["step"], seen["feats"] = step, [f.detach() for f in feats]
+        return dtrain.loss_per_run(out, y, kind)
 
     def h(ps):
         out = models.apply(list(ps), X, act)
@@ -229,7 +233,8 @@ def run_grid(P, act: str, loss: str, n: int) -> Grid:
             state["L"] = lam
         rec["L"].append(state["L"])
         with torch.no_grad():
-            ht = model.features(X)
+            # the parameters have not moved since the objective's forward pass of this step
+            ht = seen["feats"] if seen.get("step") == step else model.features(X)
             Gt = measure.gram(ht[-1]) / P.width
             ev = torch.linalg.eigvalsh(Gt)
             rec["lmin"].append(ev[:, 0]); rec["lmax"].append(ev[:, -1])
