@@ -11,7 +11,7 @@ COND = dict(profile="custom", dataset="digits", depth=6, widths=[32, 48], exampl
             forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95, resume=False)
 PLT = dict(profile="custom", dataset="digits", depth=2, width=24, examples=[10], test_examples=12, lrs=[0.001, 0.01],
            epochs=10, seeds=[0, 1], accuracy_filter=0.0, hvp_every=5, hvp_iters=3, gen_every=5, delta=0.05,
-           mse="mse_mean", level=0.95, sections=list(PT.SECTIONS))
+           mse="mse_mean", level=0.95, sections=list(PT.SECTIONS), resume=False)
 
 
 def test_conditioning_seed_alone_or_in_batch():

@@ -22,7 +22,7 @@ def _untrained_grid(act, loss, shuffled=False):
     """A tiny pl-training grid whose steps are 1e-9: the networks do not move (and, shuffled, learn nothing either)."""
     P = validate(dict(profile="custom", dataset="digits", depth=2, width=24, examples=[12], test_examples=12,
                       lrs=[1e-9, 2e-9], epochs=10, seeds=[0, 1, 2], accuracy_filter=0.0, hvp_every=5, hvp_iters=3,
-                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95, sections=list(PT.SECTIONS)), PT.SCHEMA, PT.RULES)
+                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95, sections=list(PT.SECTIONS), resume=False), PT.SCHEMA, PT.RULES)
     return PT.run_grid(P, act, loss, 12)
 
 

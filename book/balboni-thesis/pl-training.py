@@ -85,6 +85,7 @@ delta = 0.05  # confidence of (4.13) (unstated)
 sections = ["prediction", "conditioning", "bounds", "generalisation"]  # parts to run (each trains only the grids it needs)
 mse = "mse_mean"  # torch's MSELoss convention; "mse" is half the squared error summed over classes
 level = 0.95  # level of the Wilson intervals of the shares of runs
+resume = False  # keep each finished grid on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt

@@ -31,7 +31,8 @@ from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
 from ... import metrics, progress
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
+from ...checkpoint import resumable
+from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
 
 SECTIONS = ("prediction", "conditioning", "bounds", "generalisation")
 # the (activation, loss) grids each section reads: a run trains only the grids its sections need
@@ -63,6 +64,9 @@ SCHEMA = {
                          "only the (activation, loss) grids it reads", choices=SECTIONS),
     "level": Float("level of the Wilson intervals of the shares of runs that decide the typical-curve checks",
                    low=0.5, high=0.999, low_open=True),
+    "resume": Bool("keep each finished (activation, loss, n) grid on disk and read it back when the same parameters run "
+                   "again with the same package code (shallowflow.checkpoint): an interrupted paper run resumes at the "
+                   "grids it has not finished, with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
     Rule(("examples", "width"), lambda P: max(P.examples) < P.width,
@@ -274,10 +278,20 @@ def run_training(P) -> dict:
     # one thread: the per-epoch work is many small operations (eigvalsh, SVDs of width-sized matrices, HVPs)
     # that lose to OpenMP overhead; a second thread measured faster on the one big product but doubled the CPU
     # time of the whole run (528 s against 150 s) on the shared 2-core machine
+    # each grid depends on these parameters and its own (act, loss, n) only: with P.resume a grid is one chunk of
+    # shallowflow.checkpoint.resumable (the paper profile), read back when an interrupted run starts again
+    key = {k: getattr(P, k) for k in ("dataset", "depth", "width", "test_examples", "lrs", "epochs", "seeds", "hvp_every",
+                                       "hvp_iters", "gen_every", "mse")}
     with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs), candidates=(1,)) as threads:
         grids = [(act, loss, n) for act, loss in pairs(P) for n in P.examples]
-        for act, loss, n in progress.each(grids, "training grids (activation, loss, n)", unit="grid"):
-            out[(act, loss, n)] = run_grid(P, act, loss, n)
+        with progress.bar(len(grids), "training grids (activation, loss, n)", unit="grid", delay=0.0) as bar:
+            def one(c):
+                g = run_grid(P, *c)
+                bar.update(1)
+                return g
+
+            done = resumable("balboni-thesis/pl-training", key, grids, one, enabled=bool(getattr(P, "resume", False)))
+        out.update(zip(grids, done))
     out["threads"], out["seconds"] = threads, time.perf_counter() - t0
     return out
 
