@@ -138,3 +138,15 @@ def test_a_caller_that_sums_pieces_can_say_it_once(store, capsys):
     assert checkpoint.last_resumed == 2 and capsys.readouterr().out == ""
     checkpoint.resumable("t/x", {}, [0], compute, enabled=False)
     assert checkpoint.last_resumed == 0
+
+
+def test_a_data_file_edited_in_place_never_reads_its_old_results(store, tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("1,2,0\n")
+    compute, calls = counted()
+    checkpoint.resumable("t/x", {"dataset": str(data)}, [0], compute)
+    checkpoint.resumable("t/x", {"dataset": str(data)}, [0], compute)
+    assert calls == [0]
+    data.write_text("1,2,1\n")  # same path, other contents
+    checkpoint.resumable("t/x", {"dataset": [str(data)]}, [0], compute)
+    assert calls == [0, 0]

@@ -75,6 +75,26 @@ def _key(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fingerprint(params: Any) -> Any:
+    """``params`` with every string that names an existing file replaced by the file's path and content hash: a
+    data file (``dataset: my.npz``) edited in place never reads the checkpoints of its old contents."""
+    if isinstance(params, dict):
+        return {k: fingerprint(v) for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return [fingerprint(v) for v in params]
+    if isinstance(params, str) and params and os.path.isfile(params):
+        return {"file": params, "sha256": _file_digest(params)}
+    return params
+
+
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:80]
 
@@ -94,7 +114,7 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
     base = root() if enabled else None
     if base is None:
         return [compute(c) for c in chunks]
-    folder = base / _slug(name) / _key(dict(params=params, code=package_version()))
+    folder = base / _slug(name) / _key(dict(params=fingerprint(params), code=package_version()))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
