@@ -148,5 +148,5 @@ def test_a_data_file_edited_in_place_never_reads_its_old_results(store, tmp_path
     checkpoint.resumable("t/x", {"dataset": str(data)}, [0], compute)
     assert calls == [0]
     data.write_text("1,2,1\n")  # same path, other contents
-    checkpoint.resumable("t/x", {"dataset": [str(data)]}, [0], compute)
+    checkpoint.resumable("t/x", {"dataset": str(data)}, [0], compute)
     assert calls == [0, 0]
