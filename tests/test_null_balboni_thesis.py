@@ -113,3 +113,59 @@ def test_part_one_untrained_kernel_does_not_vanish():
     ntk = PO.ntk_change([16, 64], 3, [0, 1], lr=0.0)
     assert np.all(ntk["change"] == 0)
     assert fails(C.below(0.0), np.diff(ntk["change"].mean(1)).max())
+
+
+_UNTRAINED = {}
+
+
+def _untrained(act, loss):
+    """:func:`_untrained_grid`, computed once per (activation, loss) for the learning-gate nulls below."""
+    if (act, loss) not in _UNTRAINED:
+        _UNTRAINED[(act, loss)] = _untrained_grid(act, loss)
+    return _UNTRAINED[(act, loss)]
+
+
+def test_pl_training_untrained_networks_are_not_slow_conditioning():
+    """Fig. 6.7/small-lr-slow: on networks that never train the log-conditioning does not move, which the ungated
+    criterion counted as 'increases very slowly' whenever the rounding left it >= 0; behind the learning gate no run
+    counts and the check fails."""
+    g = _untrained("relu", "ce")
+    logk = np.log(g.lmax / g.lmin)
+    flags = PT.slow_rise(logk, g.lrs, list(g.lrs))
+    assert not PT.learned(g).any()  # the null is what it says: no run trained
+    assert np.abs(logk[-1] - logk[0]).max() < 1e-5  # a change of 0 up to rounding: in [0, 0.5] or not by its sign
+    s = PT.gated_majority(flags, PT.learned(g))
+    assert s["n"] == 0 and s["gated"] == len(g.lrs)
+    assert fails(MAJORITY, s["low"])
+
+
+def test_pl_training_untrained_networks_do_not_keep_lmin_constant():
+    """Figs. 6.16/6.17 lmin-constant: an untrained network's lambda_min is constant by construction (the ungated share
+    passed); behind the learning gate it counts for nothing and the check fails."""
+    for act in ("relu", "tanh"):
+        g = _untrained(act, "mse")
+        assert np.abs(PT.lmin_log_change(g)).max() < 1e-5 and not PT.learned(g).any()
+        assert not fails(MAJORITY, PT.majority(PT.lmin_constant(g) == 1)["low"])  # the defect the gate removes
+        assert fails(MAJORITY, PT.gated_majority(PT.lmin_constant(g), PT.learned(g))["low"])
+
+
+def test_pl_training_untrained_networks_do_not_improve_lmin():
+    """Figs. 6.18/6.19 lmin-improves: a change of 0 is not an improvement; behind the learning gate an untrained
+    network counts for nothing and the check fails."""
+    for act in ("relu", "tanh"):
+        g = _untrained(act, "ce")
+        assert np.abs(PT.lmin_log_change(g)).max() < 1e-5 and not PT.learned(g).any()
+        assert fails(MAJORITY, PT.gated_majority(PT.lmin_improves(g), PT.learned(g))["low"])
+
+
+def test_pl_training_learning_gate_counts_trained_runs():
+    """The gate is not a blanket refusal: runs whose loss at least halved count, the others are left out."""
+    g = _untrained("relu", "mse")
+    f = g.f.copy()
+    f[-1, :3] = PT.LEARNED_LOSS_FRACTION * f[0, :3]  # three runs 'trained' exactly to the gate
+    f[-1, 3:] = 0.9 * f[0, 3:]
+    import dataclasses
+    h = dataclasses.replace(g, f=f)
+    assert PT.learned(h).tolist() == [True] * 3 + [False] * (f.shape[1] - 3)
+    s = PT.gated_majority(np.ones(f.shape[1]), PT.learned(h))
+    assert s["n"] == 3 and s["k"] == 3 and s["gated"] == f.shape[1] - 3

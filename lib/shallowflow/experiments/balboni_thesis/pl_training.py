@@ -388,3 +388,57 @@ def majority(flags, level: float = 0.95) -> dict:
     s = metrics.share_interval(flags, level)
     s["text"] = metrics.describe_share(flags, level)
     return s
+
+
+# ------------------------------------------------------------------------------------------------
+# the learning gate of the "stays constant" / "is slow" / "slightly improves" checks
+# ------------------------------------------------------------------------------------------------
+# A network that never trains satisfies these claims by construction (a change of 0 is "constant", "very slow" and,
+# at >= 0, "improving"), so they count only runs that trained: the final training loss is at most this fraction of
+# the initial one (the loss at least halved).  One gate for all of them, stated on the page; chosen before measuring.
+LEARNED_LOSS_FRACTION = 0.5
+
+
+def learned(g: Grid, fraction: float = LEARNED_LOSS_FRACTION) -> np.ndarray:
+    """Per run, the learning gate: the final training loss is at most ``fraction`` of the initial training loss (a run
+    with a non-finite loss does not pass)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(g.f[-1] <= fraction * g.f[0], dtype=bool)
+
+
+def slow_rise(logk: np.ndarray, lrs, small, rise: float = 0.5) -> np.ndarray:
+    """Fig. 6.7 per run (columns of ``logk``, epochs x runs): 1.0 where the log-conditioning rises by at most ``rise``
+    and does not fall (log k_T - log k_0 in [0, rise]), 0.0 where not, NaN for runs whose learning rate is not in
+    ``small``."""
+    d = logk[-1] - logk[0]
+    return np.where(np.isin(np.asarray(lrs), small), ((d >= 0) & (d <= rise)).astype(float), np.nan)
+
+
+def lmin_log_change(g: Grid) -> np.ndarray:
+    """Figs. 6.16-6.19 per run: log lambda_min at the last epoch minus log lambda_min at the start."""
+    return np.log(g.lmin[-1] / g.lmin[0])
+
+
+def lmin_constant(g: Grid, tol: float = 0.25) -> np.ndarray:
+    """Figs. 6.16/6.17 per run: 1.0 where lambda_min ends within a factor exp(``tol``) of its start, else 0.0."""
+    return (np.abs(lmin_log_change(g)) < tol).astype(float)
+
+
+def lmin_improves(g: Grid) -> np.ndarray:
+    """Figs. 6.18/6.19 per run: 1.0 where lambda_min ends at or above its start, else 0.0."""
+    return (lmin_log_change(g) >= 0).astype(float)
+
+
+def gated_majority(flags, gate, level: float = 0.95, fraction: float = LEARNED_LOSS_FRACTION) -> dict:
+    """:func:`majority` of ``flags`` (1.0 / 0.0 per run, NaN for runs the claim does not speak of) over the runs that
+    pass the learning ``gate`` (:func:`learned`, one per run) only; adds ``gated`` (runs the claim speaks of that did
+    not train, left out) and says both in ``text``.  With no run counted the share and its interval are NaN, so a
+    typical-curve criterion fails: runs that never trained are evidence neither way."""
+    f = np.asarray(flags, dtype=float).reshape(-1)
+    g = np.asarray(gate, dtype=bool).reshape(-1)
+    speaks = np.isfinite(f)
+    s = majority(f[speaks & g] == 1, level)
+    s["gated"] = int((speaks & ~g).sum())
+    s["text"] = (f"{s['text']} among the runs that trained (final training loss at most {fraction:g} of the initial; "
+                 f"{s['gated']} of {int(speaks.sum())} runs did not and are left out)")
+    return s
