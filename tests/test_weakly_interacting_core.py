@@ -124,6 +124,9 @@ def test_rules_and_schema_validation():
     with pytest.raises(ParameterError, match="'ns'"):
         validate(vals, CV.SCHEMA, CV.RULES)  # d < n
     vals["d"] = 100.0
+    with pytest.raises(ParameterError, match="Assumption 2"):
+        validate(vals, CV.SCHEMA, CV.RULES)  # d = n^2: no seed's data set satisfies Assumption 2
+    vals["d"] = 1e5  # about 600 n^2, as the specification chooses d
     validate(vals, CV.SCHEMA, CV.RULES)
     vals["lr"] = 0.0
     with pytest.raises(ParameterError, match="'lr'"):
