@@ -169,3 +169,19 @@ def test_pl_training_learning_gate_counts_trained_runs():
     assert PT.learned(h).tolist() == [True] * 3 + [False] * (f.shape[1] - 3)
     s = PT.gated_majority(np.ones(f.shape[1]), PT.learned(h))
     assert s["n"] == 3 and s["k"] == 3 and s["gated"] == f.shape[1] - 3
+
+
+def test_pl_training_untrained_bound_is_not_slow_in_n():
+    """Figs. 6.11/6.12 slow-in-n: an untrained network's bound (4.13) hardly depends on n (its slope in n is above
+    -1/2, which the ungated criterion counted as 'not as much as expected'); behind the learning gate no run counts,
+    the slope is NaN and the check fails."""
+    P = validate(dict(profile="custom", dataset="digits", depth=2, width=24, examples=[8, 16], test_examples=12,
+                      lrs=[1e-9, 2e-9], epochs=10, seeds=[0, 1], accuracy_filter=0.0, hvp_every=5, hvp_iters=3,
+                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95, sections=list(PT.SECTIONS), resume=False),
+                 PT.SCHEMA, PT.RULES)
+    grids = [PT.run_grid(P, "relu", "mse", n) for n in P.examples]
+    criterion = C.above(-0.5, strict=True)  # the notebook's slow-in-n criterion
+    every = [np.ones(g.f.shape[1], dtype=bool) for g in grids]
+    assert not fails(criterion, PT.last_bound_slope(grids, P.delta, 1.0, every))  # the defect the gate removes
+    assert not any(PT.learned(g).any() for g in grids)
+    assert fails(criterion, PT.last_bound_slope(grids, P.delta, 1.0, [PT.learned(g) for g in grids]))

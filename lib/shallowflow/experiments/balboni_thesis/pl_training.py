@@ -442,3 +442,18 @@ def gated_majority(flags, gate, level: float = 0.95, fraction: float = LEARNED_L
     s["text"] = (f"{s['text']} among the runs that trained (final training loss at most {fraction:g} of the initial; "
                  f"{s['gated']} of {int(speaks.sum())} runs did not and are left out)")
     return s
+
+
+def last_bound_slope(grids: list, delta: float, scale: float, counted: list) -> float:
+    """Figs. 6.11/6.12 'not as much as expected with n': the log-log slope in n of the mean bound (4.13) at the last
+    measured epoch over the ``counted`` runs of each grid (one grid per n, one boolean per run: the kept runs that passed
+    the learning gate, since an untrained network's bound barely depends on n); NaN when a grid has no counted run."""
+    ns, last = [], []
+    for g, c in zip(grids, counted):
+        b, _ = generalisation_bound(g, delta, scale)
+        c = np.asarray(c, dtype=bool)
+        ns.append(g.n)
+        last.append(b[-1][c].mean() if c.any() else np.nan)
+    if len(ns) < 2 or not np.all(np.isfinite(last)):
+        return float("nan")
+    return float(np.polyfit(np.log(ns), np.log(last), 1)[0])
