@@ -32,6 +32,7 @@ from ...deep import measure, models
 from ...deep import train as dtrain
 from ... import metrics, progress
 from ...checkpoint import resumable
+from ...verdicts.criteria import Criterion
 from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
 
 SECTIONS = ("prediction", "conditioning", "bounds", "generalisation")
@@ -442,6 +443,12 @@ def gated_majority(flags, gate, level: float = 0.95, fraction: float = LEARNED_L
     s["text"] = (f"{s['text']} among the runs that trained (final training loss at most {fraction:g} of the initial; "
                  f"{s['gated']} of {int(speaks.sum())} runs did not and are left out)")
     return s
+
+
+# Figs. 6.11/6.12: the bounds "decrease ... but not as much as it would be expected with the number of considered
+# examples": a log-log slope in n strictly between -1/2 (the expected rate) and 0 (no decrease).  The spec's criterion
+# (slope > -1/2) also accepted a bound that grows with n; the source's words say it decreases.
+SLOWER_THAN_SQRT_N = Criterion("in (-0.5, 0)", lambda v: (v > -0.5) & (v < 0))
 
 
 def last_bound_slope(grids: list, delta: float, scale: float, counted: list) -> float:
