@@ -278,3 +278,15 @@ def test_c9_no_convergence_counts_only_beside_training_that_works():
     n_conv, ev, left = G.no_convergence(relu)
     assert not ev and len(left) == 1
     assert _fails(verdicts.below(0, strict=False), [n_conv])
+
+
+def test_ln_lambda_per_seed_fails_on_untrained_runs():
+    """Figs 3.30 / C.20 as the chapter now measures them (one R^2 per seed): runs of 50 steps (no plateau end) give
+    nan for every seed, and a per-seed plateau that does not depend on lambda fails too."""
+    scales = [1e-6, 1e-4, 1e-2]
+    ds = D.brisbois_nonorthogonal("1.3.2")
+    sc, seeds = [s for s in scales for _ in (0, 1)], [d for _ in scales for d in (0, 1)]
+    p = init.balanced(seeds, 20, ds.d, sc)
+    tr = train.gradient_descent(p, ds, Network("relu"), steps=50, lr=1e-3, loss="mean")
+    assert _fails(TP.LN_LAMBDA, TP.ln_lambda_r2_per_seed(sc, seeds, TP.plateau_end(tr).tolist()))
+    assert _fails(TP.LN_LAMBDA, TP.ln_lambda_r2_per_seed(sc, seeds, [5000, 7000] * 3))
