@@ -158,15 +158,46 @@ def commit(root: Path) -> str:
 
 
 # nice 19 alone does not yield to other sessions where the kernel groups processes by session (autogroup,
-# /proc/sys/kernel/sched_autogroup_enabled = 1): each session's group gets an equal share whatever its nice value, so
-# the wrapper also lowers its own group (a paper run then takes only the CPU nobody else wants).
-_WRAP = ("import json, os, resource, subprocess, sys\n"
-         "try:\n    os.setsid()\nexcept OSError:\n    pass\n"
-         "try:\n    open('/proc/self/autogroup', 'w').write('19')\nexcept OSError:\n    pass\n"
-         "p = subprocess.run(sys.argv[1:]); "
-         "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
-         "print(json.dumps(dict(rc=p.returncode, cpu_s=r.ru_utime + r.ru_stime, peak_rss_gb=r.ru_maxrss / 2 ** 20)), "
-         "file=sys.stderr)")
+# /proc/sys/kernel/sched_autogroup_enabled = 1): each session's group gets an equal share whatever its nice value, and a
+# Jupyter kernel starts a session of its own.  The wrapper therefore runs in a new session whose group it lowers to nice
+# 19, and every few seconds lowers the group of each of its descendants (the kernel) as well: a paper run then takes
+# only the CPU nobody else wants.
+_WRAP = """
+import json, os, resource, subprocess, sys, time
+def lower(pid):
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as fh:
+            fh.write("19")
+    except OSError:
+        pass
+def descendants(root):
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+try:
+    os.setsid()
+except OSError:
+    pass
+lower(os.getpid())
+p = subprocess.Popen(sys.argv[1:])
+while p.poll() is None:
+    for pid in descendants(os.getpid()):
+        lower(pid)
+    time.sleep(3)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps(dict(rc=p.returncode, cpu_s=r.ru_utime + r.ru_stime, peak_rss_gb=r.ru_maxrss / 2 ** 20)), file=sys.stderr)
+"""
 
 
 def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
