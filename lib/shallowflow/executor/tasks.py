@@ -2,7 +2,6 @@
 into place on success only (:func:`execute_task`); a finished result is read back by :func:`read_result`."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -14,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import params as _params
+from ..checkpoint import _hash_files
 from ..outputs import OutputError, describe, safe_path
 from ..verdicts import repo_root
 from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, TaskFailed, _short, book_dir, parameters,
@@ -21,13 +21,8 @@ from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, TaskFailed, _sho
 from .notebook import _environ, _execute_direct, _execute_notebook, engine_and_device
 
 
-@functools.lru_cache(maxsize=4)
 def _code_version(stamp: tuple) -> str:
-    h = hashlib.sha256()
-    for path, *_ in stamp:
-        h.update(path.encode())
-        h.update(Path(path).read_bytes())
-    return h.hexdigest()[:12]
+    return _hash_files(stamp)[:12]  # the same files hash as the checkpoints' (path and bytes of each), cached there
 
 
 def code_version() -> str:
