@@ -73,7 +73,8 @@ def test_staircase_untrained_curve_is_no_staircase():
 def _spurious(steps, width=300):
     P = SimpleNamespace(width=width, init_scale=1e-3, lr=1e-3, steps=steps, seeds=[0], monitor_every=max(1, steps // 50),
                         eps=1e-9 if steps < 1000 else 0.5, eps2=1e-2, eps3=1e-2, width_dominated=20,
-                        steps_dominated=2, balance_width=10, balance_time=1e-3, animation_frames=0)
+                        steps_dominated=2, balance_width=10, balance_time=1e-3, animation_frames=0,
+                        control_width=50, control_time=20.0 if steps >= 1000 else 2e-3, control_leak=0.1)
     return spurious.run_figure2(P)
 
 
@@ -86,10 +87,37 @@ def test_spurious_untrained_network_is_not_at_the_ols_loss():
     assert (end["pred_err"] > 1e-2).all()
 
 
+def test_spurious_untrained_network_does_not_pass_the_invariants():
+    """Lem1/signs-fixed, Lem4/s0-never-move, E2/s0-frozen: an untrained network keeps both invariants by doing nothing
+    (the ungated measurements pass); the learning gate makes the chapter's criteria fail on it, and the controls'
+    criteria (Lem1/control-can-fail, Lem4/control-can-fail) fail on untrained controls too."""
+    fr = _spurious(2)
+    s = fr.run.series
+    assert spurious.SIGNS_FIXED(s["sign_flips"].amax(1)) and spurious.S0_FROZEN(s["zero_moved"].amax(1))  # the null
+    inv = spurious.invariants(fr.run)
+    assert not bool(inv["gate"]["passed"].any())
+    assert not spurious.SIGNS_FIXED(inv["sign_flips"])
+    assert not spurious.S0_FROZEN(inv["s0_moved"]) and not spurious.S0_FROZEN(inv["s0_moved_end"])
+    ctl = {name: spurious.invariants(c) for name, c in fr.controls.items()}
+    assert not spurious.fails(spurious.SIGNS_FIXED)(ctl["unbalanced"]["sign_flips"])
+    assert not spurious.fails(spurious.S0_FROZEN)(ctl["leaky"]["s0_moved"])
+
+
 def test_spurious_trained_network_passes_it():
     fr = _spurious(100_000)  # the book's step and iterations at the smoke width
     end = spurious.end_state(fr)
     assert spurious.FINAL_AT_OLS((end["loss"] - end["L_star"]).abs())
+    # the gated invariants pass on the trained run, and their criteria fail on the trained controls
+    inv = spurious.invariants(fr.run)
+    assert bool(inv["gate"]["passed"].all())
+    assert spurious.SIGNS_FIXED(inv["sign_flips"]) and spurious.S0_FROZEN(inv["s0_moved"])
+    ctl = {name: spurious.invariants(c) for name, c in fr.controls.items()}
+    assert bool(ctl["unbalanced"]["gate"]["passed"].all()) and bool(ctl["leaky"]["gate"]["passed"].all())
+    assert not spurious.SIGNS_FIXED(ctl["unbalanced"]["sign_flips"])
+    assert spurious.fails(spurious.SIGNS_FIXED)(ctl["unbalanced"]["sign_flips"])
+    assert not spurious.S0_FROZEN(ctl["leaky"]["s0_moved"])
+    assert spurious.fails(spurious.S0_FROZEN)(ctl["leaky"]["s0_moved"])
+    assert spurious.S0_FROZEN(ctl["unbalanced"]["s0_moved"])  # the ReLU, not balancedness, freezes S0
 
 
 def test_staircase_untrained_runs_fail_every_typical_behaviour():

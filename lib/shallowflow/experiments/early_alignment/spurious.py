@@ -40,6 +40,10 @@ SCHEMA = {
     "perturbations": Int("random perturbations of the local-minimum test", low=1, high=10_000_000),
     "animation_frames": Int("frames of the animation (E4), taken from the authors' snapshot schedule; 0: none",
                             low=0, high=1000),
+    "control_width": Int("width of the two control runs that break a lemma's hypothesis (unbalanced initialisation "
+                         "for Lemma 1, leaky ReLU for Lemma 4 (3))", low=1, high=1_000_000),
+    "control_time": Float("flow time of the control runs", low=0, low_open=True, high=1e6),
+    "control_leak": Float("negative slope of the leaky ReLU of the Lemma 4 control", low=0, low_open=True, high=1),
 }
 def _phase1_iterations(P) -> float:
     """k_eps = eps ln(1/init_scale) / (||D|| lr): the iteration where Phase 1 ends (a snapshot is taken there)."""
@@ -53,6 +57,72 @@ def _phase1_iterations(P) -> float:
 SOURCE_LIMIT = "Theorem 2: the OLS loss"
 FINAL_AT_OLS = C.below(1e-5)  # E2/final-loss (spec E2.1): |L_final - L_lin*| <= 1e-5
 
+# The invariants of Lemma 1 (the sign of every a_j is constant) and Lemma 4 (3) (the S0 neurons never move) hold for
+# a network that does not train at all. Two safeguards make their checks able to fail for the right reason:
+# - a learning gate, stated in advance [the book's choice]: a run counts only when its loss fell by at least the
+#   factor LEARNED_LOSS_FALL (L(0) / L(T) >= 2; the OLS limit of Theorem 2 is a fall of L(0) / L_lin*, about 3.5 on
+#   the Figure 2 data) and its parameters moved by at least LEARNED_MOVED times their initial norm
+#   (|theta_T - theta_0| >= |theta_0|); a run that fails the gate measures NaN, and a check over it fails;
+# - a control that breaks the lemma's hypothesis, on which the check's own criterion must fail: an unbalanced
+#   initialisation for Lemma 1 (Eq. (4) is what fixes the signs; "without it, some of the weights change their sign
+#   during the early alignment phase" [T, Section 5]) and a leaky ReLU for Lemma 4 (3) ("using leaky ReLU
+#   activations, neurons in S0 become relevant" [T, Section 5]).
+LEARNED_LOSS_FALL = 2.0
+LEARNED_MOVED = 1.0
+SIGNS_FIXED = C.below(0.5)  # Lem1/signs-fixed: no output weight changes sign (count over the run)
+S0_FROZEN = C.below(0.0, strict=False)  # Lem4/s0-never-move: the largest change of an S0 neuron is exactly 0
+CONTROL_OBSERVATIONS = 100  # observations of each control run (the same phase monitor as the Figure 2 run)
+
+
+def fails(criterion: C.Criterion) -> C.Criterion:
+    """The criterion of a control check: it holds where ``criterion`` fails on every measured value (and, as every
+    criterion, never on a NaN, so a control that did not train cannot pass)."""
+    return C.Criterion(f"fails '{criterion.text}'", lambda v: ~criterion.test(v))
+
+
+def learning_gate(mon: Monitored) -> dict:
+    """Per run: the loss fall L(0) / L(T), the distance moved |theta_T - theta_0| / |theta_0| (all parameters), and
+    whether both pass the gate (LEARNED_LOSS_FALL, LEARNED_MOVED)."""
+    p0, p = mon.p0, mon.final
+    L = mon.series["loss"]
+    fall = L[:, 0] / L[:, -1]
+    dist = ((p.a - p0.a) ** 2).sum(-1).add(((p.W - p0.W) ** 2).sum((-1, -2))).sqrt()
+    moved = dist / (p0.a ** 2).sum(-1).add((p0.W ** 2).sum((-1, -2))).sqrt()
+    return dict(fall=fall, moved=moved, passed=(fall >= LEARNED_LOSS_FALL) & (moved >= LEARNED_MOVED))
+
+
+def gated(values, passed: torch.Tensor) -> torch.Tensor:
+    """Per-run values where the run passed its learning gate, NaN where it did not."""
+    v = torch.as_tensor(values, dtype=DTYPE)
+    return torch.where(passed, v, torch.full_like(v, math.nan))
+
+
+def invariants(mon: Monitored) -> dict:
+    """The invariant measurements of a monitored run (Figure 2's or a control's), each gated by the run's learning
+    gate: sign changes of the output weights (Lemma 1), the largest change of an S0 neuron at any observation and
+    at the end (Lemma 4 (3); NaN when S0 is empty), and the size of S0."""
+    g = learning_gate(mon)
+    s = mon.series
+    return dict(gate=g, sign_flips=gated(s["sign_flips"].amax(1), g["passed"]),
+                s0_moved=gated(s["zero_moved"].amax(1), g["passed"]),
+                s0_moved_end=gated(s["zero_moved"][:, -1], g["passed"]))
+
+
+def run_controls(P, data: datasets.Dataset, o: OLS, D: torch.Tensor) -> dict:
+    """The two control runs (first seed, ``control_width`` neurons, ``control_time`` of flow time at the chapter's
+    step and scale), observed by the Figure 2 run's phase monitor: "unbalanced" (ReLU, independent Gaussian layers,
+    Eq. (4) broken) and "leaky" (balanced, leaky ReLU of slope ``control_leak``)."""
+    X, y = data.X, data.y
+    k = max(1, int(round(P.control_time / P.lr)))
+    every = max(1, k // CONTROL_OBSERVATIONS)
+    out = {}
+    for name, kind, net in (("unbalanced", "unbalanced", Network("relu")),
+                            ("leaky", "balanced", Network("leaky_relu", leak=P.control_leak))):
+        p0 = initialise(kind, P.seeds[:1], P.control_width, 2, P.init_scale)
+        mon = phase_monitor(X, y, neuron_sets(p0, X), p0, o.beta, D, P.eps2, P.eps3, {"tau2": {}, "tau3": {}}, net)
+        out[name] = train_monitored(p0, data, net, steps=k, lr=P.lr, every=every, monitor=mon)
+    return out
+
 
 RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least once after the start"),
          Rule(("eps", "init_scale", "lr", "steps"), lambda P: 0 <= _phase1_iterations(P) <= P.steps,
@@ -60,20 +130,25 @@ RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least on
               lambda P: f"it ends at iteration {_phase1_iterations(P):.4g}"),
          Rule.budget(("balance_time", "lr"), lambda P: 2 * P.balance_time / P.lr, STEP_BUDGET,
                      what="the balancedness runs (balance_time / (lr / 2))"),
-         Rule.memory(("width", "seeds", "width_dominated", "balance_width"),
+         Rule.budget(("control_time", "lr"), lambda P: P.control_time / P.lr, STEP_BUDGET,
+                     what="the control runs (control_time / lr)"),
+         Rule.memory(("width", "seeds", "width_dominated", "balance_width", "control_width"),
                      lambda P: ensemble_bytes(len(P.seeds), P.width, 2, 60) + ensemble_bytes(1, P.width_dominated, 2, 8)
-                     + ensemble_bytes(2, P.balance_width, 2, 8), what="the ensembles and their snapshots"),
+                     + ensemble_bytes(2, P.balance_width, 2, 8) + ensemble_bytes(2, P.control_width, 2, 8),
+                     what="the ensembles and their snapshots"),
          Rule.work(("width", "seeds", "steps", "monitor_every", "width_dominated", "steps_dominated", "balance_width",
-                    "balance_time", "lr", "perturbations"), lambda P: work_estimate(P),
+                    "balance_time", "lr", "perturbations", "control_width", "control_time"), lambda P: work_estimate(P),
                    what="the runs (above the budget: a GPU or a cluster)"))
 
 
 def work_estimate(P) -> float:
     """Work units (:func:`shallowflow.params.gd_work`) on the three points (d = 2): the monitored runs (one per seed,
     steps; every observation counted as one more step), the dominated run, the balancedness runs at lr and lr / 2
-    (3 balance_time / lr steps in all), and the two local-minimum tests (two radii x perturbations forward passes of
+    (3 balance_time / lr steps in all), the two control runs (control_time / lr steps each, observed
+    :data:`CONTROL_OBSERVATIONS` times), and the two local-minimum tests (two radii x perturbations forward passes of
     the dominated and the balanced limit)."""
     return (gd_work(len(P.seeds), P.width, 3, 2, P.steps + P.steps / P.monitor_every)
+            + 2 * gd_work(1, P.control_width, 3, 2, P.control_time / P.lr + CONTROL_OBSERVATIONS)
             + gd_work(1, P.width_dominated, 3, 2, P.steps_dominated) + gd_work(1, P.balance_width, 3, 2, 3 * P.balance_time / P.lr)
             + 2 * gd_work(P.perturbations, P.width_dominated, 3, 2, 1) + 2 * gd_work(P.perturbations, P.width, 3, 2, 1))
 
@@ -93,12 +168,14 @@ class Figure2Run:
     dominated: Monitored
     balance: dict
     frames: list  # iterations of the animation (E4): the authors' schedule, at most animation_frames of them
-    valid: dict = field(default_factory=dict)  # "run" (R,), "dominated" (1,), "balance" (2,): finite loss and parameters
+    valid: dict = field(default_factory=dict)  # "run" (R,), "dominated" (1,), "balance" (2,), "unbalanced", "leaky" (1,)
+    controls: dict = field(default_factory=dict)  # "unbalanced", "leaky" -> Monitored (see run_controls)
 
 
 def run_figure2(P) -> Figure2Run:
     """Figure 2 / Theorem 2: balanced runs on the three-point data, observed every ``monitor_every`` iterations;
-    a dominated run for the nature of the limit; two short runs for the balancedness drift (Lemma 1)."""
+    a dominated run for the nature of the limit; two short runs for the balancedness drift (Lemma 1); the two
+    control runs of the invariants (:func:`run_controls`)."""
     data = datasets.get("ea-three-point", device=CPU)
     X, y = data.X, data.y
     net = Network("relu")
@@ -127,9 +204,11 @@ def run_figure2(P) -> Figure2Run:
         bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
                          max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()),
                          valid=metrics.finite_runs(tr.loss, q))
+    ctl = run_controls(P, data, o, D)
     valid = dict(run=metrics.finite_runs(run.loss, run.final), dominated=metrics.finite_runs(dom.loss, dom.final),
-                 balance=torch.cat([bal["lr"]["valid"], bal["half_lr"]["valid"]]))
-    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames, valid)
+                 balance=torch.cat([bal["lr"]["valid"], bal["half_lr"]["valid"]]),
+                 **{name: metrics.finite_runs(c.loss, c.final) for name, c in ctl.items()})
+    return Figure2Run(data, net, P.init_scale, run, sets, o, D, tau_eps, k_eps, captures, dom, bal, frames, valid, ctl)
 
 
 def phase_times(fr: Figure2Run) -> dict:
