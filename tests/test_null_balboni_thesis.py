@@ -188,3 +188,32 @@ def test_pl_training_untrained_bound_is_not_slow_in_n():
     assert not fails(criterion, -0.3)
     assert not any(PT.learned(g).any() for g in grids)
     assert fails(criterion, PT.last_bound_slope(grids, P.delta, 1.0, [PT.learned(g) for g in grids]))
+
+
+def test_pl_training_untrained_networks_show_no_pessimistic_gap():
+    """Fig. 6.6/bound-pessimistic, the empirical half of 'actual above the bounds': a network that does not move keeps
+    its chain bound at lambda_min,0 = lambda_min,T, so the gap is 0 and no run is 'pessimistic'; the check fails.  The
+    identity half (actual-above-bounds) still holds there, as it must for any weights."""
+    g = _untrained("relu", "mse")
+    assert np.abs(g.lmin[-1] / g.lmin[0] - 1).max() < 1e-5  # the null is what it says
+    assert (PT.bounds_below_actual(g) >= 0).all()  # the identity: true by construction, trained or not
+    assert not PT.bound_pessimistic(g).any()
+    assert fails(MAJORITY, PT.majority(PT.bound_pessimistic(g))["low"])
+
+
+def test_pl_training_untrained_networks_show_no_vacuous_bound():
+    """Figs. 6.20-6.23/vacuous-early: with networks that do not move, no configuration's chain bound goes vacuous, and
+    one vacuous configuration is not 'multiple cases'."""
+    for act, loss in (("relu", "ce"), ("tanh", "mse")):
+        g = _untrained(act, loss)
+        keep = np.ones(g.f.shape[1], dtype=bool)
+        assert fails(C.above(PT.MULTIPLE), len(PT.vacuous_configurations([g], [keep])))
+    import dataclasses
+    g = _untrained("relu", "ce")
+    chain = g.chain.copy()
+    chain[1, g.lrs.index(g.lrs[0])] = -1.0  # one run of one (n, lr) configuration goes vacuous at epoch 1
+    chain[1, len(set(g.lrs))] = -1.0  # and another seed of the SAME configuration
+    h = dataclasses.replace(g, chain=chain)
+    cases = PT.vacuous_configurations([h], [np.ones(chain.shape[1], dtype=bool)])
+    assert len(cases) == 1  # two seeds of one configuration are one case
+    assert fails(C.above(PT.MULTIPLE), len(cases))

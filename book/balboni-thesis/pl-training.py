@@ -301,6 +301,16 @@ if "conditioning" in P.sections:
 #
 # Actual $\lambda_{\min}$ (blue) against the oracle bound (orange) and the chain bound (red); a bound at
 # or below 0 is vacuous. The plot is symmetric-log.
+#
+# **What holds by construction.** That the actual $\lambda_{\min}$ lies above both bounds is no finding: for any
+# matrices Weyl's inequality gives $\lambda_{\min}(G_t)\ge\lambda_{\min}(G_0)-\|G_t-G_0\|_{op}$ (the oracle), and the
+# chain bound only bounds $\|G_t-G_0\|_{op}$ from above (Lemma 16), for any weights. `Fig6.6/actual-above-bounds`
+# is therefore kept as an identity check of the implementation (no trained run stands behind its verdict). The
+# thesis's observation is that the bound is *pessimistic*, "degrades significantly": `Fig6.6/bound-pessimistic` asks
+# that at the last epoch the chain bound lie below the actual $\lambda_{\min}$ by at least half of
+# $\lambda_{\min,0}$ in a majority of kept runs, which a network that does not move (gap 0) fails. Figures
+# 6.20-6.23's "in multiple cases the bounds even become vacuous after the first epochs" asks for at least two
+# $(n,\eta)$ configurations (one graph each) whose chain bound is $\le 0$ by epoch 10.
 
 # %% tags=["hide-input"]
 if "bounds" in P.sections:
@@ -318,9 +328,23 @@ if "bounds" in P.sections:
 
 # %%
 if "bounds" in P.sections:
-    sanity, valid = select("relu", "mse", lambda g: np.minimum((g.lmin - g.oracle).min(0), (g.lmin[g.chain_steps] - g.chain).min(0)))
-    claims.check("Fig6.6/actual-above-bounds", "the actual lambda_min is above both bounds at every epoch "
-                 "(smallest lambda_min - bound, ReLU MSE, kept runs)", sanity, C.above(0), source_value="lower bounds (4.11)", valid=valid)
+    sanity, valid = select("relu", "mse", X.bounds_below_actual)
+    claims.check("Fig6.6/actual-above-bounds", "identity (holds by construction, not a finding): the actual lambda_min is "
+                 "above both bounds (4.11) at every epoch (smallest lambda_min - bound, ReLU MSE, kept runs with finite values)",
+                 sanity[valid], C.above(0), source_value="lower bounds (4.11)", valid=C.NO_TRAINING,
+                 note="Weyl's inequality makes the oracle bound lambda_min(G_0) - ||G_t - G_0||_op <= lambda_min(G_t) for any "
+                      "matrices, and Lemma 16's chain bounds ||G_t - G_0||_op from above for any weights, so this checks the "
+                      "implementation of the bounds; the thesis's observation is Fig6.6/bound-pessimistic")
+    pess, valid = select("relu", "mse", X.bound_pessimistic)
+    pess_oracle, _ = select("relu", "mse", lambda g: (g.lmin[-1] - g.oracle[-1]) / g.lmin[0] >= X.PESSIMISM_MARGIN)
+    pe = X.majority(pess, P.level)
+    claims.check("Fig6.6/bound-pessimistic", f"ReLU, MSE: the chain bound (4.11) 'degrades significantly': at epoch {P.epochs} "
+                 f"it lies below the actual lambda_min by at least {X.PESSIMISM_MARGIN:g} lambda_min,0 in a majority of kept runs: "
+                 f"{pe['text']} (the oracle bound, the best (4.11) can give: {metrics.describe_share(pess_oracle, P.level)}); "
+                 "measured: the interval's lower end", pe["low"], C.above(0.5, strict=True),
+                 source_value="how pessimistic are current estimates ... the bound degrades significantly", valid=valid,
+                 note="the empirical half of the spec's sanity criterion: the gap between the actual eigenvalue and its bound, "
+                      "which is 0 for a network that did not move; the margin is the spec's ratio 0.5, fixed before measuring")
     gl = grids[("relu", "mse", nmax)]
     k = kept[("relu", "mse", nmax)]
     vac = X.majority((gl.chain[:, k] <= 0).any(0), P.level)
@@ -337,10 +361,16 @@ if "bounds" in P.sections:
                       "and 'than predicted' made explicit (the bound predicted losing more than half), so a network that did not move "
                       "does not pass")
     for target, act, loss in (("Fig6.20", "relu", "ce"), ("Fig6.21", "tanh", "ce"), ("Fig6.22", "relu", "mse"), ("Fig6.23", "tanh", "mse")):
-        early, valid = select(act, loss, lambda g: (g.chain[[i for i, s in enumerate(g.chain_steps) if s <= 10]] <= 0).any(0).astype(float))
-        claims.check(f"{target}/vacuous-early", f"{act}, {loss}: the bound is <= 0 by epoch 10 in at least one configuration "
-                     "(number of kept runs where the chain bound is)", early.sum(), C.above(1), source_value="vacuous after the first epochs",
-                     valid=valid)
+        cases = X.vacuous_configurations([grids[(act, loss, n)] for n in P.examples], [kept[(act, loss, n)] for n in P.examples])
+        runs_v, valid = select(act, loss, X.vacuous_early)
+        n_cfg = sum(int(kept[(act, loss, n)].reshape(len(P.seeds), -1).any(0).sum()) for n in P.examples)
+        claims.check(f"{target}/vacuous-early", f"{act}, {loss}: 'in multiple cases' (at least {X.MULTIPLE} (n, learning rate) "
+                     f"configurations, one graph each) the chain bound (4.11) is <= 0 by epoch {X.VACUOUS_BY}: "
+                     f"{len(cases)} of the {n_cfg} configurations with a kept run ({int(runs_v.sum())} of {runs_v.size} kept runs); "
+                     "measured: the number of configurations", len(cases), C.above(X.MULTIPLE),
+                     source_value="in multiple cases the bounds even become vacuous after the first epochs of training",
+                     valid=valid, note="a configuration counts once however many of its seeds go vacuous; a network that does "
+                     "not move keeps its bound at lambda_min,0 > 0")
 
 
     for target, loss in (("Fig6.21", "ce"), ("Fig6.23", "mse")):

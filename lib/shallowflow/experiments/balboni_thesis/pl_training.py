@@ -464,3 +464,49 @@ def last_bound_slope(grids: list, delta: float, scale: float, counted: list) -> 
     if len(ns) < 2 or not np.all(np.isfinite(last)):
         return float("nan")
     return float(np.polyfit(np.log(ns), np.log(last), 1)[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# Fig. 6.6: what holds by construction, and what the thesis observes
+# ------------------------------------------------------------------------------------------------
+def bounds_below_actual(g: Grid) -> np.ndarray:
+    """Per run, the smallest lambda_min,t - bound_t over the epochs, both bounds of (4.11): the oracle
+    lambda_min(G_0) - norm(G_t - G_0)_op and the chain bound.  Both are >= 0 for ANY weights (Weyl's inequality for the
+    oracle; Lemma 16's chain bounds norm(G_t - G_0)_op from above), so this is an identity of the implementation, not a
+    property of training: it is 0 at epoch 0, where both bounds equal lambda_min,0."""
+    return np.minimum((g.lmin - g.oracle).min(0), (g.lmin[g.chain_steps] - g.chain).min(0))
+
+
+# Fig. 6.6's empirical claim, "how pessimistic are current estimates ... the bound degrades significantly": at the last
+# epoch the (4.11) chain bound lies below the actual lambda_min by at least this fraction of lambda_min,0 (the spec's
+# ratio 0.5 of lmin-holds; fixed before measuring).  A network whose weights did not move has a gap of 0.
+PESSIMISM_MARGIN = 0.5
+
+
+def bound_pessimistic(g: Grid, margin: float = PESSIMISM_MARGIN) -> np.ndarray:
+    """Fig. 6.6 per run: True where the chain bound (4.11) at the last epoch lies below the actual lambda_min by at least
+    ``margin`` lambda_min,0 ((lambda_min,T - chain_T) / lambda_min,0 >= margin)."""
+    return (g.lmin[-1] - g.chain[-1]) / g.lmin[0] >= margin
+
+
+# Figs. 6.20-6.23: "in multiple cases the bounds even become vacuous after the first epochs of training": "multiple"
+# is at least two; a case is one (n, learning rate) configuration (one graph of the figures), so two seeds of one
+# configuration are one case; "after the first epochs" is read as by epoch VACUOUS_BY.
+MULTIPLE = 2
+VACUOUS_BY = 10
+
+
+def vacuous_early(g: Grid, by: int = VACUOUS_BY) -> np.ndarray:
+    """Per run: True where the chain bound (4.11) is <= 0 at some computed epoch <= ``by``."""
+    rows = [i for i, s in enumerate(g.chain_steps) if s <= by]
+    return (g.chain[rows] <= 0).any(0)
+
+
+def vacuous_configurations(grids: list, kept: list, by: int = VACUOUS_BY) -> list:
+    """Figs. 6.20-6.23: the (n, learning rate) configurations of ``grids`` (one per n) in which at least one kept run
+    (``kept``: one boolean per run, per grid) has a vacuous chain bound by epoch ``by``; sorted."""
+    out = set()
+    for g, k in zip(grids, kept):
+        hit = vacuous_early(g, by) & np.asarray(k, dtype=bool)
+        out |= {(g.n, float(g.lrs[r])) for r in np.flatnonzero(hit)}
+    return sorted(out)
