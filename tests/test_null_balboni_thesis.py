@@ -217,3 +217,35 @@ def test_pl_training_untrained_networks_show_no_vacuous_bound():
     cases = PT.vacuous_configurations([h], [np.ones(chain.shape[1], dtype=bool)])
     assert len(cases) == 1  # two seeds of one configuration are one case
     assert fails(C.above(PT.MULTIPLE), len(cases))
+
+
+def test_conditioning_cross_seed_pairing_is_not_run_specific():
+    """Fig. 6.9/aligned-run-specific: pair each run's conditioning with ANOTHER seed's row sum (a cross-seed pairing fed
+    as if it were the run's own): the 'within-run' alignment is then itself a cross-seed one and must not exceed the
+    cross-seed baseline, so the criterion fails."""
+    P, res = _tiny_conditioning()
+    lcp = res.arr("relu", False, "logcond")
+    rs = np.log(res.arr("relu", False, "offdiag_rowsum"))
+    rising = np.ones(lcp.shape[:-1], dtype=bool)
+    crossed = CI.run_specific_excess(np.roll(rs, 1, axis=0), lcp, rising)
+    assert crossed["n"] == rising.sum()
+    assert fails(C.above(0, strict=True), crossed["low"])
+
+
+def test_conditioning_alignment_of_the_configuration_is_not_run_specific():
+    """Fig. 6.9: where every seed of a (width, n) has its minima at the same layers (alignment by configuration only), the
+    within-run alignment is perfect and Fig6.9/aligned-with-Fig6.1's criterion passes, but the cross-seed pairing aligns
+    as often, so aligned-run-specific must fail; a row sum that follows its own run's conditioning (and not the other
+    seeds') passes it."""
+    rng = np.random.default_rng(0)
+    S, configs, layers = 4, 10, 12
+    base = rng.normal(size=(1, configs, 1, layers))
+    lc = np.repeat(base, S, axis=0) + 1e-3 * rng.normal(size=(S, configs, 1, layers))  # same minimum layer per configuration
+    rising = np.ones((S, configs, 1), dtype=bool)
+    same = CI.run_specific_excess(lc.copy(), lc, rising)
+    assert same["within"] == 1.0 and same["shuffled"] == 1.0
+    assert not fails(MAJORITY, metrics.typical_share(CI.aligned_minima(lc, lc, rising))[0])  # the defect
+    assert fails(C.above(0, strict=True), same["low"])
+    own_lc = rng.normal(size=(S, configs, 1, layers))  # every run's minimum at its own layer
+    own = CI.run_specific_excess(own_lc.copy(), own_lc, rising)
+    assert own["within"] == 1.0 and own["shuffled"] < 0.6 and own["low"] > 0
