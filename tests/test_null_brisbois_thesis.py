@@ -290,3 +290,30 @@ def test_ln_lambda_per_seed_fails_on_untrained_runs():
     tr = train.gradient_descent(p, ds, Network("relu"), steps=50, lr=1e-3, loss="mean")
     assert _fails(TP.LN_LAMBDA, TP.ln_lambda_r2_per_seed(sc, seeds, TP.plateau_end(tr).tolist()))
     assert _fails(TP.LN_LAMBDA, TP.ln_lambda_r2_per_seed(sc, seeds, [5000, 7000] * 3))
+
+
+def test_c15_c17_label_shares_fail_on_untrained_and_reversed_runs():
+    """C.15/simultaneous and C.17/positive-first (a share of runs, its Wilson lower end against one half): the
+    chapter's label-timing runs cut to 50 epochs fit no label, so no run shows either behaviour and both typical-run
+    criteria fail; Tanh runs whose labels are read with the signs swapped (the negative label fitted first) fail
+    C.17's; one run showing a behaviour cannot make it typical."""
+    P = SimpleNamespace(c=75.0, width_c=30, init_scale=1e-6, lr=1e-4, steps=50, record_every=10, seeds=[0], width=20,
+                        widths=[], scales=[], merge_step=10, mid_step=20, label_seeds=[0, 1, 2, 3, 4, 5],
+                        sections=["appendix-c"])
+    run = S.run_scurves(P)
+    for act in S.ACTS:
+        pos, neg = S.label_fit_epochs(run["label"][act], run["data"], Network(act))
+        assert _fails(S.TYPICAL, [verdicts_low(S.simultaneous_flags(pos, neg))])
+        assert _fails(S.TYPICAL, [verdicts_low(S.positive_first_flags(pos, neg))])
+    pos = torch.tensor([900, 1000, 1100, 950, 1200, 1000])
+    neg = pos // 2  # every run fits its negative label first, at half the positive's epoch
+    assert _fails(S.TYPICAL, [verdicts_low(S.positive_first_flags(pos, neg))])
+    assert _fails(S.TYPICAL, [verdicts_low(S.simultaneous_flags(pos, neg))])
+    assert _fails(S.TYPICAL, [verdicts_low(S.simultaneous_flags(pos[:1], pos[:1]))])
+    assert not _fails(S.TYPICAL, [verdicts_low(S.simultaneous_flags(pos, pos + 10))])
+    assert not _fails(S.TYPICAL, [verdicts_low(S.positive_first_flags(neg, pos))])
+
+
+def verdicts_low(flags):
+    from shallowflow import metrics
+    return metrics.typical_share(flags)[0]

@@ -38,10 +38,14 @@
 # (PyTorch's `MSELoss`; see the spec's section 2.2); this chapter trains on it. **Unstated:** $\lambda$ and
 # $\alpha$ of Fig. 3.18 (we use those of Figs C.15-C.18, $\lambda=10^{-6}$, $\alpha=10^{-4}$), the widths and
 # scales of Fig. 3.19, the epoch count (every run here has converged long before the end: the loss is
-# printed), the seeds (0, 1, 2 here; all checks hold for every seed or fail), and how the symmetry axis of the
+# printed), the seeds (0, 1, 2 here; the shape checks hold for every seed or fail), and how the symmetry axis of the
 # fit is found. The text builds the axis "through the two most distant neuron pairs"; read literally this
 # tilts the frame (measured below), so the book also turns the frame to the angle where the least-squares fit
 # is best and applies the thesis's parameter choice ($k_1=-5$, $K=-K_1=K_2$, $f'(0)=k$) in that frame.
+# **Typical runs:** the label order of Section 3.1.3 (Sigmoid fits both labels simultaneously, Tanh the positive one
+# first; C.15, C.17) is described from one run per figure, so it is checked as a share of runs (`label_seeds`, their
+# own runs at Figs C.15-C.18's settings, parameters stored on a 1% geometric schedule) whose 95% Wilson interval must
+# lie above one half.
 # :::
 
 # %% tags=["parameters"]
@@ -55,6 +59,7 @@ steps = 30_000  # epochs (every run has converged by about 1e4; the thesis gives
 merge_step = 1000  # the early epoch merged with the final neurons for the fit (thesis: theta^1000)
 mid_step = 2000  # an epoch during the growth, for the same-curve check
 seeds = [0, 1, 2]  # one run per seed
+label_seeds = list(range(24))  # runs of C.15/C.17 (Sigmoid, Tanh at width_c): the share of runs that fit the labels together / positive first
 widths = [20, 60, 100, 600]  # Figs 3.19 and C.19, left
 scales = [1e-10, 1e-6, 1e-2]  # Figs 3.19 and C.19, right
 k1 = -5.0  # the slope the procedure fixes
@@ -222,8 +227,13 @@ def monotone_down(seq):
     return all(b < a for a, b in zip(seq, seq[1:]))
 
 if "appendix-c" in P.sections:
-    pos_s, neg_s = S.label_fit_epochs(S.find(run, "appC", "sigmoid"), ds, Network("sigmoid"))
-    pos_t, neg_t = S.label_fit_epochs(S.find(run, "appC", "tanh"), ds, Network("tanh"))
+    lab_s, lab_t = run["label"]["sigmoid"], run["label"]["tanh"]
+    pos_s, neg_s = S.label_fit_epochs(lab_s, ds, Network("sigmoid"))
+    pos_t, neg_t = S.label_fit_epochs(lab_t, ds, Network("tanh"))
+    simul, first = S.simultaneous_flags(pos_s, neg_s), S.positive_first_flags(pos_t, neg_t)
+    simul_low, simul_text = metrics.typical_share(simul)
+    first_low, first_text = metrics.typical_share(first)
+    gap_s = S.label_gap(pos_s, neg_s)
 rich = [k for k in fits if k[0] in ("main", "appC") or k[0].startswith("m=")
         or (k[0].startswith("lambda=") and float(k[0][7:]) <= 1e-6)]
 all_r2 = torch.tensor([f.lsq.r2 for k in rich for f in fits[k]], dtype=torch.float64)
@@ -260,9 +270,13 @@ claims.check("Fig3.23/identity", "Sigmoid(x) = (1 + Tanh(x/2))/2, max error on [
              source_value="eq. (3.3)", valid=C.NO_TRAINING)
 if "appendix-c" in P.sections:
     cS, cT = S.find(run, "appC", "sigmoid"), S.find(run, "appC", "tanh")
-    claims.check("C.15/simultaneous", f"Sigmoid, m = {P.width_c}: both labels fitted (10%) at epochs within 10% of each other",
-                 (pos_s - neg_s).abs().double() / torch.maximum(pos_s, neg_s).double(), C.below(0.1),
-                 source_value="positive and negative labels reached together (Conj. 1)", valid=ok(cS) & (pos_s > 0) & (neg_s > 0))
+    claims.check("C.15/simultaneous", f"Sigmoid, m = {P.width_c}: the share of runs that fit both labels (10%) at epochs within "
+                 f"{S.SIMULTANEOUS_TOL:.0%} of each other, {simul_text}; measured: the interval's lower end (typical: above one half)",
+                 simul_low, S.TYPICAL, source_value="Sigmoid ANNs fit the positive and negative labels simultaneously (Conj. 1)",
+                 note=f"per-run gap |positive - negative fit epoch| / later epoch: {metrics.describe_mean(gap_s)}, largest "
+                      f"{float(np.nanmax(gap_s.numpy(), initial=-np.inf)):.3g} ({int(gap_s.isnan().sum())} runs never fit a "
+                      "label); the thesis shows one run per figure, so the claim is read as the typical run's",
+                 valid=ok(lab_s))
     claims.check("C.15/same-curve", f"Sigmoid, m = {P.width_c}: neurons of epoch {P.mid_step} lie on the curve fitted to "
                  f"epochs {P.merge_step} and final (R^2)",
                  torch.tensor([S.curve_r2(cS.traj.at(P.mid_step).W[r].numpy(), f.frame, f.lsq)
@@ -270,9 +284,11 @@ if "appendix-c" in P.sections:
                  source_value="footnote 9: same curve at every epoch", valid=ok(cS))
     claims.check("C.16/s-curve", f"Sigmoid, m = {P.width_c}, alpha = {P.lr:g}: two-sigmoid fit R^2",
                  mins(("appC", "sigmoid"), "lsq"), C.above(0.95), source_value="S-curve", valid=ok(cS))
-    claims.check("C.17/positive-first", f"Tanh, m = {P.width_c}: the positive label is fitted before the negative one (epochs)",
-                 (neg_t - pos_t).double(), C.above(0.0, strict=True), source_value="positive first, then direction change",
-                 valid=ok(cT) & (pos_t > 0) & (neg_t > 0))
+    claims.check("C.17/positive-first", f"Tanh, m = {P.width_c}: the share of runs that fit the positive label strictly before "
+                 f"the negative one, {first_text}; measured: the interval's lower end (typical: above one half)",
+                 first_low, S.TYPICAL, source_value="Tanh ANNs first fit the positive label, then the negative one",
+                 note=f"negative minus positive fit epoch per run: {int((neg_t - pos_t).min())} .. {int((neg_t - pos_t).max())}",
+                 valid=ok(lab_t))
     claims.check("C.18/s-curve", f"Tanh, m = {P.width_c}: two-tanh fit R^2", mins(("appC", "tanh"), "lsq"), C.above(0.95),
                  source_value="(deformed) S-curve", valid=ok(cT))
 if "sweep" in P.sections:
