@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import torch
 
 from shallowflow import data as datasets
+from shallowflow import verdicts as C
 from shallowflow.experiments.early_alignment import assumption3, failure_rates, spurious
 from shallowflow.experiments.early_alignment import theory as th
 
@@ -101,6 +102,7 @@ def test_spurious_untrained_network_does_not_pass_the_invariants():
     ctl = {name: spurious.invariants(c) for name, c in fr.controls.items()}
     assert not spurious.fails(spurious.SIGNS_FIXED)(ctl["unbalanced"]["sign_flips"])
     assert not spurious.fails(spurious.S0_FROZEN)(ctl["leaky"]["s0_moved"])
+    assert not C.above(1.0)(spurious.flips_where_unbalanced(fr.controls["unbalanced"]))  # Lem1/control-flips-unbalanced
 
 
 def test_spurious_trained_network_passes_it():
@@ -118,6 +120,7 @@ def test_spurious_trained_network_passes_it():
     assert not spurious.S0_FROZEN(ctl["leaky"]["s0_moved"])
     assert spurious.fails(spurious.S0_FROZEN)(ctl["leaky"]["s0_moved"])
     assert spurious.S0_FROZEN(ctl["unbalanced"]["s0_moved"])  # the ReLU, not balancedness, freezes S0
+    assert C.above(1.0)(spurious.flips_where_unbalanced(fr.controls["unbalanced"]))
 
 
 def test_staircase_untrained_runs_fail_every_typical_behaviour():

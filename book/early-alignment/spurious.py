@@ -362,6 +362,11 @@ claims.check("Lem1/control-can-fail", "the same count on a trained run with an u
              ex.fails(ex.SIGNS_FIXED), source_value="without balancedness some weights change sign [T, Section 5]",
              note=f"m = {P.control_width}, flow time {P.control_time:g}, the same gate; a control that did not train "
                   "measures nan and fails", valid=fr.valid["unbalanced"])
+claims.check("Lem1/control-flips-unbalanced", "in that control, the output weights that changed sign all started with "
+             "a_j^2 < |w_j|^2, the only ones the conserved a_j^2 - |w_j|^2 lets cross zero (share)",
+             ex.flips_where_unbalanced(fr.controls["unbalanced"]), C.above(1.0), source_value="Lemma 1 with Eq. (4) [T]",
+             note="the control fails for the lemma's reason: nan when no weight changed sign or the control did not train",
+             valid=fr.valid["unbalanced"])
 
 gd_tol = (P.lr * float(D.norm())) ** 2  # one GD step's second-order growth |lr a D|^2 / |w|^2 [derived]
 claims.check("Lem4/negative-norms-decreased", "at tau_eps the negative neurons' norms are at most their initial ones (max ratio - 1)",

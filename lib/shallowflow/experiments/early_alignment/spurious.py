@@ -108,6 +108,16 @@ def invariants(mon: Monitored) -> dict:
                 s0_moved_end=gated(s["zero_moved"][:, -1], g["passed"]))
 
 
+def flips_where_unbalanced(mon: Monitored) -> torch.Tensor:
+    """Per run: the share of the output weights whose sign changed (final against initial) that started with
+    a_j(0)^2 < |w_j(0)|^2, the only neurons Lemma 1's conserved quantity lets cross a_j = 0 under gradient flow;
+    gated by the run's learning gate (NaN when no weight changed sign)."""
+    flipped = (mon.final.a * mon.p0.a) <= 0
+    neg = metrics.balancedness(mon.p0) < 0
+    share = (flipped & neg).sum(-1).to(DTYPE) / flipped.sum(-1).to(DTYPE)
+    return gated(share, learning_gate(mon)["passed"])
+
+
 def run_controls(P, data: datasets.Dataset, o: OLS, D: torch.Tensor) -> dict:
     """The two control runs (first seed, ``control_width`` neurons, ``control_time`` of flow time at the chapter's
     step and scale), observed by the Figure 2 run's phase monitor: "unbalanced" (ReLU, independent Gaussian layers,
