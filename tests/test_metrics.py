@@ -44,3 +44,12 @@ def test_share_and_mean_intervals_match_closed_forms():
     m = metrics.mean_interval([1.0, 2.0, 3.0, float("nan")])
     assert m["n"] == 3 and m["mean"] == 2.0 and abs(m["high"] - (2 + stats.t.ppf(0.975, 2) / 3 ** 0.5)) < 1e-12
     assert "1 run" in metrics.describe_mean([4.0]) and "3 runs" in metrics.describe_mean([1, 2, 3.0])
+
+
+def test_newcombe_difference_matches_newcombe_1998():
+    # Newcombe (1998), Statistics in Medicine 17, Table II example (a): 56/70 - 48/80, method 10: [0.0524, 0.3339]
+    low, high = metrics.newcombe_difference(56 / 70, 48 / 80, 70, n2=80)
+    assert round(low, 4) == 0.0524 and round(high, 4) == 0.3339
+    # the Wilson interval is share_interval's
+    s = metrics.share_interval([True] * 7 + [False] * 3)
+    assert metrics.wilson(0.7, 10) == (s["low"], s["high"])

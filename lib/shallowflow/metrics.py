@@ -379,10 +379,25 @@ def share_interval(flags, level: float = 0.95) -> dict:
     n, k = int(f.size), int(f.sum())
     if n == 0:
         return dict(share=math.nan, low=math.nan, high=math.nan, k=0, n=0, level=level)
-    z, p = _z(level), k / n
+    low, high = wilson(k / n, n, level)
+    return dict(share=k / n, low=low, high=high, k=k, n=n, level=level)
+
+
+def wilson(p: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a share ``p`` over ``n`` runs at ``level`` (``p`` may be a mean of per-run shares)."""
+    z = _z(level)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return dict(share=p, low=max(0.0, centre - half), high=min(1.0, centre + half), k=k, n=n, level=level)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_difference(p1: float, p2: float, n: int, level: float = 0.95, n2: int | None = None) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (his method 10) of the difference ``p1 - p2`` of two shares over ``n`` and
+    ``n2`` (default ``n``) runs, from each share's Wilson interval at ``level``."""
+    l1, u1 = wilson(p1, n, level)
+    l2, u2 = wilson(p2, n if n2 is None else n2, level)
+    d = p1 - p2
+    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
 def mean_interval(values, level: float = 0.95) -> dict:

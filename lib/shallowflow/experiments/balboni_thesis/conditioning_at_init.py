@@ -289,17 +289,6 @@ def shuffled_alignment(log_rowsum: np.ndarray, logcond: np.ndarray, rising: np.n
     return (hits / (S - 1))[rising]
 
 
-def _wilson(p: float, n: int, level: float) -> tuple[float, float]:
-    """Wilson score interval of a share ``p`` over ``n`` runs (``p`` may be a mean of per-run shares): the formula of
-    :func:`shallowflow.metrics.share_interval`."""
-    from scipy import stats
-
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def run_specific_excess(log_rowsum: np.ndarray, logcond: np.ndarray, rising: np.ndarray, within: int = 2,
                         level: float = 0.95) -> dict:
     """Fig. 6.9: does the row sum's minimum align with ITS OWN run's conditioning minimum more often than with another
@@ -316,10 +305,8 @@ def run_specific_excess(log_rowsum: np.ndarray, logcond: np.ndarray, rising: np.
         nan = float("nan")
         return dict(within=nan, shuffled=nan, diff=nan, low=nan, high=nan, n=n, text=f"no rising run to pair ({n})")
     p1, p2 = float(own.mean()), float(other.mean())
-    l1, u1 = _wilson(p1, n, level)
-    l2, u2 = _wilson(p2, n, level)
     d = p1 - p2
-    low, high = d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
+    low, high = metrics.newcombe_difference(p1, p2, n, level)
     text = (f"within-run share {int(own.sum())}/{n} ({p1:.2f}), cross-seed share {p2:.2f} (mean over the other seeds), "
             f"difference {d:+.3f} with {level:.0%} Newcombe interval [{low:.3f}, {high:.3f}]")
     return dict(within=p1, shuffled=p2, diff=d, low=low, high=high, n=n, text=text)
