@@ -134,7 +134,7 @@ def test_measures_small():
 
 BASE = {
     "s": (S, dict(profile="book", c=75.0, width=10, width_c=10, init_scale=1e-6, lr=1e-4, steps=2000, merge_step=100,
-                  mid_step=200, seeds=[0], widths=[5, 10], scales=[1e-6, 1e-2], k1=-5.0, record_every=10,
+                  mid_step=200, seeds=[0], label_seeds=[0], widths=[5, 10], scales=[1e-6, 1e-2], k1=-5.0, record_every=10,
                   fit_refine=0, sections=["main", "appendix-c", "sweep"])),
     "q": (quasi_orthogonal, dict(profile="book", width=10, init_scale=1e-6, lr=1e-3, steps=2000, seeds=[0], deltas=[1.0],
                                  delta_a=1.0, delta_b=10.0, snap_every=100, grown_rel=0.05)),
@@ -145,7 +145,7 @@ BASE = {
 
 
 @pytest.mark.parametrize("key,name,value", [("s", "merge_step", 5000), ("s", "k1", 0.0), ("s", "lr", -1.0),
-                                            ("s", "fit_refine", -1),
+                                            ("s", "fit_refine", -1), ("s", "label_seeds", []),
                                             ("q", "delta_b", 0.5), ("q", "snap_every", 1000), ("n", "fig29_scale", 0.5),
                                             ("n", "stop_below", 1e-2), ("n", "scales", [1.0])])
 def test_bad_parameters_are_refused(key, name, value):
