@@ -60,3 +60,41 @@ def test_ln_lambda_is_fitted_per_seed():
     assert all(r > 0.999999 for r in T.ln_lambda_r2_per_seed(sc, seeds, ends))
     assert [round(v) for v in T.ln_lambda_slopes_per_seed(sc, seeds, ends)] == [20000, 20000]
     assert T.ln_lambda_r2_per_seed(scales, [0] * 4, ends[:4]) == [T.ln_lambda_r2(scales, ends[:4])]
+
+
+def _law_P(seeds, law_seeds, steps=10_000):
+    return SimpleNamespace(lr=1e-3, stop_below=1e-10, width=30, steps=steps, scales=SCALES, seeds=seeds,
+                           law_seeds=law_seeds, fig32_scale=1e-4, sections=["grid"])
+
+
+def test_law_runs_stop_after_their_plateau_end_with_the_same_reading():
+    """A law run stops once its loss is below 0.99 L(0) for every run of its ensemble; the recorded plateau end is that
+    of the same run trained without stopping, and it costs fewer epochs."""
+    ds = D.brisbois_nonorthogonal("1.3.1")
+    P = _law_P([0], [0, 1])
+    for act in ("relu", "tanh"):
+        stopped = T._law_train(act, ds, SCALES, [0, 1], P, 10_000)
+        full = T._train(act, ds, SCALES, [0, 1], 30, 10_000, P)
+        assert (T.plateau_end(full) > 0).all()
+        assert torch.equal(T.plateau_end(stopped), T.plateau_end(full))
+        assert int(stopped.stopped_at.max()) < 10_000
+
+
+def test_law_seed_alone_in_a_batch_or_from_the_grid():
+    """run_law: a law seed's plateau ends are the same whether it is trained with other law seeds, alone, or read off
+    the grid's runs (a grid seed is not trained again)."""
+    def law(seeds, law_seeds):
+        P = _law_P(seeds, law_seeds)
+        run = {"data": {w: D.brisbois_nonorthogonal(w) for w in T.DATASETS}, "grid": {}}
+        for w in T.DATASETS:
+            for act in T.ACTS:
+                steps = 2_000 if act == "sigmoid" else P.steps  # Sigmoid: only its share of the law's API is exercised
+                run["grid"][(w, act)] = T.Ens((w, act), [s for s in SCALES for _ in seeds], [d for _ in SCALES for d in seeds],
+                                              T._train(act, run["data"][w], SCALES, seeds, P.width, steps, P))
+        return T.run_law(P, run)
+    a, b, c = law([0], [0, 2]), law([2], [0, 2]), law([0], [2])
+    for key in (("1.3.1", "relu"), ("1.3.1", "tanh")):
+        assert a[key].seeds == b[key].seeds == [0] * 3 + [2] * 3 and a[key].scales == SCALES * 2
+        val = lambda L, d: [v for v, k in zip(L.values, L.seeds) if k == d]
+        assert val(a[key], 0) == val(b[key], 0) and val(a[key], 2) == val(b[key], 2) == val(c[key], 2)
+        assert all(v > 0 for v in a[key].values)

@@ -317,3 +317,26 @@ def test_c15_c17_label_shares_fail_on_untrained_and_reversed_runs():
 def verdicts_low(flags):
     from shallowflow import metrics
     return metrics.typical_share(flags)[0]
+
+
+def test_ten_point_typical_seed_shares_fail_on_untrained_and_learning_runs():
+    """Figs 3.30 / C.20 as shares of seeds: the chapter's run_law on grid runs of 50 epochs (no plateau end: every
+    seed's R^2 is nan) gives no seed with the law, and the typical-seed criterion fails; a Sigmoid that did decrease
+    (L(10^6)/L(0) well below 1 for every seed) fails the stuck check's share; one seed cannot make a typical seed."""
+    scales, seeds = [1e-6, 1e-4, 1e-2], [0, 1, 2, 3, 4]
+    P = SimpleNamespace(lr=1e-3, stop_below=1e-10, width=20, steps=50, scales=scales, seeds=seeds, law_seeds=seeds,
+                        fig32_scale=1e-6, sections=["grid"])
+    run = {"data": {w: D.brisbois_nonorthogonal(w) for w in TP.DATASETS}, "grid": {}}
+    for w in TP.DATASETS:
+        for act in TP.ACTS:
+            run["grid"][(w, act)] = TP.Ens((w, act), [s for s in scales for _ in seeds], [d for _ in scales for d in seeds],
+                                           TP._train(act, run["data"][w], scales, seeds, 20, 50, P))
+    law = TP.run_law(P, run)
+    for key in (("1.3.2", "relu"), ("1.3.2", "tanh"), ("1.3.1", "relu"), ("1.3.1", "tanh")):
+        flags = TP.per_seed_flags(TP.law_r2(law[key]), TP.LN_LAMBDA)
+        assert not any(flags)
+        assert _fails(TP.TYPICAL, [Cm.typical_share(flags)[0]])
+    learned = [0.4, 0.2, 0.05, 0.3, 0.6]
+    assert _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags(learned, TP.STUCK))[0]])
+    assert _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags([0.998], TP.STUCK))[0]])
+    assert not _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags([0.998] * 5, TP.STUCK))[0]])
