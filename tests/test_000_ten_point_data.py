@@ -98,3 +98,14 @@ def test_law_seed_alone_in_a_batch_or_from_the_grid():
         val = lambda L, d: [v for v, k in zip(L.values, L.seeds) if k == d]
         assert val(a[key], 0) == val(b[key], 0) and val(a[key], 2) == val(b[key], 2) == val(c[key], 2)
         assert all(v > 0 for v in a[key].values)
+
+
+def test_law_r2_without_the_largest_lambda():
+    """The diagnostic of the note: a seed whose plateau end leaves the line at the largest lambda only is exact on the
+    smaller ones; with fewer than three lambda left there is no fit (nan)."""
+    scales = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
+    ends = [5e5 + 2e4 * math.log(1 / s) for s in scales]
+    ends[-1] -= 4e4
+    law = T.Law(scales, [0] * 5, ends, torch.ones(5, dtype=torch.bool))
+    assert T.law_r2(law)[0] < 0.98 < T.law_r2(law, below=1e-2)[0]
+    assert math.isnan(T.law_r2(T.Law(SCALES, [0] * 3, [3e4, 2e4, 1e4], torch.ones(3, dtype=torch.bool)), below=1e-2)[0])

@@ -228,7 +228,9 @@ if "grid" in P.sections:
                          f"linear in ln(1/lambda) (R^2 {T.LN_LAMBDA.text}, positive slope), {text}; measured: the interval's "
                          "lower end (typical: above one half)", low, T.TYPICAL, source_value="-ln(lambda) dependence",
                          note=f"R^2 per seed {dict(zip(dict.fromkeys(lw.seeds), (round(v, 4) for v in r2)))}; slopes "
-                              f"{', '.join(f'{v:.3g}' for v in slopes)} epochs per unit (nan R^2 unless the slope is positive)",
+                              f"{', '.join(f'{v:.3g}' for v in slopes)} epochs per unit (nan R^2 unless the slope is positive); "
+                              f"without lambda = {max(P.scales):g} (nan: fewer than three lambda left): "
+                              f"{[round(v, 4) for v in T.law_r2(lw, below=max(P.scales))]}",
                          valid=lw.valid)
     lS = law[("1.3.2", "sigmoid")]
     stuck = torch.tensor(lS.values, dtype=torch.float64)

@@ -307,9 +307,13 @@ def per_seed_flags(values, criterion) -> list[bool]:
     return [bool(criterion(np.array([float(v)]))) for v in values]
 
 
-def law_r2(law: Law) -> list[float]:
-    """Each law seed's R^2 of its plateau end against ln(1/lambda) (:func:`ln_lambda_r2_per_seed`)."""
-    return ln_lambda_r2_per_seed(law.scales, law.seeds, law.values)
+def law_r2(law: Law, below=None) -> list[float]:
+    """Each law seed's R^2 of its plateau end against ln(1/lambda) (:func:`ln_lambda_r2_per_seed`); with ``below``, over
+    the lambda < below only (a diagnostic: the paper run's Tanh seeds on Dataset 1.3.2 left the line at lambda = 1e-2
+    only; nan where fewer than three lambda remain)."""
+    keep = [i for i, s in enumerate(law.scales) if below is None or s < below]
+    return ln_lambda_r2_per_seed([law.scales[i] for i in keep], [law.seeds[i] for i in keep],
+                                 [law.values[i] for i in keep])
 
 
 def cluster_turn(tr: train.Trajectory, r: int, t_align: int, rel: float = 0.05, tol: float = 0.05) -> list[tuple]:
