@@ -23,7 +23,7 @@ import torch
 
 from . import data as datasets
 from . import kernel, progress
-from .config import DTYPE
+from .config import DTYPE, trim_heap
 from .models import Network, Params, loss_factor
 from .train import gradient_descent
 
@@ -230,6 +230,7 @@ def train_monitored(p0: Params, data, network: Network = Network(), *, steps: in
 
     def observe(q, k):
         seen.append(k)
+        trim_heap()  # the series' small tensors between the chunks' large ones fragment the heap (config.trim_heap)
         if monitor is not None:
             for name, v in monitor(q, k).items():
                 series.setdefault(name, []).append(torch.as_tensor(v, dtype=DTYPE).reshape(R))
