@@ -64,6 +64,10 @@ RULES = (Rule(("example_leave_at", "example_steps"), lambda P: max(P.example_lea
                      what="a general-d run (about general_eps ln(1/general_scale) / general_lr)"),
          Rule(("monitor_every", "time", "lr"), lambda P: P.monitor_every <= P.time / P.lr,
               "the sweep is observed at least once after the start (monitor_every <= time / lr)"),
+         Rule(("time", "lr", "epsilons", "scales"), lambda P: "sweep" not in getattr(P, "sections", SECTIONS)
+              or round(P.time / P.lr) >= max(sweep_snapshot_steps(P).values()),
+              "the sweep lasts until every tau_eps = eps ln(1/lambda) / ||D|| (time >= the largest eps x "
+              "ln(1 / the smallest lambda) / ||D||, ||D|| of the three points)"),
          Rule(("general_dims", "general_n"), lambda P: len(P.general_dims) == len(P.general_n),
               "one number of points per input dimension"),
          Rule.memory(("width", "scales", "seeds"), lambda P: ensemble_bytes(len(P.scales) * len(P.seeds), P.width, 2, 60),
@@ -113,6 +117,12 @@ class Sweep:
     at_tau: dict  # eps -> dict of per-run tensors at tau_eps
 
 
+def sweep_snapshot_steps(P) -> dict:
+    """The iteration of each tau_eps of the sweep, keyed (eps, lambda): where its states are captured."""
+    D = key_vector(*(lambda d: (d.X, d.y))(datasets.get("ea-three-point", device=CPU)))
+    return {(e, sc): int(round(tau_eps(e, sc, float(D.norm())) / P.lr)) for e in P.epsilons for sc in P.scales}
+
+
 def run_sweep(P) -> Sweep:
     """Balanced runs on the three-point data at every (scale, seed), one ensemble, observed along the way."""
     data = datasets.get("ea-three-point", device=CPU)
@@ -126,7 +136,7 @@ def run_sweep(P) -> Sweep:
     p0 = initialise("balanced", seeds, P.width, 2, lam)
     sets = neuron_sets(p0, X)
     steps = int(round(P.time / P.lr))
-    ks = {(e, sc): int(round(tau_eps(e, sc, Dn) / P.lr)) for e in P.epsilons for sc in P.scales}
+    ks = sweep_snapshot_steps(P)
     captures = {"tau2": {}, "tau3": {}}
     mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
     run = train_monitored(p0, data, net, steps=steps, lr=P.lr, every=P.monitor_every, monitor=mon,
