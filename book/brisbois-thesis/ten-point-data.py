@@ -105,7 +105,8 @@ for (w, act), e in run["grid"].items():
 paper = profile_values("paper", T.SCHEMA, {})
 cost, cost_here = T.thesis_cost(P, paper), T.thesis_cost(P, vars(P))
 print(f"paper profile: about {cost['total']:.0f} s on this machine ({cost['total'] / 3600:.1f} h: grid {cost['grid']:.0f} s, "
-      f"wide m = {paper['wide_width']} runs {cost['wide']:.0f} s, width sweep {cost['widths']:.0f} s); this run's parameters by the "
+      f"wide m = {paper['wide_width']} runs {cost['wide']:.0f} s, width sweep {cost['widths']:.0f} s, the law's own seeds "
+      f"{cost['law']:.0f} s); this run's parameters by the "
       f"same estimate: {cost_here['total']:.0f} s, so the paper scale costs {cost['total'] / cost_here['total']:.1f} times as much")
 
 # %% [markdown]

@@ -219,7 +219,13 @@ def thesis_cost(P, paper: dict, sample: int = 200) -> dict:
     grid = sum(per_epoch(act, data[w], paper["scales"], paper["seeds"], paper["width"]) for w in DATASETS for act in ACTS)
     wide = sum(per_epoch(act, data["1.3.1"], [paper["wide_scale"]], paper["seeds"][:1], paper["wide_width"]) for act in ACTS)
     widths = sum(per_epoch("relu", data["1.3.2"], [paper["width_scale"]], paper["seeds"], m) for m in paper["widths"])
-    out = dict(grid=grid * paper["steps"], wide=wide * paper["wide_steps"], widths=widths * paper["width_steps"])
+    extra = [d for d in dict.fromkeys(paper.get("law_seeds", [])) if d not in paper["seeds"]]
+    law = law_sigmoid = 0.0
+    if extra:  # the law's own runs (_law_calls): ReLU and Tanh over the grid, Sigmoid to the thesis's stuck epoch
+        law = sum(per_epoch(act, data[w], paper["scales"], extra, paper["width"]) for w in DATASETS for act in ("relu", "tanh"))
+        law_sigmoid = per_epoch("sigmoid", data["1.3.2"], [paper["fig32_scale"]], extra, paper["width"])
+    out = dict(grid=grid * paper["steps"], wide=wide * paper["wide_steps"], widths=widths * paper["width_steps"],
+               law=law * paper["steps"] + law_sigmoid * min(paper["steps"], SOURCE_SIGMOID_STUCK_EPOCH))
     out["total"] = sum(out.values())
     return out
 
