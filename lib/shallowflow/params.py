@@ -50,7 +50,7 @@ import math
 import numbers
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Sequence
@@ -61,6 +61,7 @@ STR_MAX = 200  # longest string
 REPR_MAX = 80  # longest value echoed in a message
 GOT_MAX = 160  # longest list of the values a failing rule echoes (longer: the names only)
 STEP_BUDGET = 10 ** 8  # gradient-descent iterations a chapter's rules allow one run (time / lr, steps)
+ESTIMATE_KINDS = ("work", "memory", None)  # what a Rule.work / Rule.memory estimates (Rule.kind); None: any other rule
 
 
 def ensemble_bytes(runs: float, width: float, dim: float, copies: float = 1) -> float:
@@ -333,12 +334,27 @@ class Rule:
     ``message`` (a string, shown on the chapter's page) says what must hold; ``detail(P)``, optional, adds
     the computed numbers when the rule fails.  A test that raises (an overflow, a division by zero)
     counts as a failure of the rule.
+
+    A rule that bounds an estimate says what it estimates, so that a caller (the cost of a re-run,
+    :mod:`shallowflow.executor.estimate`) reads it without running the test: ``kind`` is ``"work"``
+    (:meth:`work`: ``estimate(P)`` in :func:`gd_work` units), ``"memory"`` (:meth:`memory`: ``estimate(P)``
+    in bytes) or None (any other rule, ``estimate`` None); ``limit()`` is the bound the test compares
+    the estimate with at validation time (:func:`work_limit`, :func:`memory_limit` or the rule's own).
     """
 
     names: tuple
     test: Callable[[SimpleNamespace], bool]
     message: str
     detail: Callable[[SimpleNamespace], str] | None = None
+    kind: str | None = field(default=None, compare=False)
+    estimate: Callable[[SimpleNamespace], float] | None = field(default=None, compare=False, repr=False)
+    limit: Callable[[], float] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.kind not in ESTIMATE_KINDS:
+            raise ValueError(f"Rule.kind must be one of {ESTIMATE_KINDS}, got {self.kind!r}")
+        if (self.kind is None) != (self.estimate is None):
+            raise ValueError("a Rule has an estimate exactly when it has a kind ('work' or 'memory')")
 
     def check(self, P: SimpleNamespace) -> None:
         try:
@@ -387,7 +403,8 @@ class Rule:
             return math.isfinite(c) and c <= work_limit()
 
         return cls(tuple(names), test, f"{what or 'the run'} must fit the work budget",
-                   lambda P: f"it needs {float(cost(P)):.3g} units, the budget is {work_limit():.3g} (SHALLOWFLOW_WORK_BUDGET)")
+                   lambda P: f"it needs {float(cost(P)):.3g} units, the budget is {work_limit():.3g} (SHALLOWFLOW_WORK_BUDGET)",
+                   kind="work", estimate=cost, limit=work_limit)
 
     @classmethod
     def memory(cls, names: Sequence[str], estimate: Callable[[SimpleNamespace], float],
@@ -403,7 +420,8 @@ class Rule:
 
         where = f"{_bytes(limit)}" if limit is not None else "half the machine's memory (SHALLOWFLOW_MEMORY_GB)"
         return cls(tuple(names), test, f"{what or 'the run'} must fit in {where}",
-                   lambda P: f"it would allocate about {_bytes(float(estimate(P)))}, the limit is {_bytes(lim())}")
+                   lambda P: f"it would allocate about {_bytes(float(estimate(P)))}, the limit is {_bytes(lim())}",
+                   kind="memory", estimate=estimate, limit=lim)
 
 
 def memory_rule(names: Sequence[str], estimate: Callable[[SimpleNamespace], float], limit: float | None = None,
