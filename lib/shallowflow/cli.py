@@ -5,6 +5,7 @@
     shallowflow run orthogonal-inputs/toy [--profile smoke|book|paper] [-p NAME VALUE ...] [--scheduler ADDRESS]
                     [--json PATH] [--no-table]
     shallowflow run --all [--profile book|smoke|paper] [--scheduler ADDRESS] [--workers N] [--no-site]
+    shallowflow run (CHAPTER [-p NAME VALUE ...] | --all) [--profile P] --estimate   # the cost, no kernel
     shallowflow sweep CHAPTER --grid NAME "[v1, v2]" ... [-p NAME VALUE ...] [--profile P] [--scheduler ADDRESS]
     shallowflow sweep --file sweep.yml
 
@@ -143,10 +144,12 @@ def _cmd_run(args) -> int:
     if args.all:
         if args.chapter or args.p:
             raise ChapterError("run --all takes no chapter and no -p values (profiles set them)")
-        return _run_all(args, progress)
+        return _estimate_all(args) if args.estimate else _run_all(args, progress)
     if not args.chapter:
         raise ChapterError("name a chapter (shallowflow list) or give --all")
     overrides = _overrides(args.p)
+    if args.estimate:
+        return _estimate(args, overrides)
     t0 = time.perf_counter()
     out, result = execute_result(args.chapter, args.profile, overrides, args.out, progress=progress,
                                  scheduler=args.scheduler, json_path=args.json)
@@ -161,6 +164,32 @@ def _cmd_run(args) -> int:
 
         print(f"verdicts -> {terminal.write_json(args.json, terminal.run_document(result))}")
     return 0
+
+
+def _estimate(args, overrides: dict) -> int:
+    """``run CHAPTER --estimate``: the cost block, no kernel; a refusal as ``run`` refuses (a budget's refusal
+    after the block, which says where the run fits)."""
+    from .executor import estimate as E
+
+    est = E.estimate(args.chapter, args.profile, overrides)
+    print(E.describe(est))
+    if est.refusal:
+        raise ChapterError(est.refusal)
+    return 0
+
+
+def _estimate_all(args) -> int:
+    """``run --all --estimate``: one row per chapter, no kernel; exit 2 when a chapter is refused (by anything
+    other than a budget of this machine: those rows say 'a GPU or a cluster')."""
+    from .executor import estimate as E
+
+    rows = E.estimate_all(args.profile)
+    print(f"estimate for every chapter ({args.profile}); no kernel started; times: book time x work ratio, "
+          f"{E.SPREAD_DEFAULT if not rows else next((r.spread for r in rows if not isinstance(r, str)), E.SPREAD_DEFAULT)}")
+    print(E.header())
+    for r in rows:
+        print(E.row(r))
+    return 2 if any(isinstance(r, str) for r in rows) else 0
 
 
 def _run_all(args, progress: bool) -> int:
@@ -280,6 +309,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--json", type=Path, default=None, metavar="PATH",
                    help="write the check table (id, measured, values, criterion, verdict, cause, why, runs) as JSON")
     r.add_argument("--no-table", action="store_true", help="do not print the check table")
+    r.add_argument("--estimate", action="store_true",
+                   help="validate and print what the run would cost (work, memory, time, where); start no kernel")
     r.set_defaults(fn=_cmd_run)
     s = sub.add_parser("sweep", help="run a chapter over the product of parameter grids; one table")
     s.add_argument("chapter", nargs="?")
