@@ -179,8 +179,8 @@ def _estimate(args, overrides: dict) -> int:
 
 
 def _estimate_all(args) -> int:
-    """``run --all --estimate``: one row per chapter, no kernel; exit 2 when a chapter is refused (by anything
-    other than a budget of this machine: those rows say 'a GPU or a cluster')."""
+    """``run --all --estimate``: one row per chapter, no kernel; exit 2, as ``run --all`` would refuse, when a
+    chapter is refused (a budget of this machine: its row says 'a GPU or a cluster'; anything else: its refusal)."""
     from .executor import estimate as E
 
     rows = E.estimate_all(args.profile)
@@ -189,7 +189,13 @@ def _estimate_all(args) -> int:
     print(E.header())
     for r in rows:
         print(E.row(r))
-    return 2 if any(isinstance(r, str) for r in rows) else 0
+    refused = [r.split(":", 1)[0] if isinstance(r, str) else r.chapter for r in rows
+               if isinstance(r, str) or r.refusal]
+    if refused:
+        print(f"shallowflow: run --all --profile {args.profile} would be refused here: {', '.join(refused)}",
+              file=sys.stderr)
+        return 2
+    return 0
 
 
 def _run_all(args, progress: bool) -> int:
