@@ -18,8 +18,6 @@ machine still gets its estimate (it runs on a GPU or a cluster, or here with ``S
 from __future__ import annotations
 
 import json
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -114,21 +112,6 @@ def spread(root: Path | None = None) -> str:
     return f"measured paper runs took {low:.2g}x to {high:.2g}x of their estimate (benchmarks/paper_scale.json)"
 
 
-@contextmanager
-def _budgets_lifted():
-    """The work and memory budgets of this machine out of the way (to tell a budget's refusal from another)."""
-    keep = {k: os.environ.get(k) for k in ("SHALLOWFLOW_WORK_BUDGET", "SHALLOWFLOW_MEMORY_GB")}
-    os.environ.update(SHALLOWFLOW_WORK_BUDGET="1e300", SHALLOWFLOW_MEMORY_GB="1e200")
-    try:
-        yield
-    finally:
-        for k, v in keep.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _hours(s: float) -> str:
     if s < 120:
         return f"{s:.0f} s"
@@ -162,8 +145,7 @@ def estimate(chapter: str, profile: str = "book", overrides: dict | None = None)
         task = prepare(chapter, profile, overrides)
     except ChapterError as e:
         try:
-            with _budgets_lifted():
-                task = prepare(chapter, profile, overrides)
+            task = prepare(chapter, profile, overrides, budgets=False)
         except ChapterError:
             raise e from None
         refusal = str(e)

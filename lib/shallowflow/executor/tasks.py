@@ -77,9 +77,10 @@ def _jsonable(v):
 
 
 def prepare(chapter: str, profile: str = "book", overrides: dict | None = None, root: Path | str | None = None,
-            label: str = "") -> Task:
+            label: str = "", budgets: bool = True) -> Task:
     """Build and validate a task in this process: unknown names and bad values are refused here
-    (:class:`ChapterError` naming the parameter) before any kernel starts or file is written."""
+    (:class:`ChapterError` naming the parameter) before any kernel starts or file is written.  ``budgets=False``
+    leaves out this machine's work and memory rules (``Rule.kind``): what a cost estimate validates beyond them."""
     chapter = resolve(chapter)
     from .. import config
 
@@ -100,6 +101,8 @@ def prepare(chapter: str, profile: str = "book", overrides: dict | None = None, 
     sch, rules = schema(chapter)
     if sch is None:  # no schema module yet: the notebook validates its values; the profile is checked here
         sch, rules = {"profile": _params.PROFILE}, ()
+    if not budgets:
+        rules = tuple(r for r in rules if r.kind is None)
     try:
         P = _params.validate(values, sch, rules)
     except _params.ParameterError as e:
