@@ -120,7 +120,7 @@ def _hours(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
-_BUDGET = {"work": "work budget (SHALLOWFLOW_WORK_BUDGET)", "memory": "memory limit (SHALLOWFLOW_MEMORY_GB)"}
+_BUDGET = {"work": "work budget, SHALLOWFLOW_WORK_BUDGET", "memory": "memory limit, SHALLOWFLOW_MEMORY_GB"}
 
 
 def _where(too_big: list[str], work: float | None) -> str:
