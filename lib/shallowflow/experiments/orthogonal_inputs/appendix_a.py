@@ -16,7 +16,7 @@ from ... import data as datasets
 from ... import init, metrics, theory
 from ...config import DTYPE
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule
+from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, gd_bytes, gd_work
 from ...train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
 
 
@@ -33,8 +33,41 @@ SCHEMA = {
     "record_every": Int("loss recorded every this many iterations", low=1, high=10_000_000),
     "panels": Ints("iterations shown in the four-panel figure", low=0, high=100_000_000),
 }
+
+
+N_POINTS = 5  # the non-orthogonal toy's points (datasets.NONORTHO_X), in dimension 2 with the bias coordinate
+
+
+def _runs(P) -> int:
+    """Runs of the one ensemble :func:`run_nonorthogonal` trains: label variants x (early + camera-ready scales) x
+    seeds."""
+    return (2 if P.variants == "both" else 1) * (1 + len(P.init_scales)) * len(P.seeds)
+
+
+def _snapshots(P) -> int:
+    """Parameter states the run stores: the 1.02-geometric schedule and the panels."""
+    return len(union(geometric_schedule(P.steps, 1.02), fixed_schedule(P.panels, P.steps)))
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_nonorthogonal`: one ensemble of ``_runs(P)``
+    runs of ``width`` neurons on 5 points in dimension 2, ``steps`` GD iterations (every run to the end: those that
+    converge below 1e-20 stop earlier, so this is an upper estimate)."""
+    return gd_work(_runs(P), P.width, N_POINTS, 2, P.steps)
+
+
+def memory_estimate(P) -> float:
+    """Bytes of the one training call: the ensemble, its activations, the loss every ``record_every`` iterations
+    and the stored snapshots (the turning angles read them all)."""
+    return gd_bytes(_runs(P), P.width, N_POINTS, 2, P.steps, P.record_every, snapshots=_snapshots(P))
+
+
+NAMES = ("width", "seeds", "variants", "init_scales", "steps")
 RULES = (Rule.at_most("panels", "steps", "every panel must be an iteration of the run (<= steps)"),
-         Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"))
+         Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"),
+         Rule.memory(NAMES + ("record_every", "panels"), memory_estimate,
+                     what="the ensemble, its loss records and its snapshots"),
+         Rule.work(NAMES, work_estimate, what="the non-orthogonal toy's training (runs x width x steps)"))
 
 
 @dataclass

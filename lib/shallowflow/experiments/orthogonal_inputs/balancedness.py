@@ -15,7 +15,7 @@ from ...config import DTYPE
 from ...metrics import finite_runs
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from .theory import Ensemble, NET, U, make_ensemble
 
 
@@ -35,6 +35,39 @@ SCHEMA = {
     "flow_rtol": Float("relative tolerance of the Dormand-Prince gradient flow", low=0, low_open=True, high=1e-3),
     "flow_points": Int("recorded times of the gradient flow", low=2, high=1_000_000),
 }
+
+
+TOY_N, TOY_D = 2, 2  # the Section-5 toy: 2 points in dimension 2 (with the bias coordinate)
+B_N, B_D = 4, 6  # ORTHO-B: 4 orthonormal points in dimension 6 (datasets.ORTHO_PRESETS)
+FRACTION_UNITS = 1e4  # one exact rational update of a coordinate (fractions.Fraction, a few Python calls)
+
+
+def flow_steps(t_end: float, rtol: float, points: int) -> float:
+    """Dormand-Prince attempts (accepted + rejected) of one of :func:`run_balance`'s flows, an upper estimate:
+    measured (ortho-B, t 400, rtol 1e-10: 3700-4000 accepted and 2800-3400 rejected; rtol 1e-6: about 1000 each;
+    the toy, t 40, rtol 1e-10: about 1500 and 1000) as about 8 ln(1 + t) rtol^(-1/5) accepted steps, as many
+    rejected, plus one per recorded time, within the flow's cap of 1e6 attempts per run."""
+    return min(2 * 8 * math.log1p(t_end) * (1 / rtol) ** 0.2, 1e6) + points
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_balance`: the toy's GD (seeds x lrs_toy runs,
+    time_toy / min(lrs_toy) steps, each step's state summarised with its gradient: two steps' work per step),
+    ORTHO-B's GD (seeds x lrs_b runs, time_b / min(lrs_b) steps, a summary every every_b), the exact one-step
+    checks (2 states per checked step, rational arithmetic per run x neuron x coordinate) and the two
+    Dormand-Prince flows (one run per seed, 7 field evaluations per attempt)."""
+    R = len(P.seeds)
+    steps_t = P.time_toy / min(P.lrs_toy)
+    steps_b = P.time_b / min(P.lrs_b)
+    units = gd_work(R * len(P.lrs_toy), P.width_toy, TOY_N, TOY_D, 2 * steps_t)
+    units += gd_work(R * len(P.lrs_b), P.width_b, B_N, B_D, steps_b * (1 + 1 / P.every_b))
+    for m, d, k in ((P.width_toy, TOY_D, min(P.step_pairs, steps_t)), (P.width_b, B_D, min(P.step_pairs, steps_b))):
+        units += 2 * R * m * (d + 1) * k * FRACTION_UNITS
+    units += gd_work(R, P.width_toy, TOY_N, TOY_D, 7 * flow_steps(P.time_toy, P.flow_rtol, P.flow_points))
+    units += gd_work(R, P.width_b, B_N, B_D, 7 * flow_steps(P.time_b, P.flow_rtol, P.flow_points))
+    return units
+
+
 RULES = (Rule.budget(("time_toy", "lrs_toy"), lambda P: P.time_toy / min(P.lrs_toy), STEP_BUDGET,
                      what="the toy runs (time_toy / lr)"),
          Rule.budget(("time_b", "lrs_b"), lambda P: P.time_b / min(P.lrs_b), STEP_BUDGET,
@@ -43,7 +76,10 @@ RULES = (Rule.budget(("time_toy", "lrs_toy"), lambda P: P.time_toy / min(P.lrs_t
                      lambda P: ensemble_bytes(len(P.seeds) * len(P.lrs_b), P.width_b, 6,
                                               4000 / P.every_b + 2 * P.step_pairs + P.flow_points)
                      + ensemble_bytes(len(P.seeds) * len(P.lrs_toy), P.width_toy, 2, 2000 + 2 * P.step_pairs + P.flow_points),
-                     what="the states of one segment, the step pairs and the flow snapshots"))
+                     what="the states of one segment, the step pairs and the flow snapshots"),
+         Rule.work(("width_toy", "lrs_toy", "time_toy", "width_b", "lrs_b", "time_b", "seeds", "every_b", "step_pairs",
+                    "flow_rtol", "flow_points"), work_estimate,
+                   what="the GD runs, the exact one-step checks and the two flows"))
 
 
 class BalanceSummaries:

@@ -13,7 +13,7 @@ from ... import data as datasets
 from ... import metrics, theory
 from ...config import DTYPE, default_device
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Int, PROFILE, Rule
+from ...params import Float, Int, PROFILE, Rule, gd_work
 from ...train import geometric_schedule, gradient_descent
 
 
@@ -30,9 +30,20 @@ SCHEMA = {
     "record_every": Int("loss recorded every this many iterations", low=1, high=10_000_000),
     "continue_steps": Int("further iterations after the authors' horizon (0: none)", low=0, high=100_000_000),
 }
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_highdim`: one run of ``width`` neurons on
+    ``n`` points in dimension ``d``, ``steps`` GD iterations and then ``continue_steps`` more (the teacher draw and
+    the summaries are single passes: negligible)."""
+    return gd_work(1, P.width, P.n, P.d, P.steps + P.continue_steps)
+
+
 RULES = (Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"),
          Rule.memory(("n", "d", "width"), lambda P: 8.0 * 16 * (P.n * P.d + P.width * (P.d + 1) + P.n * P.width),
-                     what="the data, the student and its activations"))
+                     what="the data, the student and its activations"),
+         Rule.work(("n", "d", "width", "steps", "continue_steps"), work_estimate,
+                   what="the run (width x n x d x (steps + continue_steps))"))
 
 
 def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: float, seed: int = 4):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -20,8 +21,8 @@ from ...config import DTYPE
 from ...data import Dataset
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes
-from .theory import Ensemble, NET, make_ensemble, phase_times, unit
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, array_bytes, ensemble_bytes, gd_work
+from .theory import Ensemble, NET, constants, make_ensemble, phase_times, unit
 
 
 SCHEMA = {
@@ -48,6 +49,65 @@ SCHEMA = {
     "nec_lam": Float("lambda of the necessity runs", low=0, low_open=True, high=1),
     "lp_directions": Int("random unit directions of the Eq. (8) linear program on ORTHO-B", low=10, high=100_000_000),
 }
+
+
+@lru_cache(maxsize=None)
+def _shape(name: str) -> tuple[int, int, float]:
+    """(n, d, ||D_-||) of a dataset (the horizon of :func:`.theory.phase_times` is a function of ||D_-||)."""
+    data = datasets.get(name, device="cpu")
+    return data.n, data.d, constants(data).norm_minus
+
+
+def _ensembles(P) -> list[tuple[str, int, int, list]]:
+    """(dataset, runs, width, lambdas) of every ensemble :func:`run_implicit` trains to convergence."""
+    widths = {"orthogonal-toy": P.width_toy, "ortho-A": P.width_a, "ortho-B": P.width_b, "ortho-C": P.width_c}
+    out = []
+    for name in DATASETS:
+        if widths[name] == 0:
+            continue
+        lams = list(P.lams) + (list(P.lams_b_extra) if name == "ortho-B" else []) + \
+            (list(P.lams_c_extra) if name == "ortho-C" else [])
+        seeds = P.seeds_c if name == "ortho-C" else P.seeds
+        out.append((name, len(seeds) * len(lams) * len(P.lrs), widths[name], lams))
+    return out
+
+
+def _steps(name: str, lams, P, every: int) -> float:
+    """Iterations of :func:`_train_to_convergence`: the horizon of the smallest lambda (1.3 ln(1/lambda) / ||D_-|| +
+    60 / ||D_-||) at the smallest step, rounded up to a multiple of ``every``."""
+    horizon = (1.3 * -math.log(min(lams)) + 60) / _shape(name)[2]
+    return math.ceil(horizon / min(P.lrs) / every) * every
+
+
+LP_ITERATIONS = 20  # simplex passes over the Eq. (8) program's columns, an estimate (HiGHS on n = 4 rows)
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of the chapter: every dataset's ensemble (lambdas x seeds x
+    lrs runs) to its horizon (runs converged below STOP stop earlier: an upper estimate); on ORTHO-B the Lemma-5
+    replay (the same runs, the same number of iterations, a gradient every ``pl_every``), the necessity runs
+    (nec_seeds x lrs at ``nec_width``, at most: the rejected seeds do not run), Lemma 5 (b)'s ``pl_samples`` random
+    points per run (a gradient each, after 3 re-balancing passes), Lemma 5's ray (400 points per run) and the two
+    Eq. (8) linear programs over ``lp_directions`` columns."""
+    units = 0.0
+    for name, R, m, lams in _ensembles(P):
+        n, d, _ = _shape(name)
+        units += gd_work(R, m, n, d, _steps(name, lams, P, P.every))
+        if name == "ortho-B":
+            units += gd_work(R, m, n, d, _steps(name, lams, P, P.pl_every) * (1 + 1 / P.pl_every))
+            units += gd_work(len(P.nec_seeds) * len(P.lrs), P.nec_width, n, d, _steps(name, [P.nec_lam], P, P.every))
+            units += gd_work(R * P.pl_samples, m, n, d, 4) + gd_work(R * 400, m, n, d, 1)
+            units += 2 * gd_work(1, P.lp_directions + 2, n, d, LP_ITERATIONS)
+    return units
+
+
+def lemma5_memory(P) -> float:
+    """Bytes of Lemma 5 (b)'s random points of one run (pl_samples states of ORTHO-B's width, a few arrays of
+    them) and of the Eq. (8) programs' direction matrices (lp_directions x (n + d), a few copies)."""
+    n, d, _ = _shape("ortho-B")
+    return max(array_bytes(P.pl_samples, P.width_b, d + 1, copies=6), array_bytes(P.lp_directions + 2, n + d, copies=8))
+
+
 RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
                      lambda P: math.log(1 / min(P.lams + P.lams_b_extra + P.lams_c_extra)) / min(P.lrs), STEP_BUDGET,
                      what="the escape time ln(1/lambda) at the smallest step (a lower estimate)"),
@@ -60,7 +120,13 @@ RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
                                               P.segment / P.every)
                      + ensemble_bytes(len(P.seeds) * len(P.lams + P.lams_b_extra) * len(P.lrs), P.width_b, 6,
                                       P.segment / P.every),
-                     what="the states of one segment (ORTHO-B and ORTHO-C)"))
+                     what="the states of one segment (ORTHO-B and ORTHO-C)"),
+         Rule.memory(("pl_samples", "width_b", "lp_directions"), lemma5_memory,
+                     what="Lemma 5 (b)'s random points of one run and the Eq. (8) programs"),
+         Rule.work(("width_toy", "width_a", "width_b", "width_c", "lams", "lams_b_extra", "lams_c_extra", "seeds",
+                    "seeds_c", "lrs", "every", "pl_every", "pl_samples", "nec_width", "nec_seeds", "nec_lam",
+                    "lp_directions"), work_estimate,
+                   what="the ensembles to convergence, the Lemma-5 replay and samples, the necessity runs and the LPs"))
 
 
 DATASETS = ("orthogonal-toy", "ortho-A", "ortho-B", "ortho-C")

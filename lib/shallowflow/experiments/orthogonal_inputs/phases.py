@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -19,8 +20,9 @@ from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Params
 from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, STEP_BUDGET, ensemble_bytes
-from .theory import Constants, Ensemble, NET, make_ensemble, phase_times, unit
+from ... import data as datasets
+from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, STEP_BUDGET, ensemble_bytes, gd_work
+from .theory import Constants, Ensemble, NET, constants, make_ensemble, phase_times, unit
 
 
 class OrthoSummaries:
@@ -128,6 +130,39 @@ SCHEMA = {
     "segment": Int("iterations per kernel call (a multiple of every)", low=1, high=10_000_000),
     "interval_points": Int("states kept across the Fact-1 interval, per run", low=2, high=100_000),
 }
+
+
+@lru_cache(maxsize=None)
+def _shape(name: str) -> tuple[int, int, float]:
+    """(n, d, ||D_-||) of a benchmark (the horizon of :func:`.theory.phase_times` is a function of ||D_-||)."""
+    data = datasets.get(name, device="cpu")
+    return data.n, data.d, constants(data).norm_minus
+
+
+def _steps(name: str, P) -> float:
+    """GD iterations :func:`run_phases` runs on benchmark ``name``: the horizon of the smallest lambda
+    (1.3 ln(1/lambda) / ||D_-|| + 60 / ||D_-||) at the smallest step, rounded up to a multiple of ``every``."""
+    nm = _shape(name)[2]
+    horizon = (1.3 * -math.log(min(P.lams)) + 60) / nm
+    return math.ceil(horizon / min(P.lrs) / P.every) * P.every
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_phases`: the lemma ensemble (lams x seeds x
+    lrs runs of ``width`` neurons on ``dataset``) to its horizon, every recorded state summarised with a gradient
+    and a forward pass (two steps' work every ``every`` iterations), and the second ensemble (same runs at
+    ``second_width`` on ``second_dataset``) to its own horizon; every run to the end (runs that fit the data stop
+    earlier: an upper estimate)."""
+    R = len(P.lams) * len(P.seeds) * len(P.lrs)
+    n, d, _ = _shape(P.dataset)
+    steps = _steps(P.dataset, P)
+    units = gd_work(R, P.width, n, d, steps * (1 + 2 / P.every))
+    if P.second_dataset != "none":
+        n2, d2, _ = _shape(P.second_dataset)
+        units += gd_work(R, P.second_width, n2, d2, _steps(P.second_dataset, P))
+    return units
+
+
 RULES = (Rule(("lemma_lams", "lams"), lambda P: set(P.lemma_lams) <= set(P.lams),
               "every lambda of lemma_lams must be one of lams (its runs are the lemma runs)"),
          Rule(("late_lams", "lams"), lambda P: set(P.late_lams) <= set(P.lams),
@@ -138,7 +173,9 @@ RULES = (Rule(("lemma_lams", "lams"), lambda P: set(P.lemma_lams) <= set(P.lams)
          Rule.memory(("interval_points", "width", "lams", "seeds", "lrs"),
                      lambda P: ensemble_bytes(len(P.lams) * len(P.seeds) * len(P.lrs), P.width, 8,
                                               P.segment / P.every + 2 * (P.interval_points + 1)),
-                     what="the states of one segment and those kept across the Fact-1 interval"))
+                     what="the states of one segment and those kept across the Fact-1 interval"),
+         Rule.work(("dataset", "width", "second_dataset", "second_width", "lams", "seeds", "lrs", "every"), work_estimate,
+                   what="the lemma and exit-time ensembles (runs x width x horizon / lr)"))
 
 
 @dataclass

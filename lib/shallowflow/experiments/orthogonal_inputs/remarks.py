@@ -18,7 +18,7 @@ from ... import init, metrics, theory
 from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule
+from ...params import Float, Floats, Int, Ints, PROFILE, Rule, array_bytes, gd_bytes, gd_work
 from ...train import Trajectory, geometric_schedule, gradient_descent
 
 
@@ -95,8 +95,74 @@ SCHEMA = {
     "near_fine": Int("R5: the flow-limit replicate divides the step by this", low=1, high=1000),
     "unbalanced_scales": Floats("R6: initial scales lambda, largest first", low=0, low_open=True, high=10),
 }
+
+
+TOY_N, TOY_D = 2, 2  # the Section-5 toy (with the bias coordinate)
+B_N, B_D = len(ORTHO_B["labels"]), ORTHO_B["d"]  # ORTHO-B and its variants (R4-R6, R8)
+MC_UNITS = 10  # one Gaussian draw and its tests in the Assumption-3 Monte Carlo (R3)
+LIBRARY_CELLS = ((2, 2), (2, 3), (2, 5), (4, 10), (6, 30))  # the (n, m) cells of the chapter's assumption3_library
+
+
+def _sigma_steps(P) -> float:
+    """Scalar Python steps of :func:`sigma_prime_zero` (R1): round(1 / eta) per step size, for both conventions."""
+    return 2 * sum(1 / eta for eta in P.sigma_steps)
+
+
+def _mc_draws(P) -> float:
+    """Gaussian draws of :func:`assumption3_monte_carlo` (R3), an estimate: each trial draws n projections per
+    neuron until both key sets are non-empty, which for n_+ = ceil(n/2) positive labels takes about 2^(n_+ + 1)
+    neurons (a sign and n_+ non-negative projections); 4 times that (the doubling blocks overshoot), capped at
+    a3_max_width."""
+    return sum(P.a3_trials * n * min(P.a3_max_width, 4 * 2.0 ** ((n + 1) // 2 + 1)) for n in P.a3_sizes)
+
+
+def _ensembles(P) -> list[tuple[int, int, int, int, int, int]]:
+    """(runs, width, n, d, steps, stored snapshots) of every GD ensemble the chapter trains: the toy sweep (R2) and
+    its leaky-ReLU twin (R7), the width sweep (R4: both datasets of a width in one call), the nearly orthogonal runs
+    (R5) and their fine-step replicate, the balanced and unbalanced runs (R6), and the boundary neuron (R1)."""
+    geo = geometric_schedule
+    fine_seeds = min(2, len(P.wide_seeds))
+    return ([(len(P.init_scales) * len(P.seeds), P.width, TOY_N, TOY_D, P.steps, len(geo(P.steps, 1.02))),
+             (len(P.seeds), P.width, TOY_N, TOY_D, P.steps, len(geo(P.steps, 1.02)))]
+            + [(2 * len(P.ortho_seeds), m, B_N, B_D, P.ortho_steps, 0) for m in sorted(set(P.ortho_widths))]
+            + [((len(P.near_delta_factors) + 1) * len(P.wide_seeds), P.wide_width, B_N, B_D, P.ortho_steps,
+                len(geo(P.ortho_steps, 1.05))),
+               (3 * fine_seeds, P.wide_width, B_N, B_D, P.ortho_steps * P.near_fine,
+                len(geo(P.ortho_steps * P.near_fine, 1.05))),
+               (2 * len(P.unbalanced_scales) * len(P.wide_seeds), P.wide_width, B_N, B_D, P.ortho_steps, 0),
+               (1, 1, 2, 2, 2000, 2001)])
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of the chapter: every GD ensemble of :func:`_ensembles`
+    (runs x width x points x dim x steps), R1's scalar Python loop (a step's overhead per step), R3's Monte Carlo
+    (:func:`_mc_draws`, MC_UNITS each) and its library check (init.balanced of max(200, a3_trials // 2) seeds per
+    cell)."""
+    units = sum(gd_work(R, m, n, d, k) for R, m, n, d, k, _ in _ensembles(P))
+    units += gd_work(1, 1, 1, 1, _sigma_steps(P))
+    units += MC_UNITS * _mc_draws(P)
+    units += max(200, P.a3_trials // 2) * sum(m * (n + 3) for n, m in LIBRARY_CELLS)
+    return units
+
+
+def memory_estimate(P) -> float:
+    """Bytes of the largest allocation: one GD ensemble (:func:`shallowflow.params.gd_bytes`, its loss every
+    iteration and its stored snapshots), R1's path of the smallest step, or R3's arrays (a block of at most 2e7
+    draws, float32, with its signs and masks, and a few arrays per trial)."""
+    return max([gd_bytes(R, m, n, d, k, snapshots=S) for R, m, n, d, k, S in _ensembles(P)]
+               + [array_bytes(1 / min(P.sigma_steps) + 1, copies=3),
+                  2e7 * 4 * 4 + array_bytes(P.a3_trials, copies=8)])
+
+
 RULES = (Rule(("near_delta_factors", "near_scale"), lambda P: max(P.near_delta_factors) * P.near_scale <= 0.3,
-              "the inner products delta = factor * near_scale must be at most 0.3 (like near_delta_large)"),)
+              "the inner products delta = factor * near_scale must be at most 0.3 (like near_delta_large)"),
+         Rule.memory(("width", "seeds", "init_scales", "steps", "ortho_widths", "ortho_seeds", "ortho_steps", "wide_width",
+                      "wide_seeds", "near_delta_factors", "near_fine", "unbalanced_scales", "sigma_steps", "a3_trials"),
+                     memory_estimate, what="the largest ensemble with its loss records and snapshots"),
+         Rule.work(("width", "seeds", "init_scales", "steps", "sigma_steps", "a3_sizes", "a3_trials", "a3_max_width",
+                    "ortho_widths", "ortho_seeds", "ortho_steps", "wide_width", "wide_seeds", "near_delta_factors",
+                    "near_fine", "unbalanced_scales"), work_estimate,
+                   what="every GD ensemble (runs x width x steps), R1's loop and R3's Monte Carlo"))
 
 
 @dataclass

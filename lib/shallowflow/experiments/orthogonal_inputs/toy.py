@@ -20,7 +20,7 @@ from ... import data as datasets
 from ... import init, metrics, theory
 from ... import verdicts as C
 from ...models import Network, Params, flow_time_per_step
-from ...params import Float, Int, Ints, PROFILE, Str, Rule, ensemble_bytes
+from ...params import Float, Int, Ints, PROFILE, Str, Rule, ensemble_bytes, gd_work
 from ...train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
 from .theory import variation_norm_lp
 
@@ -65,11 +65,27 @@ SCHEMA = {
     "animation_frames": Int("frames of the animation (E4), taken from the authors' geometric schedule; 0: none",
                             low=0, high=2000),
 }
+
+
+def _runs(P) -> int:
+    """Runs of the one ensemble :func:`run_toy` trains: every seed once per loss convention."""
+    return (2 if P.conventions == "both" else 1) * len(P.seeds)
+
+
+def work_estimate(P) -> float:
+    """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_toy`: one ensemble (seeds x conventions) of
+    ``width`` neurons on the toy's 2 points in dimension 2 (with the bias coordinate), ``steps`` GD iterations (the
+    analysis evaluates the stored states once each, a few hundred at most: negligible)."""
+    return gd_work(_runs(P), P.width, 2, 2, P.steps)
+
+
 RULES = (Rule.at_most("panels", "steps", "every panel of Figure 2 must be an iteration of the run (<= steps)"),
          Rule.memory(("width", "seeds", "animation_frames"),
                      lambda P: ensemble_bytes(2 * len(P.seeds), P.width, 2, 400 + len(P.panels) + P.animation_frames)
                      + 8.0 * 2 * len(P.seeds) * P.steps,
-                     what="the snapshots and the loss of every iteration"))
+                     what="the snapshots and the loss of every iteration"),
+         Rule.work(("width", "steps", "seeds", "conventions"), work_estimate,
+                   what="the toy's training (seeds x conventions x width x steps)"))
 
 
 @dataclass
