@@ -203,7 +203,8 @@ def ntk_change(widths: list[int], steps: int, seeds: list[int], n: int = 16, d: 
             L = float(((t @ a / math.sqrt(m) - y) ** 2).sum() / (2 * n))
             out[i, j] = float((kernel(a, W) - K0).norm() / K0.norm())
             loss_ratio[i, j] = L / L0
-    slope = np.polyfit(np.log(widths), np.log(out.mean(1)), 1)[0]
+    change = out.mean(1)  # a kernel that never moved (change 0 at some width) has no power law: slope NaN
+    slope = np.polyfit(np.log(widths), np.log(change), 1)[0] if (change > 0).all() else float("nan")
     return dict(widths=np.array(widths), change=out, slope=float(slope), loss_ratio=loss_ratio)
 
 

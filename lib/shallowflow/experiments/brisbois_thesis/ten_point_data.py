@@ -248,8 +248,10 @@ def lnlam_fit(scales, ends) -> tuple[float, float]:
     A = np.vstack([x, np.ones_like(x)]).T
     coef, res, *_ = np.linalg.lstsq(A, y, rcond=None)
     pred = A @ coef
-    r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
-    return float(coef[0]), float(r2)
+    spread = np.sum((y - y.mean()) ** 2)
+    if spread == 0:  # the same plateau end at every lambda: no ln(1/lambda) law to measure (NaN fails the check)
+        return float(coef[0]), float("nan")
+    return float(coef[0]), float(1 - np.sum((y - pred) ** 2) / spread)
 
 
 #: Figs 3.30 / C.20: the end of the initial plateau is linear in ln(1/lambda) (R^2 of the fit, with a positive slope)
