@@ -55,6 +55,7 @@ def rerun_box(chapter: str) -> str:
         lines.append(f"shallowflow run {chapter} --profile paper      # the source's own scale")
     if example is not None:
         lines.append(f"shallowflow run {chapter} -p {example.name} {example.text}   # any value: a custom run")
+        lines.append(f"shallowflow run {chapter} -p {example.name} {example.text} --estimate   # its cost first; no kernel")
     lines += ["shallowflow params " + chapter + "                   # the table below, in the terminal",
               "", "# or with papermill itself:",
               f"jupytext --to ipynb book/{chapter}.py -o chapter.ipynb",
