@@ -340,3 +340,27 @@ def test_ten_point_typical_seed_shares_fail_on_untrained_and_learning_runs():
     assert _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags(learned, TP.STUCK))[0]])
     assert _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags([0.998], TP.STUCK))[0]])
     assert not _fails(TP.TYPICAL, [Cm.typical_share(TP.per_seed_flags([0.998] * 5, TP.STUCK))[0]])
+
+
+def test_fig3_7_typical_sigmoid_shares_fail_on_untrained_and_atypical_runs():
+    """Fig3.7/one-direction, /simultaneous, /straight and Conj1/one-direction-simultaneous (shares of Sigmoid runs, the
+    Wilson lower end against one half): the chapter's fig37_runs on untrained runs (alpha 1e-12: the initial draw,
+    random orientations, no label fitted, h = 0 far from the chord through the data) shows none of the behaviours, and
+    every share fails; runs fitting the positive label at half the negative's epoch fail simultaneous (and Conj1); one
+    run showing all of them cannot make a typical run."""
+    from shallowflow.experiments.brisbois_thesis import activations as A
+    P = SimpleNamespace(width=20, lr=UNTRAINED_LR, steps=200, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0, 1],
+                        snap_every=50, align_seeds=[0], fig37_seeds=[0, 1, 2, 3, 4, 5])
+    res = A.run(P)
+    f = A.fig37_runs(P, res)
+    assert f["seeds"] == [0, 1, 2, 3, 4, 5] and f["valid"].all()  # the extra seeds were trained and read
+    for key in ("one_dir_flags", "simultaneous_flags", "straight_flags", "both_flags"):
+        assert not f[key].any(), key
+        assert _fails(A.TYPICAL, [verdicts_low(f[key])]), key
+    good = dict(one_dir=np.full(6, 1e-3), ratio=np.ones(6), chord=np.full(6, 0.04))
+    assert all(not _fails(A.TYPICAL, [verdicts_low(v)]) for k, v in A.fig37_flags(good).items())
+    late = A.fig37_flags(dict(good, ratio=np.full(6, 0.5)))  # the positive label fitted at half the negative's epoch
+    assert _fails(A.TYPICAL, [verdicts_low(late["simultaneous_flags"])])
+    assert _fails(A.TYPICAL, [verdicts_low(late["both_flags"])])
+    one = A.fig37_flags({k: v[:1] for k, v in good.items()})
+    assert all(_fails(A.TYPICAL, [verdicts_low(v)]) for v in one.values())

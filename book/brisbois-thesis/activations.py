@@ -48,6 +48,14 @@
 # **Plateau detector** (Appendix C.1, as the spec reads its garbled formula): $\Delta t=\max\{1,\lfloor T/100\rfloor\}$
 # with $T$ the first epoch with $L<0.01$; a block of $\Delta t$ epochs is slow when $|\log_{10}L(t)-\log_{10}L(t-\Delta t)|<0.01$;
 # a plateau is two or more adjacent slow blocks.
+#
+# :::{admonition} Typical runs
+# :class: note
+# Fig. 3.7 shows one Sigmoid run ($\lambda=10^{-6}$, balanced initialisation) as the typical training process: its
+# three checks (one alignment direction, both labels fitted simultaneously, an almost straight interpolator) and
+# Conjecture 1's alignment and label-fitting phases are shares of runs (`fig37_seeds`, Sigmoid runs at those
+# settings) whose 95% Wilson interval must lie above one half.
+# :::
 
 # %% tags=["parameters"]
 profile = "book"  # which registry verdicts to compare against: book, smoke, paper or custom
@@ -59,6 +67,7 @@ lazy_scale = 1.0  # Fig. 3.2
 seeds = [0, 1]  # one run per seed and setting (a seed violating Assumption 5 is rejected and named)
 snap_every = 250  # epochs between parameter snapshots (the thesis saved every 1000)
 align_seeds = [0, 1, 2, 3, 4, 5]  # seeds of Fig. 3.4's ordering (ReLU, balanced, three lambdas; those not in seeds are trained for it)
+fig37_seeds = list(range(16))  # Fig. 3.7's typical Sigmoid run (balanced, lambda = 1e-6): the share of runs per check (those not in seeds are trained for it)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
@@ -179,7 +188,7 @@ print("smallest cosines of grown neurons with their data point:", cos)
 # Data: Dataset 1.1.0 of the thesis (2 points).
 
 # %% tags=["hide-input"]
-lam6 = 1e-6 if 1e-6 in rich else rich[len(rich) // 2]
+lam6 = A.fig37_scale(P)
 for act in ("sigmoid", "tanh"):
     e = res.grids[act]
     r = e.runs(scale=lam6, init="balanced")[0]
@@ -206,6 +215,11 @@ for act in ("sigmoid", "tanh"):
         one_dir[act].append(A.axial_std(W))
     print(f"{act}: circular std of the orientations at the end of alignment {[f'{x:.2e}' for x in one_dir[act]]} rad; "
           f"fit epochs (positive, negative): {[(int(f[1]), int(f[0])) for f in fits[act][e.runs(scale=lam6, init='balanced')]]}")
+f37 = A.fig37_runs(P, res)
+print(f"Fig. 3.7, Sigmoid, lambda = {lam6:g}, {Cm.describe_seeds(f37['seeds'], f37['rejected'])}:")
+for i, s in enumerate(f37["seeds"]):
+    print(f"  seed {s:3d}: circular std {f37['one_dir'][i]:.2e} rad, fit epochs (positive, negative) "
+          f"{tuple(int(x) for x in f37['fits'][i])}, ratio {f37['ratio'][i]:.3f}, sup |h - chord| {f37['chord'][i]:.3f}")
 
 # %% [markdown]
 # ## C2 and T3: the initial plateau against $\ln(1/\lambda)$
@@ -342,15 +356,24 @@ claims.check("Fig3.20/two-relus", "the final ReLU network is two ReLU functions:
              valid=rv[sel(relu, scale=min(rich), init='balanced')])
 sg, th = res.grids["sigmoid"], res.grids["tanh"]
 r6s, r6t = sel(sg, scale=lam6, init="balanced"), sel(th, scale=lam6, init="balanced")
-claims.check("Fig3.7/one-direction", f"Sigmoid, lambda = {lam6:g}: circular std of all orientations at the end of alignment (rad)",
-             one_dir["sigmoid"], C.below(0.05), source_value="one direction", valid=sg.valid()[r6s])
+def share_check(cid, claim, flags, values, source_value,
+                reading="the thesis shows one run per figure, so the claim is read as the typical run's"):
+    low, text = metrics.typical_share(flags)
+    claims.check(cid, f"Sigmoid, lambda = {lam6:g}, balanced initialisation: the share of runs where {claim}, {text}; measured: "
+                 "the interval's lower end (typical: above one half)", low, A.TYPICAL, source_value=source_value,
+                 note=f"per run: {values}; {reading}", valid=f37["valid"])
+
+
+share_check("Fig3.7/one-direction", f"the circular std of all orientations at the end of alignment is {A.ONE_DIRECTION.text} rad",
+            f37["one_dir_flags"], metrics.describe_mean(f37["one_dir"]) + f", largest {np.nanmax(f37['one_dir'], initial=-np.inf):.3g}",
+            "one direction")
+share_check("Fig3.7/simultaneous", f"the epoch of the positive fit / that of the negative fit is {A.SIMULTANEOUS.text}",
+            f37["simultaneous_flags"], f"{np.nanmin(f37['ratio'], initial=np.inf):.3g} .. {np.nanmax(f37['ratio'], initial=-np.inf):.3g}"
+            f" ({int(np.isnan(f37['ratio']).sum())} runs never fit a label)", "simultaneously")
+share_check("Fig3.7/straight", f"the final sup |h - chord| on [-0.5, 2] is {A.STRAIGHT.text}", f37["straight_flags"],
+            f"{np.nanmin(f37['chord'], initial=np.inf):.3g} .. {np.nanmax(f37['chord'], initial=-np.inf):.3g}",
+            "almost a straight line")
 fs = fits["sigmoid"][r6s].astype(float)
-fs_m = np.where(fs > 0, fs, np.nan)  # a label never fitted: no fit epoch, no measurement (nan), not a non-finite run
-claims.check("Fig3.7/simultaneous", "Sigmoid: epoch of the positive fit / epoch of the negative fit (nan: a label never fitted)",
-             fs_m[:, 1] / fs_m[:, 0], C.within(0.9, 1.1), source_value="simultaneously", valid=sg.valid()[r6s])
-chord = [A.chord_deviation(sg.traj.final.a[r], sg.traj.final.W[r], data, "sigmoid") for r in r6s]
-claims.check("Fig3.7/straight", "Sigmoid: final sup |h - chord| on [-0.5, 2]", chord, C.below(0.1),
-             source_value="almost a straight line", valid=sg.valid()[r6s])
 ft = fits["tanh"][r6t].astype(float)
 ft_m = np.where(ft > 0, ft, np.nan)  # as above: an absent fit epoch is no measurement
 claims.check("Fig3.8/positive-first", "Tanh: positive-fit epoch < negative-fit epoch (difference, epochs; nan: a label never fitted)",
@@ -359,8 +382,11 @@ claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the para
              sg.traj.loss[r6s, -1], C.below(1e-10), source_value="zero loss", valid=sg.valid()[r6s])
 claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], C.below(1e-10),
              source_value="zero loss", valid=th.valid()[r6t])
-claims.check("Conj1/one-direction-simultaneous", "Sigmoid: one alignment direction and a joint fit of both labels (Fig. 3.7's two checks)",
-             claims.passed("Fig3.7/one-direction") and claims.passed("Fig3.7/simultaneous"), C.is_true(), source_value="Conjecture 1", valid=sg.valid()[r6s])
+share_check("Conj1/one-direction-simultaneous", "one alignment direction and a joint fit of both labels hold in the same run "
+            "(Fig. 3.7's two checks, run by run)", f37["both_flags"],
+            f"one direction {int(f37['one_dir_flags'].sum())}, simultaneous {int(f37['simultaneous_flags'].sum())} of "
+            f"{len(f37['seeds'])} runs", "Conjecture 1",
+            reading="the conjecture generalises the runs the thesis observed (Fig. 3.7 shows one), read here as the typical run's")
 claims.check("Conj1/zero-loss", "Sigmoid: zero loss for every rich lambda (final MSE)",
              sg.traj.loss[[r for lam in rich for r in sel(sg, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 1",
              valid=sg.valid()[[r for lam in rich for r in sel(sg, scale=lam)]])
@@ -404,4 +430,15 @@ lines.append(f"- Sigmoid fits its two labels at epochs {fs[:, 1].astype(int).tol
 lines.append(f"- The thesis's fitting procedure on Dataset 1.1.0: R^2 = {fitq['sigmoid']['procedure'].procedure.r2:.4f} (Sigmoid), "
              f"{fitq['tanh']['procedure'].procedure.r2:.4f} (Tanh); a free least-squares fit of the same family: "
              f"{fitq['sigmoid']['r2']:.5f} and {fitq['tanh']['r2']:.5f}.")
+def say(cid, yes, no):
+    return yes if claims.passed(cid) else no
+
+
+lines.append(f"- In a typical Sigmoid run at lambda = {lam6:g} (a share of runs whose interval lies above one half), "
+             + say("Fig3.7/one-direction", "the neurons align in one direction", "the neurons are not seen to align in one direction")
+             + ", " + say("Fig3.7/simultaneous", "both labels are fitted simultaneously", "both labels are not seen to be fitted "
+                          "simultaneously") + " and " + say("Fig3.7/straight", "the interpolator is almost a straight line.",
+                                                            "the interpolator is not seen to be almost straight.")
+             + ("" if all(claims.passed(c) for c in ("Fig3.7/one-direction", "Fig3.7/simultaneous", "Fig3.7/straight"))
+                else " (Too few runs do, or too few runs to say.)"))
 display(Markdown("\n".join(lines)))

@@ -17,6 +17,7 @@ from scipy.optimize import curve_fit
 
 from ... import data as datasets
 from ... import metrics, theory
+from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
 from .common import axial_std, end_of_alignment, plateau_table, snapshot_at  # noqa: F401 (re-exported)
@@ -37,9 +38,15 @@ SCHEMA = {
                         "and the lazy one): the share of seeds where the variance within the clusters grows with lambda. "
                         "Seeds also in seeds are read from the main grid, the others trained for this check only; a seed "
                         "whose draw violates Assumption 5 is rejected and named", low=0, high=10_000, max_len=100),
+    "fig37_seeds": Ints("seeds of Fig. 3.7's typical Sigmoid run (balanced initialisation, lambda = 1e-6, or the middle "
+                        "rich lambda when 1e-6 is not among them): the shares of runs aligned in one direction, fitting "
+                        "both labels simultaneously, ending almost straight. Seeds also in seeds are read from the main "
+                        "grid, the others trained for these checks only; a seed whose draw violates Assumption 5 is "
+                        "rejected and named", low=0, high=10_000, max_len=100),
 }
 RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),
-         Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("align_seeds", "width"))
+         Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("align_seeds", "width"),
+         Cm.assumption5_rule("fig37_seeds", "width"))
 
 
 def _align_extra(P) -> int:
@@ -47,20 +54,26 @@ def _align_extra(P) -> int:
     return 3 * len(set(P.align_seeds) - set(P.seeds))
 
 
+def _fig37_extra(P) -> int:
+    """Sigmoid runs trained for Fig. 3.7's shares only: one per seed of fig37_seeds not in seeds."""
+    return len(set(P.fig37_seeds) - set(P.seeds))
+
+
 def memory_estimate(P) -> float:
     """The three activations' ensembles ((rich scales + 1) x 2 initialisations x runs, n = d = 2), each with its
-    snapshots."""
+    snapshots, and the runs trained for Fig. 3.4's ordering and Fig. 3.7's shares only."""
     R = (len(P.rich_scales) + 1) * 2 * len(P.seeds)
-    return (3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2)
-            + gd_bytes(_align_extra(P), P.width, 2, 2, P.steps, 1, P.steps // P.snap_every + 2))
+    S_ = P.steps // P.snap_every + 2
+    return (3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, S_) + gd_bytes(_align_extra(P), P.width, 2, 2, P.steps, 1, S_)
+            + gd_bytes(_fig37_extra(P), P.width, 2, 2, P.steps, 1, S_))
 
 
 def work_estimate(P) -> float:
     return (3 * gd_work((len(P.rich_scales) + 1) * 2 * len(P.seeds), P.width, 2, 2, P.steps)
-            + gd_work(_align_extra(P), P.width, 2, 2, P.steps))
+            + gd_work(_align_extra(P), P.width, 2, 2, P.steps) + gd_work(_fig37_extra(P), P.width, 2, 2, P.steps))
 
 
-NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds")
+NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds", "fig37_seeds")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -124,6 +137,71 @@ def alignment_order(P, res: ActivationRuns) -> dict:
     flags = (var[:, 0] < var[:, 1]) & (var[:, 1] < var[:, 2])
     return dict(seeds=kept, rejected=rejected, lams=lams, variances=var, valid=np.array(valid, dtype=bool),
                 measurable=measurable, flags=flags[measurable])
+
+
+#: Fig. 3.7, per run: all orientations in one direction (circular std at the end of alignment, rad), both labels
+#: fitted simultaneously (epoch of the positive fit / of the negative fit), the interpolator almost a straight line
+#: (sup abs(h - chord) on [x_1, x_2]).  The thesis describes the typical run from one run per figure ("neurons align
+#: ... all in the same direction ... reach positive and negative label data simultaneously ... The resulting
+#: interpolator appears almost as a straight line. We can observe this in Figure 3.7"): each check is the share of
+#: runs showing it, the lower end of its Wilson interval above one half (Cm.TYPICAL).
+ONE_DIRECTION = C.below(0.05)
+SIMULTANEOUS = C.within(0.9, 1.1)
+STRAIGHT = C.below(0.1)
+TYPICAL = Cm.TYPICAL
+
+
+def fig37_scale(P) -> float:
+    """Fig. 3.7's lambda: 1e-6, or the middle rich lambda when 1e-6 is not among the rich scales."""
+    rich = sorted(P.rich_scales)
+    return 1e-6 if 1e-6 in rich else rich[len(rich) // 2]
+
+
+def fig37_runs(P, res: ActivationRuns) -> dict:
+    """Fig. 3.7's measures, one Sigmoid run per seed of ``P.fig37_seeds`` (balanced initialisation,
+    :func:`fig37_scale`): seeds also in ``P.seeds`` are read from the main grid, the others trained for these checks
+    only (same width, step, epochs and snapshots: a seed's numbers are the same alone or in a batch).  Per seed:
+    ``one_dir`` (circular std of the orientations at the end of alignment, rad), ``fits`` (positive, negative fit
+    epochs, -1: never), ``ratio`` (positive / negative fit epoch, nan when a label is never fitted), ``chord``
+    (final sup abs(h - chord)), ``valid`` (finite run); the per-run flags of :data:`ONE_DIRECTION`,
+    :data:`SIMULTANEOUS`, :data:`STRAIGHT` and ``both`` (one direction and simultaneous in the same run, Conjecture
+    1's alignment and label-fitting phases); ``seeds`` kept and ``rejected`` (Assumption 5)."""
+    data = res.data
+    kept, rejected = Cm.assumption5_split(data, P.width, P.fig37_seeds)
+    lam = fig37_scale(P)
+    main = res.grids["sigmoid"]
+    extra = [s for s in kept if s not in res.seeds]
+    ens_x = (Cm.train_grid(data, ["sigmoid"], P.width, Cm.combos([lam], extra, lrs=[P.lr]), P.steps,
+                           snapshots=_snapshots(P))["sigmoid"] if extra else None)
+    read = {}
+    for e in [main] + ([ens_x] if ens_x is not None else []):
+        read[id(e)] = (Cm.end_of_alignment(e), Cm.fit_epochs(e.traj, data, "sigmoid").numpy(), e.valid())
+    one_dir, fits, chord, valid = [], [], [], []
+    for s in kept:
+        e = main if s in res.seeds else ens_x
+        r = e.runs(scale=float(lam), init="balanced", seed=int(s))[0]
+        ea, fe, ok = read[id(e)]
+        one_dir.append(axial_std(snapshot_at(e, r, int(ea[r]))[1]))
+        fits.append((int(fe[r, 1]), int(fe[r, 0])))
+        chord.append(chord_deviation(e.traj.final.a[r], e.traj.final.W[r], data, "sigmoid"))
+        valid.append(bool(ok[r]))
+    fits = np.array(fits, dtype=float).reshape(len(kept), 2)
+    fm = np.where(fits > 0, fits, np.nan)  # a label never fitted: no fit epoch, no measurement
+    ratio = fm[:, 0] / fm[:, 1]
+    out = dict(seeds=kept, rejected=rejected, scale=lam, one_dir=np.array(one_dir, dtype=float), fits=fits,
+               ratio=ratio, chord=np.array(chord, dtype=float), valid=np.array(valid, dtype=bool))
+    out.update(fig37_flags(out))
+    return out
+
+
+def fig37_flags(m: dict) -> dict:
+    """Per run, whether it shows each Fig. 3.7 behaviour (a nan measure shows nothing)."""
+    def flags(crit, values):
+        return np.array([crit(np.array([v])) for v in np.asarray(values, dtype=float)], dtype=bool)
+    f = dict(one_dir_flags=flags(ONE_DIRECTION, m["one_dir"]), simultaneous_flags=flags(SIMULTANEOUS, m["ratio"]),
+             straight_flags=flags(STRAIGHT, m["chord"]))
+    f["both_flags"] = f["one_dir_flags"] & f["simultaneous_flags"]
+    return f
 
 
 def cluster_variances(ens: Cm.Ensemble, data, r: int, epoch: int) -> dict:
