@@ -350,7 +350,7 @@ def test_fig3_7_typical_sigmoid_shares_fail_on_untrained_and_atypical_runs():
     run showing all of them cannot make a typical run."""
     from shallowflow.experiments.brisbois_thesis import activations as A
     P = SimpleNamespace(width=20, lr=UNTRAINED_LR, steps=200, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0, 1],
-                        snap_every=50, align_seeds=[0], fig37_seeds=[0, 1, 2, 3, 4, 5])
+                        snap_every=50, align_seeds=[0], fig37_seeds=[0, 1, 2, 3, 4, 5], fig38_seeds=[0])
     res = A.run(P)
     f = A.fig37_runs(P, res)
     assert f["seeds"] == [0, 1, 2, 3, 4, 5] and f["valid"].all()  # the extra seeds were trained and read
@@ -363,4 +363,31 @@ def test_fig3_7_typical_sigmoid_shares_fail_on_untrained_and_atypical_runs():
     assert _fails(A.TYPICAL, [verdicts_low(late["simultaneous_flags"])])
     assert _fails(A.TYPICAL, [verdicts_low(late["both_flags"])])
     one = A.fig37_flags({k: v[:1] for k, v in good.items()})
+    assert all(_fails(A.TYPICAL, [verdicts_low(v)]) for v in one.values())
+
+
+def test_fig3_8_typical_tanh_shares_fail_on_untrained_and_atypical_runs():
+    """Fig3.8/positive-first and Conj2/sequential (shares of Tanh runs, the Wilson lower end against one half): the
+    chapter's fig38_runs on untrained runs (alpha 1e-12: random orientations, no label fitted) shows neither behaviour
+    and both shares fail; runs fitting both labels at the same epoch, or the negative label first, fail both; runs
+    fitting the positive label first but not aligned in one direction fail Conj2/sequential; one run showing both
+    cannot make a typical run."""
+    from shallowflow.experiments.brisbois_thesis import activations as A
+    P = SimpleNamespace(width=20, lr=UNTRAINED_LR, steps=200, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0, 1],
+                        snap_every=50, align_seeds=[0], fig37_seeds=[0], fig38_seeds=[0, 1, 2, 3, 4, 5])
+    f = A.fig38_runs(P, A.run(P))
+    assert f["seeds"] == [0, 1, 2, 3, 4, 5] and f["valid"].all() and f["act"] == "tanh"
+    for key in ("one_dir_flags", "positive_first_flags", "sequential_flags"):
+        assert not f[key].any(), key
+        assert _fails(A.TYPICAL, [verdicts_low(f[key])]), key
+    good = dict(one_dir=np.full(6, 1e-3), gap=np.full(6, 1250.0))
+    assert all(not _fails(A.TYPICAL, [verdicts_low(v)]) for v in A.fig38_flags(good).values())
+    for gap in (0.0, -1250.0):  # simultaneous fits (Sigmoid's Fig. 3.7), the negative label first
+        bad = A.fig38_flags(dict(good, gap=np.full(6, gap)))
+        assert _fails(A.TYPICAL, [verdicts_low(bad["positive_first_flags"])]), gap
+        assert _fails(A.TYPICAL, [verdicts_low(bad["sequential_flags"])]), gap
+    spread = A.fig38_flags(dict(good, one_dir=np.full(6, 0.5)))  # the positive label first, no single direction
+    assert not _fails(A.TYPICAL, [verdicts_low(spread["positive_first_flags"])])
+    assert _fails(A.TYPICAL, [verdicts_low(spread["sequential_flags"])])
+    one = A.fig38_flags({k: v[:1] for k, v in good.items()})
     assert all(_fails(A.TYPICAL, [verdicts_low(v)]) for v in one.values())

@@ -43,10 +43,15 @@ SCHEMA = {
                         "both labels simultaneously, ending almost straight. Seeds also in seeds are read from the main "
                         "grid, the others trained for these checks only; a seed whose draw violates Assumption 5 is "
                         "rejected and named", low=0, high=10_000, max_len=100),
+    "fig38_seeds": Ints("seeds of Fig. 3.8's typical Tanh run (balanced initialisation, the lambda of fig37_seeds): "
+                        "the shares of runs fitting the positive label first, and aligned in one direction with the "
+                        "positive label first (Conjecture 2). Seeds also in seeds are read from the main grid, the "
+                        "others trained for these checks only; a seed whose draw violates Assumption 5 is rejected and "
+                        "named", low=0, high=10_000, max_len=100),
 }
 RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),
          Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("align_seeds", "width"),
-         Cm.assumption5_rule("fig37_seeds", "width"))
+         Cm.assumption5_rule("fig37_seeds", "width"), Cm.assumption5_rule("fig38_seeds", "width"))
 
 
 def _align_extra(P) -> int:
@@ -54,26 +59,32 @@ def _align_extra(P) -> int:
     return 3 * len(set(P.align_seeds) - set(P.seeds))
 
 
-def _fig37_extra(P) -> int:
-    """Sigmoid runs trained for Fig. 3.7's shares only: one per seed of fig37_seeds not in seeds."""
-    return len(set(P.fig37_seeds) - set(P.seeds))
+def _typical_extra(P, name: str) -> int:
+    """Runs trained for a typical-run figure's shares only (Fig. 3.7, ``fig37_seeds``, Sigmoid; Fig. 3.8,
+    ``fig38_seeds``, Tanh): one per seed of the list not in seeds (each figure trains its own, even when the lists
+    share seeds: they are runs of different activations)."""
+    return len(set(getattr(P, name)) - set(P.seeds))
 
 
 def memory_estimate(P) -> float:
     """The three activations' ensembles ((rich scales + 1) x 2 initialisations x runs, n = d = 2), each with its
-    snapshots, and the runs trained for Fig. 3.4's ordering and Fig. 3.7's shares only."""
+    snapshots, and the runs trained for Fig. 3.4's ordering and Figs 3.7 and 3.8's shares only (one ensemble at a
+    time is the peak, but every one is counted)."""
     R = (len(P.rich_scales) + 1) * 2 * len(P.seeds)
     S_ = P.steps // P.snap_every + 2
     return (3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, S_) + gd_bytes(_align_extra(P), P.width, 2, 2, P.steps, 1, S_)
-            + gd_bytes(_fig37_extra(P), P.width, 2, 2, P.steps, 1, S_))
+            + sum(gd_bytes(_typical_extra(P, k), P.width, 2, 2, P.steps, 1, S_) for k in TYPICAL_FIGURES.values()))
 
 
 def work_estimate(P) -> float:
     return (3 * gd_work((len(P.rich_scales) + 1) * 2 * len(P.seeds), P.width, 2, 2, P.steps)
-            + gd_work(_align_extra(P), P.width, 2, 2, P.steps) + gd_work(_fig37_extra(P), P.width, 2, 2, P.steps))
+            + gd_work(_align_extra(P), P.width, 2, 2, P.steps)
+            + sum(gd_work(_typical_extra(P, k), P.width, 2, 2, P.steps) for k in TYPICAL_FIGURES.values()))
 
 
-NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds", "fig37_seeds")
+#: The figures showing one typical run of an activation at lambda = 1e-6 (balanced): the seed list of its shares.
+TYPICAL_FIGURES = {"sigmoid": "fig37_seeds", "tanh": "fig38_seeds"}
+NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds", "fig37_seeds", "fig38_seeds")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -145,37 +156,42 @@ def alignment_order(P, res: ActivationRuns) -> dict:
 #: ... all in the same direction ... reach positive and negative label data simultaneously ... The resulting
 #: interpolator appears almost as a straight line. We can observe this in Figure 3.7"): each check is the share of
 #: runs showing it, the lower end of its Wilson interval above one half (Cm.TYPICAL).
+#: Fig. 3.8, per Tanh run: the positive label fitted strictly first (epoch of the negative fit - epoch of the positive
+#: fit > 0), and, for Conjecture 2, in the same run one direction at the end of alignment.  Again one run per figure
+#: ("a neuron disposition similar to that of Sigmoid. After that, neurons grow in norm ... to reach the positive
+#: label data, before changing direction to reach the negative label data ... In Figures 3.8, we provide an
+#: illustration"): shares of runs, as for Fig. 3.7.
 ONE_DIRECTION = C.below(0.05)
 SIMULTANEOUS = C.within(0.9, 1.1)
 STRAIGHT = C.below(0.1)
+POSITIVE_FIRST = C.above(0.0, strict=True)
 TYPICAL = Cm.TYPICAL
 
 
 def fig37_scale(P) -> float:
-    """Fig. 3.7's lambda: 1e-6, or the middle rich lambda when 1e-6 is not among the rich scales."""
+    """Figs 3.7 and 3.8's lambda: 1e-6, or the middle rich lambda when 1e-6 is not among the rich scales."""
     rich = sorted(P.rich_scales)
     return 1e-6 if 1e-6 in rich else rich[len(rich) // 2]
 
 
-def fig37_runs(P, res: ActivationRuns) -> dict:
-    """Fig. 3.7's measures, one Sigmoid run per seed of ``P.fig37_seeds`` (balanced initialisation,
-    :func:`fig37_scale`): seeds also in ``P.seeds`` are read from the main grid, the others trained for these checks
-    only (same width, step, epochs and snapshots: a seed's numbers are the same alone or in a batch).  Per seed:
-    ``one_dir`` (circular std of the orientations at the end of alignment, rad), ``fits`` (positive, negative fit
-    epochs, -1: never), ``ratio`` (positive / negative fit epoch, nan when a label is never fitted), ``chord``
-    (final sup abs(h - chord)), ``valid`` (finite run); the per-run flags of :data:`ONE_DIRECTION`,
-    :data:`SIMULTANEOUS`, :data:`STRAIGHT` and ``both`` (one direction and simultaneous in the same run, Conjecture
-    1's alignment and label-fitting phases); ``seeds`` kept and ``rejected`` (Assumption 5)."""
+def typical_runs(P, res: ActivationRuns, act: str) -> dict:
+    """One ``act`` run per seed of its typical-run list (``TYPICAL_FIGURES``: ``P.fig37_seeds`` for Sigmoid,
+    ``P.fig38_seeds`` for Tanh), balanced initialisation, :func:`fig37_scale`: seeds also in ``P.seeds`` are read
+    from the main grid, the others trained for these checks only (same width, step, epochs and snapshots: a seed's
+    numbers are the same alone or in a batch).  Per seed: ``one_dir`` (circular std of the orientations at the end
+    of alignment, rad), ``fits`` (positive, negative fit epochs, -1: never), ``ratio`` (positive / negative fit
+    epoch) and ``gap`` (negative - positive fit epoch), both nan when a label is never fitted, ``chord`` (final sup
+    abs(h - chord)), ``valid`` (finite run); ``seeds`` kept and ``rejected`` (Assumption 5)."""
     data = res.data
-    kept, rejected = Cm.assumption5_split(data, P.width, P.fig37_seeds)
+    kept, rejected = Cm.assumption5_split(data, P.width, getattr(P, TYPICAL_FIGURES[act]))
     lam = fig37_scale(P)
-    main = res.grids["sigmoid"]
+    main = res.grids[act]
     extra = [s for s in kept if s not in res.seeds]
-    ens_x = (Cm.train_grid(data, ["sigmoid"], P.width, Cm.combos([lam], extra, lrs=[P.lr]), P.steps,
-                           snapshots=_snapshots(P))["sigmoid"] if extra else None)
+    ens_x = (Cm.train_grid(data, [act], P.width, Cm.combos([lam], extra, lrs=[P.lr]), P.steps,
+                           snapshots=_snapshots(P))[act] if extra else None)
     read = {}
     for e in [main] + ([ens_x] if ens_x is not None else []):
-        read[id(e)] = (Cm.end_of_alignment(e), Cm.fit_epochs(e.traj, data, "sigmoid").numpy(), e.valid())
+        read[id(e)] = (Cm.end_of_alignment(e), Cm.fit_epochs(e.traj, data, act).numpy(), e.valid())
     one_dir, fits, chord, valid = [], [], [], []
     for s in kept:
         e = main if s in res.seeds else ens_x
@@ -183,24 +199,50 @@ def fig37_runs(P, res: ActivationRuns) -> dict:
         ea, fe, ok = read[id(e)]
         one_dir.append(axial_std(snapshot_at(e, r, int(ea[r]))[1]))
         fits.append((int(fe[r, 1]), int(fe[r, 0])))
-        chord.append(chord_deviation(e.traj.final.a[r], e.traj.final.W[r], data, "sigmoid"))
+        chord.append(chord_deviation(e.traj.final.a[r], e.traj.final.W[r], data, act))
         valid.append(bool(ok[r]))
     fits = np.array(fits, dtype=float).reshape(len(kept), 2)
     fm = np.where(fits > 0, fits, np.nan)  # a label never fitted: no fit epoch, no measurement
-    ratio = fm[:, 0] / fm[:, 1]
-    out = dict(seeds=kept, rejected=rejected, scale=lam, one_dir=np.array(one_dir, dtype=float), fits=fits,
-               ratio=ratio, chord=np.array(chord, dtype=float), valid=np.array(valid, dtype=bool))
+    return dict(seeds=kept, rejected=rejected, scale=lam, act=act, one_dir=np.array(one_dir, dtype=float), fits=fits,
+                ratio=fm[:, 0] / fm[:, 1], gap=fm[:, 1] - fm[:, 0], chord=np.array(chord, dtype=float),
+                valid=np.array(valid, dtype=bool))
+
+
+def fig37_runs(P, res: ActivationRuns) -> dict:
+    """Fig. 3.7's measures (:func:`typical_runs` of Sigmoid over ``P.fig37_seeds``) and the per-run flags of
+    :data:`ONE_DIRECTION`, :data:`SIMULTANEOUS`, :data:`STRAIGHT` and ``both`` (one direction and simultaneous in
+    the same run, Conjecture 1's alignment and label-fitting phases)."""
+    out = typical_runs(P, res, "sigmoid")
     out.update(fig37_flags(out))
     return out
 
 
+def fig38_runs(P, res: ActivationRuns) -> dict:
+    """Fig. 3.8's measures (:func:`typical_runs` of Tanh over ``P.fig38_seeds``) and the per-run flags of
+    :data:`POSITIVE_FIRST` and ``sequential`` (one direction and the positive label first in the same run,
+    Conjecture 2's alignment and two label-fitting phases)."""
+    out = typical_runs(P, res, "tanh")
+    out.update(fig38_flags(out))
+    return out
+
+
+def _flags(crit, values) -> np.ndarray:
+    """Per run, whether its measure meets the criterion (a nan measure shows nothing)."""
+    return np.array([crit(np.array([v])) for v in np.asarray(values, dtype=float)], dtype=bool)
+
+
 def fig37_flags(m: dict) -> dict:
     """Per run, whether it shows each Fig. 3.7 behaviour (a nan measure shows nothing)."""
-    def flags(crit, values):
-        return np.array([crit(np.array([v])) for v in np.asarray(values, dtype=float)], dtype=bool)
-    f = dict(one_dir_flags=flags(ONE_DIRECTION, m["one_dir"]), simultaneous_flags=flags(SIMULTANEOUS, m["ratio"]),
-             straight_flags=flags(STRAIGHT, m["chord"]))
+    f = dict(one_dir_flags=_flags(ONE_DIRECTION, m["one_dir"]), simultaneous_flags=_flags(SIMULTANEOUS, m["ratio"]),
+             straight_flags=_flags(STRAIGHT, m["chord"]))
     f["both_flags"] = f["one_dir_flags"] & f["simultaneous_flags"]
+    return f
+
+
+def fig38_flags(m: dict) -> dict:
+    """Per run, whether it shows each Fig. 3.8 behaviour (a nan measure shows nothing)."""
+    f = dict(one_dir_flags=_flags(ONE_DIRECTION, m["one_dir"]), positive_first_flags=_flags(POSITIVE_FIRST, m["gap"]))
+    f["sequential_flags"] = f["one_dir_flags"] & f["positive_first_flags"]
     return f
 
 
