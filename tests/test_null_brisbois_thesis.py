@@ -367,7 +367,7 @@ def test_fig3_7_typical_sigmoid_shares_fail_on_untrained_and_atypical_runs():
 
 
 def test_fig3_8_typical_tanh_shares_fail_on_untrained_and_atypical_runs():
-    """Fig3.8/positive-first and Conj2/sequential (shares of Tanh runs, the Wilson lower end against one half): the
+    """Fig3.8/positive-first, Fig3.8/straight and Conj2/sequential (shares of Tanh runs, the Wilson lower end against one half): the
     chapter's fig38_runs on untrained runs (alpha 1e-12: random orientations, no label fitted) shows neither behaviour
     and both shares fail; runs fitting both labels at the same epoch, or the negative label first, fail both; runs
     fitting the positive label first but not aligned in one direction fail Conj2/sequential; one run showing both
@@ -377,10 +377,12 @@ def test_fig3_8_typical_tanh_shares_fail_on_untrained_and_atypical_runs():
                         snap_every=50, align_seeds=[0], fig37_seeds=[0], fig38_seeds=[0, 1, 2, 3, 4, 5])
     f = A.fig38_runs(P, A.run(P))
     assert f["seeds"] == [0, 1, 2, 3, 4, 5] and f["valid"].all() and f["act"] == "tanh"
-    for key in ("one_dir_flags", "positive_first_flags", "sequential_flags"):
+    for key in ("one_dir_flags", "positive_first_flags", "sequential_flags", "straight_flags"):
         assert not f[key].any(), key
         assert _fails(A.TYPICAL, [verdicts_low(f[key])]), key
-    good = dict(one_dir=np.full(6, 1e-3), gap=np.full(6, 1250.0))
+    good = dict(one_dir=np.full(6, 1e-3), gap=np.full(6, 1250.0), chord=np.full(6, 0.01))
+    curved = A.fig38_flags(dict(good, chord=np.full(6, 0.5)))  # Fig3.8/straight: a model far from the chord
+    assert _fails(A.TYPICAL, [verdicts_low(curved["straight_flags"])])
     assert all(not _fails(A.TYPICAL, [verdicts_low(v)]) for v in A.fig38_flags(good).values())
     for gap in (0.0, -1250.0):  # simultaneous fits (Sigmoid's Fig. 3.7), the negative label first
         bad = A.fig38_flags(dict(good, gap=np.full(6, gap)))

@@ -387,6 +387,9 @@ ft = fits["tanh"][r6t].astype(float)
 share_check("Fig3.8/positive-first", f"the negative-fit epoch - the positive-fit epoch is {A.POSITIVE_FIRST.text} epochs",
             f38["positive_first_flags"], f"{np.nanmin(f38['gap'], initial=np.inf):g} .. {np.nanmax(f38['gap'], initial=-np.inf):g} "
             f"epochs ({int(np.isnan(f38['gap']).sum())} runs never fit a label)", "positive label first", runs=f38)
+share_check("Fig3.8/straight", f"the final sup |h - chord| on [-0.5, 2] is {A.STRAIGHT.text}", f38["straight_flags"],
+            f"{np.nanmin(f38['chord'], initial=np.inf):.3g} .. {np.nanmax(f38['chord'], initial=-np.inf):.3g}",
+            "very similar to a straight line too", runs=f38)
 claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the parameter plane shown is an interpolator)",
              sg.traj.loss[r6s, -1], C.below(1e-10), source_value="zero loss", valid=sg.valid()[r6s])
 claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], C.below(1e-10),

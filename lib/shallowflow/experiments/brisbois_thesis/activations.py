@@ -241,7 +241,8 @@ def fig37_flags(m: dict) -> dict:
 
 def fig38_flags(m: dict) -> dict:
     """Per run, whether it shows each Fig. 3.8 behaviour (a nan measure shows nothing)."""
-    f = dict(one_dir_flags=_flags(ONE_DIRECTION, m["one_dir"]), positive_first_flags=_flags(POSITIVE_FIRST, m["gap"]))
+    f = dict(one_dir_flags=_flags(ONE_DIRECTION, m["one_dir"]), positive_first_flags=_flags(POSITIVE_FIRST, m["gap"]),
+             straight_flags=_flags(STRAIGHT, m["chord"]))
     f["sequential_flags"] = f["one_dir_flags"] & f["positive_first_flags"]
     return f
 
