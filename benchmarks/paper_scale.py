@@ -17,9 +17,8 @@ from ``params/timings.json``) and ``paper``:
   the CLI's own execution time of the chapter; the basis adds the CPU seconds of the run's process
   tree, the load average and what the extrapolation below had estimated;
 - ``estimated``: ``seconds`` = book_s x (paper work / book work), the work being the chapter's own
-  ``Rule.work`` estimate (``params.gd_work`` units) at both parameter sets; a chapter that declares no
-  ``Rule.work`` gets a proxy of the same units computed here from its parameters (:data:`PROXIES`),
-  and the basis says so.  Work estimates count every run to its step cap: chapters whose runs stop at
+  ``Rule.work`` estimate (``params.gd_work`` units) at both parameter sets, as
+  ``shallowflow run CHAPTER --profile paper --estimate`` prints it (``shallowflow.executor.estimate``).  Work estimates count every run to its step cap: chapters whose runs stop at
   convergence cost less (the measured runs show by how much).
 
 ``memory_gb`` is the largest ``Rule.memory`` estimate at paper scale (GiB).  ``verdict_changes`` lists
@@ -41,85 +40,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import yaml
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_RUNS = HERE / "paper_scale.runs.jsonl"
 DEFAULT_CLAIMS = HERE / "paper_claims"  # the claims record of each successful paper run, kept with the runs file
-HOURS_ON_CPU = 8.0  # above this many hours on the 2-core machine, the paper profile is GPU/cluster work
-
-
-# ------------------------------------------------------------------------------------------------
-# work and memory from the chapters' own rules
-# ------------------------------------------------------------------------------------------------
-def _closure(fn) -> dict:
-    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in (fn.__closure__ or ()))))
-
-
-def rule_costs(rules, P) -> tuple[float | None, float | None]:
-    """(work units, bytes): the sum of the chapter's Rule.work estimates and the largest Rule.memory estimate
-    at parameters ``P`` (None where the chapter declares none)."""
-    work = mem = None
-    for r in rules:
-        free = _closure(r.test)
-        if "cost" in free and "fit the work budget" in r.message:
-            work = (work or 0.0) + float(free["cost"](P))
-        elif "estimate" in free and "must fit in" in r.message:
-            mem = max(mem or 0.0, float(free["estimate"](P)))
-    return work, mem
-
-
-def _gd(runs, width, n, dim, steps):
-    from shallowflow.params import gd_work
-
-    return gd_work(runs, width, n, dim, steps)
-
-
-# Chapters that declare no Rule.work get a proxy in gd_work units from their own parameters here (chapter ->
-# (basis, function of P)). Every chapter declares one now (the five early-alignment chapters since fd8880f).
-PROXIES: dict = {}
-
-
-def namespace(chapter: str, profile: str) -> SimpleNamespace:
-    """The validated single values of a profile (the rules are not checked here: see :func:`refusal`)."""
-    from shallowflow import chapters, params
-
-    sch, _ = chapters.schema(chapter)
-    values = chapters.defaults(chapter)
-    if profile != "book":
-        path = chapters.profile_file(chapter, profile)
-        if path.exists():
-            values.update(yaml.safe_load(path.read_text()) or {})
-    return SimpleNamespace(**{n: params.check(n, values[n], s) for n, s in sch.items() if n in values})
-
-
-def refusal(chapter: str) -> str:
-    """'' when ``shallowflow run CHAPTER --profile paper`` would start a kernel here, else its one-line reason."""
-    from shallowflow import executor
-
-    try:
-        executor.prepare(chapter, "paper")
-    except Exception as e:  # ChapterError / ConfigError: the CLI's one line
-        return " ".join(str(e).split())
-    return ""
-
-
-def cost_model(chapter: str) -> dict:
-    from shallowflow import chapters
-
-    _, rules = chapters.schema(chapter)
-    out = {}
-    for prof in ("book", "paper"):
-        P = namespace(chapter, prof)
-        work, mem = rule_costs(rules, P)
-        basis = "the chapter's Rule.work"
-        if work is None and chapter in PROXIES:
-            basis, fn = PROXIES[chapter]
-            work = float(fn(P))
-        out[prof] = dict(work=work, mem=mem, basis=basis)
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -343,21 +269,9 @@ def _fmt_s(s: float | None) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def where_estimated(seconds: float | None, mem_gb: float | None) -> str:
-    from shallowflow.params import memory_limit
-
-    if seconds is None:
-        return "unknown (no work estimate)"
-    hours = seconds / 3600
-    big_mem = mem_gb is not None and mem_gb * 2 ** 30 > memory_limit()
-    if hours <= HOURS_ON_CPU and not big_mem:
-        return f"CPU: this 2-core machine, about {hours:.2g} CPU-hours unloaded"
-    need = f"{mem_gb:.0f} GiB of memory, " if big_mem else ""
-    return f"a GPU or a cluster ({need}about {hours:.2g} hours on this 2-core machine)"
-
-
 def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
     from shallowflow import chapters
+    from shallowflow.executor import estimate as E
 
     timings = json.loads((root / "params" / "timings.json").read_text()).get("book", {})
     runs, reg = load_runs(runs_file), registry(root)
@@ -370,20 +284,19 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
                                 basis="no params/paper file: the book's parameters are the source's scale")
             out["chapters"][ch] = row
             continue
-        try:
-            cm = cost_model(ch)
-        except Exception as e:  # a profile value the schema refuses
-            cm = None
-            cm_err = " ".join(f"{type(e).__name__}: {e}".split())[:300]
-        mem_gb = cm["paper"]["mem"] / 2 ** 30 if cm and cm["paper"]["mem"] is not None else None
-        est = None
-        basis_est = "no estimate: " + (cm_err if cm is None else "the chapter declares no Rule.work and has no proxy")
-        if cm and cm["book"]["work"] and cm["paper"]["work"] is not None and book_s is not None:
-            ratio = cm["paper"]["work"] / cm["book"]["work"]
-            est = round(float(book_s) * ratio, 1)
-            basis_est = (f"estimate: book {book_s:.1f} s (params/timings.json) x work ratio {ratio:.3g} "
-                         f"({cm['paper']['work']:.3g} / {cm['book']['work']:.3g} units, {cm['paper']['basis']})")
-        why = refusal(ch)
+        try:  # the package's own estimate, as `shallowflow run CHAPTER --profile paper --estimate` prints it
+            e = E.estimate(ch, "paper")
+        except E.ChapterError as err:  # refused for another reason than this machine's budgets
+            e, why = None, " ".join(str(err).split())
+        else:
+            why = " ".join(e.refusal.split())
+        mem_gb = e.memory / 2 ** 30 if e is not None and e.memory is not None else None
+        est = round(e.seconds, 1) if e is not None and e.seconds is not None else None
+        basis_est = "no estimate: " + (why if e is None else "the chapter declares no Rule.work")
+        if est is not None:
+            basis_est = (f"estimate: book {book_s:.1f} s (params/timings.json) x work ratio {e.ratio:.3g} "
+                         f"({e.work:.3g} / {e.book_work:.3g} units, the chapter's Rule.work)")
+        where_est = "" if e is None else e.where + (f", about {_fmt_s(est)} here unloaded" if est is not None else "")
         rec = runs.get(ch)
         claims = claims_record(claims_dir, ch)
         changes = verdict_changes(reg, claims) if (claims and rec and rec["rc"] == 0) else []
@@ -392,7 +305,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
                 {f"{claims['source']}:{c['id']}": f"{c['verdict']} (measured {c.get('measured', '')})" for c in claims["checks"]})
         mem = round(mem_gb, 3) if mem_gb is not None else None
         if why:
-            paper = dict(status="refused", seconds=est, where=where_estimated(est, mem_gb), basis=why,
+            paper = dict(status="refused", seconds=est, where=where_est, basis=why,
                          memory_gb=mem, verdict_changes=[])
         elif rec and rec["rc"] == 0:
             s = executed_seconds(rec)
@@ -407,7 +320,7 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
         else:
             failed = (f"; a paper run here ended without a result after {rec['wall_s']:.0f} s ({rec['cpu_s']:.0f} CPU-s, a "
                       f"lower bound of its cost): {failure_line(rec)}") if rec else ""
-            paper = dict(status="estimated", seconds=est, where=where_estimated(est, mem_gb), basis=basis_est + failed,
+            paper = dict(status="estimated", seconds=est, where=where_est, basis=basis_est + failed,
                          memory_gb=mem, verdict_changes=[])
         row["paper"] = paper
         row["_estimate_s"] = est  # for the table only (removed from the JSON)
@@ -499,6 +412,11 @@ def main(argv=None) -> int:
     md = markdown(data)
     data.pop("_decides", None)
     data.pop("_paper_verdicts", None)
+    cpu_ratios = [r["_cpu_s"] / r["_estimate_s"] for r in data["chapters"].values()
+                  if r.get("_cpu_s") and r.get("_estimate_s")]
+    if cpu_ratios:  # CPU seconds of the measured runs over their estimate (read by shallowflow run --estimate)
+        data["extrapolation_spread"] = dict(low=round(min(cpu_ratios), 2), high=round(max(cpu_ratios), 2),
+                                            runs=len(cpu_ratios), measure="CPU seconds of the run / estimate")
     for row in data["chapters"].values():
         row.pop("_estimate_s", None)
         row.pop("_cpu_s", None)
