@@ -94,8 +94,11 @@ def _interrupt(previous, how):
     see ``claims._fault_hold``), then interrupt it: the run cannot finish before the fault, on any load."""
     hold = previous["base"] / f"hold-{how}"
     env = {**previous["env"], "SHALLOWFLOW_FAULT_HOLD": str(hold)}
+    # a runner started as a background job of a shell inherits SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler: give the run the default disposition a terminal's Ctrl-C meets
     p = subprocess.Popen([str(BIN), *RUN, "--out", str(previous["base"] / "runs")], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(lambda: hold.exists() or p.poll() is not None, "the chapter to reach its hold point")
         assert p.poll() is None, f"the run ended before the fault: {p.stderr.read()[-2000:]}"

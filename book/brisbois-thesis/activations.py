@@ -69,8 +69,8 @@ lazy_scale = 1.0  # Fig. 3.2
 seeds = [0, 1]  # one run per seed and setting (a seed violating Assumption 5 is rejected and named)
 snap_every = 250  # epochs between parameter snapshots (the thesis saved every 1000)
 align_seeds = [0, 1, 2, 3, 4, 5]  # seeds of Fig. 3.4's ordering (ReLU, balanced, three lambdas; those not in seeds are trained for it)
-fig37_seeds = list(range(16))  # Fig. 3.7's typical Sigmoid run (balanced, lambda = 1e-6): the share of runs per check (those not in seeds are trained for it)
-fig38_seeds = list(range(16))  # Fig. 3.8's typical Tanh run (balanced, lambda = 1e-6): the share of runs per check (those not in seeds are trained for it)
+fig37_seeds = list(range(16))  # Fig. 3.7's typical Sigmoid run (balanced, lambda 1e-6): the share of runs per check (those not in seeds are trained for it)
+fig38_seeds = list(range(16))  # Fig. 3.8's typical Tanh run (balanced, lambda 1e-6): the share of runs per check (those not in seeds are trained for it)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
