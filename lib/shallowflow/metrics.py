@@ -388,7 +388,9 @@ def wilson(p: float, n: int, level: float = 0.95) -> tuple[float, float]:
     z = _z(level)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the interval contains p; at p = 0 or 1 centre -/+ half equals p only up to rounding (a low end of 1e-17 above
+    # a share of 0 made an error bar negative and stopped 001 threshold's paper run)
+    return min(max(0.0, centre - half), p), max(min(1.0, centre + half), p)
 
 
 def newcombe_difference(p1: float, p2: float, n: int, level: float = 0.95, n2: int | None = None) -> tuple[float, float]:
