@@ -58,8 +58,8 @@ def _shape(name: str) -> tuple[int, int, float]:
     return data.n, data.d, constants(data).norm_minus
 
 
-def _ensembles(P) -> list[tuple[str, int, int, list]]:
-    """(dataset, runs, width, lambdas) of every ensemble :func:`run_implicit` trains to convergence."""
+def _planned(P) -> list[tuple[str, int, list, list]]:
+    """(dataset, width, lambdas, seeds) of every ensemble :func:`run_implicit` trains to convergence (width 0: none)."""
     widths = {"orthogonal-toy": P.width_toy, "ortho-A": P.width_a, "ortho-B": P.width_b, "ortho-C": P.width_c}
     out = []
     for name in DATASETS:
@@ -67,9 +67,13 @@ def _ensembles(P) -> list[tuple[str, int, int, list]]:
             continue
         lams = list(P.lams) + (list(P.lams_b_extra) if name == "ortho-B" else []) + \
             (list(P.lams_c_extra) if name == "ortho-C" else [])
-        seeds = P.seeds_c if name == "ortho-C" else P.seeds
-        out.append((name, len(seeds) * len(lams) * len(P.lrs), widths[name], lams))
+        out.append((name, widths[name], lams, P.seeds_c if name == "ortho-C" else P.seeds))
     return out
+
+
+def _ensembles(P) -> list[tuple[str, int, int, list]]:
+    """(dataset, runs, width, lambdas) of every ensemble :func:`run_implicit` trains to convergence."""
+    return [(name, len(seeds) * len(lams) * len(P.lrs), width, lams) for name, width, lams, seeds in _planned(P)]
 
 
 def _steps(name: str, lams, P, every: int) -> float:
@@ -226,15 +230,9 @@ def necessity_seeds(name: str, width: int, count: int, scan: int = 10_000) -> li
 def run_implicit(P) -> ImplicitRun:
     """Train every dataset's ensemble to convergence, replay ORTHO-B for Lemma 5, and the T1.5 runs."""
     t0 = time.perf_counter()
-    widths = {"orthogonal-toy": P.width_toy, "ortho-A": P.width_a, "ortho-B": P.width_b, "ortho-C": P.width_c}
     ens, mon = {}, {}
-    for name in DATASETS:
-        if widths[name] == 0:
-            continue
-        lams = list(P.lams) + (list(P.lams_b_extra) if name == "ortho-B" else []) + \
-            (list(P.lams_c_extra) if name == "ortho-C" else [])
-        seeds = P.seeds_c if name == "ortho-C" else P.seeds
-        e = make_ensemble(name, widths[name], lams, seeds, P.lrs)
+    for name, width, lams, seeds in _planned(P):
+        e = make_ensemble(name, width, lams, seeds, P.lrs)
         cap = None
         if name == "ortho-B":  # the state at t = -ln(lambda)/||D_+||, before the second exit: the replay starts there
             cap = e.iteration_at(phase_times(e.k, e.lams, P.eps)["exit1"])[:, None]
