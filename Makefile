@@ -40,7 +40,7 @@ QUIET := $(if $(CI),--quiet,)
 test-smoke: setup
 	rm -rf artifacts/runs/smoke artifacts/claims/smoke
 	$(BIN)/shallowflow run --all --profile smoke --no-site $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -p tests.nbval_kernel_retry -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg artifacts/runs/smoke
 
 # book: every number recomputed at every build (no notebook, record or page of an earlier build is
