@@ -48,21 +48,25 @@ def test_a_check_undecided_here_shows_what_the_recorded_paper_run_measured(tmp_p
     failed = dict(run, chapter="brisbois-thesis/s-curves", rc=1)
     (bench / "paper_scale.runs.jsonl").write_text(json.dumps(run) + "\nnot json\n" + json.dumps(failed) + "\n")
     rec = dict(source="000", chapter="book/brisbois-thesis/ten-point-data",
-               checks=[dict(id="C.21/converges", verdict="pass", measured="1", criterion=">= 1", runs=5)])
+               checks=[dict(id="C.21/converges", verdict="pass", measured="1", criterion=">= 1", runs=5),
+                       dict(id="C.21/gd-only", verdict="pass", measured="0 (all 7)", criterion="< 0.5", runs=7)])
     (bench / "paper_claims" / "000__book__brisbois-thesis__ten-point-data.json").write_text(json.dumps(rec))
     (bench / "paper_claims" / "000__book__brisbois-thesis__s-curves.json").write_text(
         json.dumps(dict(rec, chapter="book/brisbois-thesis/s-curves", checks=[dict(id="C.1/x", verdict="pass")])))
     (bench / "paper_claims" / "broken.json").write_text("{")
     got = paper.verdicts()
-    assert set(got) == {"000:C.21/converges"}  # the failed run's record is not evidence; a broken file is skipped
+    assert set(got) == {"000:C.21/converges", "000:C.21/gd-only"}  # the failed run's record is not evidence; a broken file is skipped
     assert got["000:C.21/converges"]["commit"] == "abc1234"
     reg = {"sources": {"000": {"title": "t", "seed": "s"}},
            "targets": {"000:C.21": {"title": "x", "chapter": "book/brisbois-thesis/ten-point-data", "checks": {}}}}
     rows = [dict(source="000", target="C.21", title="x", verdict="undecided at this scale",
                  chapter="book/brisbois-thesis/ten-point-data",
                  checks=[dict(id="C.21/converges", verdict="fail", cause="scale", why="too short", measured="0.5"),
-                         dict(id="C.21/other", verdict="fail", cause="scale", why="too short", measured="0.5")])]
+                         dict(id="C.21/other", verdict="fail", cause="scale", why="too short", measured="0.5"),
+                         dict(id="C.21/gd-only", verdict="fail", cause="method", why="finite step", measured="3")])]
     html = report.report_html("000", rows, reg)
     assert "at the source&#x27;s scale (paper run of 2026-11-26, code abc1234): pass, measured 1 (criterion &gt;= 1)" in html
+    # beside a failure of any cause, not only scale: a method cause the paper run did not meet is shown too
+    assert "pass, measured 0 (all 7) (criterion &lt; 0.5)" in html
     assert "Checks undecided at this scale (cause <code>scale</code>): 2; run at the source's scale" in html
     assert ": 1, of which 1 pass and 0 fail there" in html

@@ -64,7 +64,7 @@ def verdicts() -> dict[str, dict]:
 
 
 def decided_text(source: str, check_id: str, paper: dict | None = None) -> str:
-    """One line for a check undecided at this scale: what the paper run measured, or '' when none ran."""
+    """One line for a check that fails at this scale: what the paper run measured, or '' when none ran it."""
     paper = verdicts() if paper is None else paper
     v = paper.get(f"{source}:{check_id}")
     if not v:

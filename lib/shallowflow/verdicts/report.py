@@ -151,8 +151,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     out.append(f"<p class='sf-paper-decided'>Checks undecided at this scale (cause <code>scale</code>): "
                f"{len(scale_ids)}; run at the source's scale (recorded paper runs, "
                f"<code>benchmarks/paper_claims/</code>): {len(decided)}, of which {decided.count('pass')} pass and "
-               f"{decided.count('fail')} fail there. A paper run's verdict is shown beside its check; it does not "
-               "change this edition's verdicts.</p>")
+               f"{decided.count('fail')} fail there. A paper run's verdict is shown beside every failing check it "
+               "ran (whatever the check's cause); it does not change this edition's verdicts.</p>")
     body = []
 
     def paper_line(cid: str) -> str:
@@ -164,7 +164,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
         whys = "".join(
             f"<li><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
             f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}"
-            f"{paper_line(c['id']) if c.get('cause') == 'scale' else ''}</li>"
+            f"{paper_line(c['id'])}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
         body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td><td>{badge(t['verdict'])}</td>"
                     f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")
