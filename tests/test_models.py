@@ -94,3 +94,21 @@ def test_per_run_inputs_broadcast():
     per_run = net.gradients(p, X.expand(2, *X.shape), y.expand(2, *y.shape))
     for s, q in zip(shared, per_run):
         torch.testing.assert_close(s, q)
+
+
+@pytest.mark.parametrize("per_run", [False, True])
+def test_evaluate_in_blocks_of_runs_gives_forward_values(per_run):
+    """Network.evaluate bounds an evaluation's memory by taking the runs in blocks: the values are forward's
+    whatever the block size (one run a block here), bit for bit for per-run inputs, to rounding for shared ones
+    (torch folds the runs of a shared input into one matrix product, a block into a smaller one)."""
+    net = Network("tanh", "sqrt")
+    p, X, _ = _random(R=5, m=6, d=3, n=40)
+    if per_run:
+        X = torch.randn(5, 40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    whole = net.forward(p, X)
+    for max_bytes in (1, 6 * 40 * 8 * 2, 1e12):
+        got = net.evaluate(p, X, max_bytes=max_bytes)
+        if per_run:
+            assert torch.equal(got, whole)
+        else:
+            torch.testing.assert_close(got, whole, rtol=1e-14, atol=1e-15)

@@ -144,8 +144,9 @@ RULES = (Rule.at_most("monitor_every", "steps", "the run is observed at least on
                      what="the control runs (control_time / lr)"),
          Rule.memory(("width", "seeds", "width_dominated", "balance_width", "control_width"),
                      lambda P: ensemble_bytes(len(P.seeds), P.width, 2, 60) + ensemble_bytes(1, P.width_dominated, 2, 8)
-                     + ensemble_bytes(2, P.balance_width, 2, 8) + ensemble_bytes(2, P.control_width, 2, 8),
-                     what="the ensembles and their snapshots"),
+                     + ensemble_bytes(2, P.balance_width, 2, 8) + ensemble_bytes(2, P.control_width, 2, 8)
+                     + Network.evaluate_bytes(len(P.seeds), P.width, 2001),
+                     what="the ensembles, their snapshots and the limit's evaluation on 2001 points"),
          Rule.work(("width", "seeds", "steps", "monitor_every", "width_dominated", "steps_dominated", "balance_width",
                     "balance_time", "lr", "perturbations", "control_width", "control_time"), lambda P: work_estimate(P),
                    what="the runs (above the budget: a GPU or a cluster)"))
@@ -260,7 +261,7 @@ def end_state(fr: Figure2Run, p: Params | None = None, grid=(-1.0, 1.0)) -> dict
     cos_D = (p.W @ Dn) / metrics.neuron_norms(p).clamp_min(1e-300)
     xs = torch.linspace(grid[0], grid[1], 2001, dtype=DTYPE)
     Xg = datasets.augment_bias(xs)
-    h = net.forward(p, Xg)
+    h = net.evaluate(p, Xg)  # 2001 points x width 20,000 at paper scale: blocks of runs, not 2 x 1 GB at once
     relu_ols = torch.clamp_min(Xg @ o.beta, 0.0)
     hx = fr.data.x1d
     inside = (xs >= hx.min()) & (xs <= hx.max())

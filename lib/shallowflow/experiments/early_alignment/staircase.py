@@ -250,7 +250,7 @@ def occupied_bins(p: Params, rel: float = 1e-2, bins: int = 36) -> torch.Tensor:
 def max_slope(p: Params, lo: float = -1.0, hi: float = 1.0) -> torch.Tensor:
     """max abs(h'(x)) over [lo, hi] by finite differences on 4001 points, per run."""
     xs = torch.linspace(lo, hi, 4001, dtype=DTYPE)
-    h = Network("relu").forward(p, datasets.augment_bias(xs))
+    h = Network("relu").evaluate(p, datasets.augment_bias(xs))
     return (torch.diff(h, dim=-1) / (xs[1] - xs[0])).abs().amax(-1)
 
 
