@@ -93,3 +93,18 @@ def test_the_block_for_one_chapter_is_a_few_plain_lines(no_kernel, capsys):
     out = capsys.readouterr().out
     assert 5 <= len(out.splitlines()) <= 9 and out.isascii()
     assert "work" in out and "memory" in out and "where" in out and "this machine" in out
+
+
+def test_the_paper_profile_quotes_its_recorded_run_and_only_it(no_kernel, capsys, monkeypatch):
+    """A paper profile that has run says what that run cost (benchmarks/paper_scale.runs.jsonl); the same chapter with
+    a parameter changed is another run (custom) and quotes none."""
+    from shallowflow.verdicts import paper
+
+    rec = dict(chapter=LINEAR, rc=0, wall_s=9.3, cpu_s=10.3, peak_rss_gb=0.88, commit="72eb0d3 (+ x)",
+               started="2026-11-26T05:37:24Z")
+    monkeypatch.setattr(paper, "runs", lambda: {LINEAR: rec})
+    assert cli.main(["run", LINEAR, "--profile", "paper", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "ran     the paper run of 2026-11-26 (code 72eb0d3): 9 s executed" in out and "peak 0.88 GiB" in out
+    assert cli.main(["run", LINEAR, "--profile", "paper", "-p", "seeds", "[0]", "--estimate"]) == 0
+    assert "the paper run of" not in capsys.readouterr().out

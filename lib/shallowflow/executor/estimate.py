@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from .. import params as _params
+from ..verdicts import paper as _paper
 from ..verdicts import repo_root
 from .common import ChapterError, SCORECARD, chapters, parameters, profile_values, resolve, schema
 from .tasks import prepare
@@ -48,6 +49,7 @@ class Estimate:
     here: bool  # whether every work and memory estimate fits this machine's limits
     where: str
     refusal: str = ""  # the one-line refusal of a budget (the run would not start here), else ""
+    recorded: dict | None = None  # the paper profile's last successful recorded run (paper_scale.runs.jsonl)
 
     @property
     def ratio(self) -> float | None:
@@ -165,9 +167,10 @@ def estimate(chapter: str, profile: str = "book", overrides: dict | None = None)
     elif book_s is not None and same:
         seconds = book_s  # the book's own values: the measurement itself
     own = measured(chapter, task.profile) if task.profile in ("book", "smoke") else None
+    recorded = _paper.runs().get(chapter) if task.profile == "paper" else None
     return Estimate(chapter=chapter, profile=task.profile, work=work, book_work=book_work, memory=mem,
                     book_memory=book_mem, book_s=book_s, measured_s=own, seconds=seconds, spread=spread(),
-                    here=not too_big, where=_where(too_big, work), refusal=refusal)
+                    here=not too_big, where=_where(too_big, work), refusal=refusal, recorded=recorded)
 
 
 def _jsonable(v):
@@ -221,6 +224,14 @@ def describe(e: Estimate) -> str:
                                                          "no work estimate") + ")")
     if e.measured_s is not None and e.profile != "book":
         lines.append(f"  {e.profile:7s} {e.measured_s:.1f} s measured for this profile (params/timings.json)")
+    r = e.recorded
+    if r:
+        def num(k, fmt):
+            return format(r[k], fmt) if isinstance(r.get(k), (int, float)) else "?"
+        lines.append(f"  ran     the paper run of {str(r.get('started', '?'))[:10]} (code "
+                     f"{str(r.get('commit', '?')).split(' ')[0]}): {num('wall_s', '.0f')} s executed at nice 19 on a "
+                     f"shared machine, {num('cpu_s', '.0f')} CPU-s, peak {num('peak_rss_gb', '.2f')} GiB resident "
+                     "(benchmarks/paper_scale.runs.jsonl)")
     lines.append(f"  where   {e.where}")
     return "\n".join(lines)
 
