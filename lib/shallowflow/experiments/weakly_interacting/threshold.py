@@ -428,6 +428,6 @@ def findings(claims, f3, f45, P):
             f"convex (exponent interval above 1) and the book's lr-1 exponent {'agrees' if ok('Fig4/matches-authors') else 'does not agree'} "
             f"with theirs; at lr {P.small_lr:g} the range of exponents the thresholds allow "
             f"{'contains 1 and excludes 2: linear' if ok('Fig4/linear-small-step') else 'does not single out linear (it must contain 1 and exclude 2)'}.",
-            f"- Fig. 5 (d = {P.fig5_d}): N {'is' if ok('Fig5/concave') else 'is not shown to be'} increasing and concave in p "
+            f"- Fig. 5 (d = {P.fig5_d}): N {'grows' if ok('Fig5/sublinear') else 'is not shown to grow'} sub-linearly in p "
             f"(bracketed thresholds at p = {[r['p'] for r in f45['fig5'] if r['fit']['bracketed']]})."]
     return "\n".join(out)
