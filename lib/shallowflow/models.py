@@ -121,18 +121,22 @@ class Network:
         R, m = p.runs, p.width
         n = X.shape[-2]
         per_run = X.dim() == 3 and X.shape[0] == R
-        block = max(1, int(max_bytes // max(1, m * n * p.W.element_size())))
+        block = self._eval_block(m, n, max_bytes, p.W.element_size())
         if block >= R or not (per_run or X.dim() == 2):
             return self.forward(p, X)
         return torch.cat([self.forward(Params(p.a[lo:lo + block], p.W[lo:lo + block]),
                                        X[lo:lo + block] if per_run else X) for lo in range(0, R, block)], dim=0)
 
     @staticmethod
+    def _eval_block(width: int, points: int, max_bytes: float, itemsize: int = 8) -> int:
+        """Runs per block of :meth:`evaluate` (at least one): the one definition its memory estimate also reads."""
+        return max(1, int(max_bytes // max(1, width * points * itemsize)))
+
+    @staticmethod
     def evaluate_bytes(runs: int, width: int, points: int, max_bytes: float = EVAL_CHUNK_BYTES) -> float:
         """The most bytes :meth:`evaluate` holds at once (one block's pre-activations and activations, float64): the
         memory rules' estimate of an evaluation on ``points`` inputs."""
-        one = 8.0 * width * points
-        return 2 * one * min(runs, max(1, int(max_bytes // max(one, 1))))
+        return 2 * 8.0 * width * points * min(runs, Network._eval_block(width, points, max_bytes))
 
     def loss(self, p: Params, X: torch.Tensor, y: torch.Tensor, loss: str = "half") -> torch.Tensor:
         """The training loss of each run, shape (R,)."""
