@@ -78,7 +78,7 @@ def test_threshold_untrained_wide_runs_fail_the_wide_transition():
 
     rows = [TH.runs_at(n, 10, T.width_rule(n, factor=4), [0, 1, 2, 3], epochs=0) for n in (20, 60)]
     assert not any(bool(r["converged"].any()) for r in rows)
-    low, _ = TH.wide_transition(rows, at=40)
-    assert fails(C.above(0.5, strict=True), low)
+    flags, _ = TH.wide_transition(rows, at=40)
+    assert fails(C.is_true(), flags)
     half = [dict(n=n, converged=torch.tensor([True, False, True, False])) for n in (20, 60)]
-    assert fails(C.above(0.5, strict=True), TH.wide_transition(half, at=40)[0])
+    assert fails(C.is_true(), TH.wide_transition(half, at=40)[0])

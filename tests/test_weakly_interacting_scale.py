@@ -101,14 +101,24 @@ def test_threshold_wide_transition_is_decided_from_shares_on_a_bracketing_grid()
         return dict(n=n, converged=torch.tensor(flags))
 
     four = [row(2800, [True] * 4), row(3200, [False] * 4)]
-    low, _ = TH_wide(four)
-    assert min(low) > 0.5  # 4/4 each side: Wilson lower end 0.51
-    low, _ = TH_wide([row(2800, [True] * 3), row(3200, [False] * 3)])
-    assert min(low) < 0.5  # three runs cannot make a behaviour typical
-    low, _ = TH_wide([row(2800, [True] * 4), row(3200, [False, False, True, True])])
-    assert min(low) < 0.5
-    low, text = TH_wide([row(2800, [True] * 8)])
-    assert np.isnan(low).all() and "bracket" in text  # no n above 3000: no transition located
+    flags, text = TH_wide(four)
+    assert flags == [True, True, True] and "between n = 2800 and n = 3200" in text  # 4/4 each side: lower end 0.51
+    flags, _ = TH_wide([row(2800, [True] * 3), row(3200, [False] * 3)])
+    assert flags == [False, False, True]  # three runs cannot make a behaviour typical: nothing brackets 3000
+    flags, _ = TH_wide([row(2800, [True] * 4), row(3200, [False, False, True, True])])
+    assert flags == [True, False, True]  # an undecided n above 3000 does not locate the transition
+    flags, text = TH_wide([row(2800, [True] * 8)])
+    assert flags == [True, False, True] and "no grid n above 3000" in text
+    # an undecided n next to the transition is no evidence either way (the paper run of 483ebbc: 3/10 converged at
+    # n = 3100, interval [0.11, 0.60]), while decided points on both sides still bracket it
+    ten = [row(2900, [True] * 10), row(3100, [True] * 3 + [False] * 7), row(3200, [False] * 10)]
+    flags, text = TH_wide(ten)
+    assert flags == [True, True, True] and "undecided between them: [3100]" in text
+    # a decided point on the wrong side contradicts the transition at 3000, however the others fall
+    flags, text = TH_wide(ten + [row(2500, [False] * 10)])
+    assert flags == [True, True, False] and "n = [2500]" in text
+    flags, _ = TH_wide(ten + [row(3500, [True] * 10)])
+    assert flags[2] is False
 
 
 def TH_wide(rows):

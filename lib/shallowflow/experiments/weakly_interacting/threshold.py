@@ -271,22 +271,36 @@ def run_fig3(P):
 
 
 def wide_transition(rows, at=3000, level=0.95):
-    """Fig. 3 with 4x the width, decided from shares of runs: at each grid n below ``at`` the share of runs that
-    converged, at each n above it the share that did not, each with its ``level`` Wilson interval; returns the
-    intervals' lower ends (the behaviour is typical at n when its lower end is above 1/2,
-    :func:`shallowflow.metrics.typical_share`) and their description.  The transition at ``at`` counts only where
-    the grid brackets it (an n on each side): otherwise the lower ends are [nan]."""
-    below = [r for r in rows if r["n"] < at]
-    above = [r for r in rows if r["n"] > at]
-    lows, text = [], []
-    for r, flags, what in [(r, r["converged"], "converged") for r in below] + [(r, ~r["converged"], "did not converge")
-                                                                               for r in above]:
-        low, desc = metrics.typical_share(flags, level)
-        lows.append(low)
-        text.append(f"n = {r['n']}: {what} {desc}")
-    if not below or not above:
-        return [math.nan], "; ".join(text + [f"the grid does not bracket {at}"])
-    return lows, "; ".join(text)
+    """Fig. 3 with 4x the width ("a transition at n = 3000, from likely to unlikely convergence"), decided from shares
+    of runs: at each grid n the share that converged with its ``level`` Wilson interval, so that converging is
+    *typical* at n when the interval lies above 1/2, failing is typical when it lies below, and n is *undecided*
+    when it spans 1/2 (no evidence either way: near the transition the share is close to 1/2 whatever the run count).
+
+    Returns three flags and their description: [converging is typical at some grid n below ``at``, failing is
+    typical at some grid n above it, at no grid n is the other side's behaviour typical (converging above ``at`` or
+    failing below it)].  All three hold when the decided grid points bracket ``at`` and none contradicts it; the
+    transition then lies between the largest n where converging is typical and the smallest where failing is."""
+    conv, fail, undecided = [], [], []
+    text = []
+    for r in sorted(rows, key=lambda r: r["n"]):
+        s = metrics.share_interval(r["converged"], level)
+        side = conv if s["low"] > 0.5 else fail if s["high"] < 0.5 else undecided
+        side.append(r["n"])
+        word = "converging typical" if side is conv else "failing typical" if side is fail else "undecided"
+        text.append(f"n = {r['n']}: converged {metrics.describe_share(r['converged'], level)}, {word}")
+    below, above = [n for n in conv if n < at], [n for n in fail if n > at]
+    contra = [n for n in conv if n > at] + [n for n in fail if n < at]
+    flags = [bool(below), bool(above), not contra]
+    if below and above and not contra:
+        text.append(f"the transition lies between n = {max(below)} and n = {min(above)}, which bracket {at}"
+                    + (f" (undecided between them: {[n for n in undecided if max(below) < n < min(above)]})"
+                       if any(max(below) < n < min(above) for n in undecided) else ""))
+    else:
+        text.append("; ".join(w for w, bad in ((f"no grid n below {at} where converging is typical", not below),
+                                               (f"no grid n above {at} where failing is typical", not above),
+                                               (f"the other side's behaviour is typical at n = {sorted(contra)}", contra))
+                              if bad))
+    return flags, "; ".join(text)
 
 
 def sharp_transition(rows, N):
