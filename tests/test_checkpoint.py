@@ -130,6 +130,23 @@ def test_editing_the_site_keeps_checkpoints_but_any_computing_module_does_not(tm
     assert checkpoint.package_version() != before
 
 
+def test_the_same_code_in_another_folder_finds_its_checkpoints(tmp_path, monkeypatch):
+    """The code hash reads each file's path relative to the package, not where the checkout lies: a worktree or a
+    moved clone of the same code resumes a run (it hashed absolute paths, so a paper run moved to another folder
+    started again from nothing); a renamed module still changes it."""
+    versions = []
+    for where in ("one/pkg", "elsewhere/deeper/pkg"):
+        pkg = tmp_path / where
+        (pkg / "core").mkdir(parents=True)
+        (pkg / "train.py").write_text("x = 1\n")
+        (pkg / "core" / "engine.py").write_text("y = 1\n")
+        monkeypatch.setattr(checkpoint, "_PACKAGE", pkg)
+        versions.append(checkpoint.package_version())
+    assert versions[0] == versions[1]
+    (pkg / "core" / "engine.py").rename(pkg / "core" / "kernel.py")
+    assert checkpoint.package_version() != versions[0]
+
+
 def test_a_caller_that_sums_pieces_can_say_it_once(store, capsys):
     compute, _ = counted()
     checkpoint.resumable("t/x", {}, [0, 1], compute)

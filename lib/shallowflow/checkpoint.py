@@ -39,10 +39,13 @@ last_resumed = 0  # chunks the last call of resumable() read back
 
 
 @functools.lru_cache(maxsize=4)
-def _hash_files(stamp: tuple) -> str:
+def _hash_files(stamp: tuple, base: str) -> str:
+    """A hash of the files of ``stamp`` ((path, mtime, size) each; the mtime and size only key the cache): each file's
+    path relative to ``base`` and its bytes, so that the same code in another folder (a moved checkout, a worktree)
+    has the same hash and finds its checkpoints."""
     h = hashlib.sha256()
     for path, *_ in stamp:
-        h.update(path.encode())
+        h.update(os.path.relpath(path, base).encode())
         h.update(Path(path).read_bytes())
     return h.hexdigest()[:16]
 
@@ -55,7 +58,7 @@ def package_version() -> str:
     files = sorted(p for p in _PACKAGE.rglob("*.py") if "__pycache__" not in p.parts
                    and p.relative_to(_PACKAGE).parts[0] not in NOT_COMPUTING)
     stamp = tuple((str(p.relative_to(_PACKAGE)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    return _hash_files(tuple((str(_PACKAGE / s[0]), *s[1:]) for s in stamp))
+    return _hash_files(tuple((str(_PACKAGE / s[0]), *s[1:]) for s in stamp), str(_PACKAGE))
 
 
 def root() -> Path | None:

@@ -21,8 +21,8 @@ from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, TaskFailed, _sho
 from .notebook import _environ, _execute_direct, _execute_notebook, engine_and_device
 
 
-def _code_version(stamp: tuple) -> str:
-    return _hash_files(stamp)[:12]  # the same files hash as the checkpoints' (path and bytes of each), cached there
+def _code_version(stamp: tuple, base: str) -> str:
+    return _hash_files(stamp, base)[:12]  # the checkpoints' hash (relative path and bytes of each file), cached there
 
 
 def code_version() -> str:
@@ -31,7 +31,7 @@ def code_version() -> str:
     files = sorted([*(Path(__file__).parent.parent).rglob("*.py"), *book_dir().rglob("*.py"),
                     *(root / "verdicts").glob("*.yml")])
     stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files if "__pycache__" not in p.parts)
-    return _code_version(stamp)
+    return _code_version(stamp, str(root))
 
 
 def tasks_root() -> Path:
