@@ -109,3 +109,17 @@ def test_law_r2_without_the_largest_lambda():
     law = T.Law(scales, [0] * 5, ends, torch.ones(5, dtype=torch.bool))
     assert T.law_r2(law)[0] < 0.98 < T.law_r2(law, below=1e-2)[0]
     assert math.isnan(T.law_r2(T.Law(SCALES, [0] * 3, [3e4, 2e4, 1e4], torch.ones(3, dtype=torch.bool)), below=1e-2)[0])
+
+
+def test_late_fall_reads_the_last_tenth_of_the_record():
+    """The note of C.21/C.23/C.25's converges: L(t_end) / L(0.9 t_end), read at recorded epochs (a closed-form
+    record; and real runs sitting on their plateau read about 1)."""
+    steps = torch.arange(0, 1001, 50)
+    loss = torch.stack([1.0 / (1 + steps.double()), torch.ones(len(steps), dtype=torch.float64)])
+    tr = SimpleNamespace(loss=loss, loss_steps=steps)
+    fall = T.late_fall(tr)
+    assert math.isclose(float(fall[0]), (1 + 900) / (1 + 1000)) and float(fall[1]) == 1.0
+    real, _ = _ends(10_000)
+    assert torch.allclose(T.late_fall(real), torch.ones(3, dtype=torch.float64), atol=1e-3)
+    assert [T.trend_word(f) for f in (0.5, 0.995, 1.0, 1.5, float("nan"))] == \
+        ["still falling", "flat", "flat", "rising", "no reading"]

@@ -184,7 +184,8 @@ for act, tr in run["wide"].items():
     grown = measures.grown(tr.final.W, 0.1).sum(-1)
     dirs = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-3)
     dirs2 = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-2)
-    wide[act] = dict(L=tr.loss[:, -1], valid=measures.finite_runs(tr.loss, tr.final), dirs=dirs,
+    wide[act] = dict(L=tr.loss[:, -1], valid=measures.finite_runs(tr.loss, tr.final), dirs=dirs, fall=T.late_fall(tr),
+                     epochs=int(tr.loss_steps[-1]),
                      frac=dirs2.double() / grown.clamp_min(1).double(), grown=grown,
                      conc=measures.weighted_axial_concentration(tr.final.W))
     print(f"{act:8s} m = {P.wide_width}: final L {float(wide[act]['L'][0]):.1e}; {int(grown[0])} grown neurons (10% of the "
@@ -257,7 +258,9 @@ if "grid" in P.sections:
 if "wide" in P.sections:
     for act, (tl, tr_) in {"relu": ("C.21", "C.22"), "sigmoid": ("C.23", "C.24"), "tanh": ("C.25", "C.26")}.items():
         claims.check(f"{tl}/converges", f"{act}, Dataset 1.3.1, m = {P.wide_width}, lambda = {P.wide_scale:g}: final loss",
-                     wide[act]["L"], C.below(P.goal), source_value="trained (loss panel)", valid=wide[act]["valid"])
+                     wide[act]["L"], C.below(P.goal), source_value="trained (loss panel)", valid=wide[act]["valid"],
+                     note=f"trained {wide[act]['epochs']:,} epochs; over the last tenth of them the loss changed by a factor "
+                          f"{float(wide[act]['fall'][0]):.3g}: {T.trend_word(float(wide[act]['fall'][0]))}")
         if act == "relu":
             claims.check(f"{tr_}/align", "ReLU: grown neurons gather in few directions (distinct directions within cos 0.99 "
                          "per grown neuron)", wide[act]["frac"], C.below(0.5), source_value="neurons align",

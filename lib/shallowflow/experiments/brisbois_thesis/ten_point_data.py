@@ -133,6 +133,19 @@ def run_ten_point(P) -> dict:
     return out
 
 
+def late_fall(tr: train.Trajectory, frac: float = 0.1) -> torch.Tensor:
+    """Each run's L(t_end) / L((1 - frac) t_end), t_end its last recorded epoch: how much the loss still fell over the
+    last ``frac`` of the budget (about 1: flat; well below 1: still falling, so a longer budget would go lower)."""
+    steps = tr.loss_steps
+    k = int(torch.searchsorted(steps, torch.tensor(int((1 - frac) * int(steps[-1]))), right=True)) - 1
+    return tr.loss[:, -1] / tr.loss[:, max(k, 0)]
+
+
+def trend_word(fall: float, tol: float = 0.01) -> str:
+    """A :func:`late_fall` factor in words: still falling (below 1 - tol), flat, or rising (above 1 + tol)."""
+    return "still falling" if fall < 1 - tol else "rising" if fall > 1 + tol else "flat" if fall == fall else "no reading"
+
+
 def law_extra_seeds(P) -> list[int]:
     """The law seeds that the grid does not train (in the order of ``law_seeds``)."""
     return [d for d in dict.fromkeys(P.law_seeds) if d not in P.seeds]
