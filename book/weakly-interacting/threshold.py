@@ -274,10 +274,17 @@ if f3 is not None:
                      wide_flags, C.is_true(), source_value="the paper's figure",
                      valid=torch.cat([r["finite"] for r in f3["wide"]]),
                      note=f"{wide_text}; the authors' first-commit cell 'EXP1.a' uses this width")
-    rl = [TH.remaining_loss(r) for r in st if r["n"] >= N]
-    claims.check("Fig3/remaining-loss", "above N the remaining loss rises monotonically, to O(1e-3 .. 1e-2)",
-                 [bool(np.all(np.diff(rl) > 0)) if len(rl) > 1 else False, bool(len(rl) > 0 and 1e-4 <= rl[-1] <= 1e-1)], C.is_true(),
-                 source_value="0.6% at n = 3500", valid=fin3, note=f"values {[f'{v:.2e}' for v in rl]}")
+    above_N = [r for r in st if r["n"] >= N]
+    rl = [TH.remaining_loss(r) for r in above_N]
+    # the paper reads 0.6% at n = 3500, 7/6 of its threshold 3000: the same place on the stated width's curve is the
+    # largest grid n <= 7/6 N (a grid that runs on to 2 N, as the paper profile's, reads another place there)
+    at = [i for i, r in enumerate(above_N) if r["n"] <= TH.PAPER_REMAINING_AT * N]
+    claims.check("Fig3/remaining-loss", f"above N the remaining loss rises monotonically; at the largest grid n <= "
+                 f"{TH.PAPER_REMAINING_AT:.4g} N (the paper's 3500 over its 3000) it is O(1e-3 .. 1e-2)",
+                 [bool(np.all(np.diff(rl) > 0)) if len(rl) > 1 else False, bool(at) and 1e-4 <= rl[at[-1]] <= 1e-1],
+                 C.is_true(), source_value="0.6% at n = 3500", valid=fin3,
+                 note=", ".join(f"n = {r['n']}: {v:.2e}" for r, v in zip(above_N, rl))
+                 + (f"; read at n = {above_N[at[-1]]['n']}" if at else f"; no grid n in [N, {TH.PAPER_REMAINING_AT:.4g} N]"))
     if f3["wide"]:
         wide_above = [r for r in f3["wide"] if r["n"] > 3000]
         wrl = [TH.remaining_loss(r) for r in wide_above]
