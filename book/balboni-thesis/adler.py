@@ -95,7 +95,8 @@ vit_depth = 2  # ViT blocks
 beta = 0.99  # ADLER and GN discount factor (thesis)
 eps = 1e-10  # ADLER Hessian regularisation (thesis)
 sat_widths = [2, 4, 8, 16]  # widths of the saturation sweep (ReLU CNN, 100-class set)
-sat_epochs = 6  # epochs per run of the saturation sweep
+sat_epochs = 12  # epochs per run of the saturation sweep
+sat_seeds = [0, 1, 2, 3, 4, 5, 6, 7]  # seeds of the saturation sweep (a run reaches the cap or not: shares need runs)
 threads = 1  # torch threads (1 or 2); 0 uses the faster of the two as measured, at the price of last-digit differences
 
 # %%
@@ -243,13 +244,15 @@ if rates:
 # estimate $\eta_0=G^\top G/v^\top Qv$ is large; if the first steps push the logits far enough that the softmax
 # saturates on a minibatch, $v^\top Qv$ (the variance of $v$ under the softmax) falls to $0$ and $\eta$ reaches
 # $1/\varepsilon$. The sweep trains ADLER alone on the ReLU CNN of widths `sat_widths` on the 100-class set for
-# `sat_epochs` epochs (every seed) and records, per step, $\eta$, $v^\top Qv/G^\top G$ and the minibatch's softmax
-# saturation (mean of $1-\max_k p_k$).
+# `sat_epochs` epochs (each of `sat_seeds`) and records, per step, $\eta$, $v^\top Qv/G^\top G$ and the minibatch's softmax
+# saturation (mean of $1-\max_k p_k$). A run reaches the cap, or does not, after a stretch of very large steps, so
+# the sweep states shares of runs over several seeds: the smallest width is the smallest at which some run reached
+# the cap, bracketed by narrower widths at which none did (with the interval of that zero share).
 
 # %%
 sat_set = hundred[0] if hundred else next(iter(comp.splits))
-sat = A.saturation_sweep(comp.splits[sat_set], P.sat_widths, P.seeds, P.sat_epochs, P.batch, P.beta, P.eps)
-print(f"saturation sweep on {comp.splits[sat_set].name}, ReLU CNN, {P.sat_epochs} epochs, {len(P.seeds)} seeds:")
+sat = A.saturation_sweep(comp.splits[sat_set], P.sat_widths, P.sat_seeds, P.sat_epochs, P.batch, P.beta, P.eps)
+print(f"saturation sweep on {comp.splits[sat_set].name}, ReLU CNN, {P.sat_epochs} epochs, {len(P.sat_seeds)} seeds:")
 for w in P.sat_widths:
     k = sat["width"] == w
     print(f"  width {w} ({int(sat['params'][k][0])} parameters): eta_0 {metrics.describe_mean(sat['eta0'][k])}; "
@@ -326,29 +329,35 @@ def gated_note(t):
             f"({', '.join(t['gated']) or 'none'}); the others are undecided")
 
 
+def cell_share_check(id, claim, flags, valid, source_value, note):
+    """The spec's "at least 4 of 6 cells" read as "most cells", as every chapter reads a typical behaviour
+    (metrics.typical_share): the lower end of the Wilson interval of the share of counted cells must exceed one half.
+    A cell's verdict can turn on one seed that stays at chance, so a count of four or six cells decides only when
+    (nearly) all agree."""
+    low, _ = metrics.typical_share(flags)
+    claims.check(id, claim + " (lower end of its 95% interval)", low, C.above(0.5, strict=True),
+                 source_value=source_value, valid=valid,
+                 note=f"{metrics.describe_share(flags).replace('runs', 'cells')}; {note}; the spec's 4 of 6 as a share of cells")
+
+
 if ten:
     sets10 = ", ".join(comp.splits[n].name for n in ten)
     claims.check("C1/on-par", f"{sets10}: mean over gated cells of ADLER - grid-best SGD accuracy",
                  t10["adler_vs_sgd"], C.above(-0.02), source_value="on par (CIFAR10)", valid=t10["valid"],
                  note=gated_note(t10))
-    claims.check("P1/ten-class", f"{sets10}: share of gated cells with ADLER >= SGD - max(pooled sd, 0.02) "
-                 f"({t10['on_par']} of {t10['cells']})", t10["on_par_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6",
-                 valid=t10["valid"], note=gated_note(t10) + "; the spec's 4 of 6 as a share")
-    claims.check("P2/ten-class", f"{sets10}: share of gated cells (where ADLER or GN learned) with ADLER > GN "
-                 f"({t10['above_gn']} of {t10['gn_cells']})",
-                 t10["above_gn_share"], C.above(4 / 6), source_value="(spec) >= 4 of 6", valid=t10["valid"],
-                 note=gated_note(t10) + "; the spec's 4 of 6 as a share")
+    cell_share_check("P1/ten-class", f"{sets10}: share of gated cells with ADLER >= SGD - max(pooled sd, 0.02)",
+                     t10["on_par_flags"], t10["valid"], "(spec) >= 4 of 6", gated_note(t10))
+    cell_share_check("P2/ten-class", f"{sets10}: share of gated cells (where ADLER or GN learned) with ADLER > GN",
+                     t10["above_gn_flags"], t10["valid"], "(spec) >= 4 of 6", gated_note(t10))
 if hundred:
     sets100 = ", ".join(comp.splits[n].name for n in hundred)
     claims.check("C2/better", f"{sets100}: mean over gated cells of ADLER - grid-best SGD accuracy",
                  t100["adler_vs_sgd"], C.above(0.0, strict=True), source_value="+0.024 (Table 7.1 row means)",
                  valid=t100["valid"], note=gated_note(t100))
-    claims.check("P1/hundred-class", f"{sets100}: share of gated cells with ADLER >= grid-best SGD "
-                 f"({t100['above_sgd']} of {t100['cells']})", t100["above_sgd_share"], C.above(4 / 6),
-                 source_value="5 of 6 (Table 7.1)", valid=t100["valid"], note=gated_note(t100) + "; the spec's 4 of 6 as a share")
-    claims.check("P2/hundred-class", f"{sets100}: share of gated cells (where ADLER or GN learned) with ADLER > GN "
-                 f"({t100['above_gn']} of {t100['gn_cells']})", t100["above_gn_share"], C.above(4 / 6), source_value="5 of 6 (Table 7.1)",
-                 valid=t100["valid"], note=gated_note(t100) + "; the spec's 4 of 6 as a share")
+    cell_share_check("P1/hundred-class", f"{sets100}: share of gated cells with ADLER >= grid-best SGD",
+                     t100["above_sgd_flags"], t100["valid"], "5 of 6 (Table 7.1)", gated_note(t100))
+    cell_share_check("P2/hundred-class", f"{sets100}: share of gated cells (where ADLER or GN learned) with ADLER > GN",
+                     t100["above_gn_flags"], t100["valid"], "5 of 6 (Table 7.1)", gated_note(t100))
     claims.check("Table7.1/adler-best", f"{sets100}: ADLER's mean accuracy minus the better of SGD and GN (gated cells)",
                  t100["adler_mean"] - max(t100["sgd_mean"], t100["gn_mean"]), C.above(0.0, strict=True),
                  source_value="0.310 vs 0.285 / 0.274", valid=t100["valid"], note=gated_note(t100))
@@ -428,7 +437,9 @@ claims.check("ADLER-sat/first-rate-large", f"smallest eta_0 of the sweep / large
              source_value="(finding) eta_0 far above any grid rate", valid=sat_valid)
 claims.check("ADLER-sat/smallest-bracketed", "the sweep brackets the smallest width reaching the cap (a smaller width "
              "whose runs never reach it)", sat["free_below"], C.is_true(), source_value="(finding) smallest model",
-             valid=sat_valid, note=f"smallest width reaching the cap: {sat['smallest']}")
+             valid=sat_valid, note=f"smallest width reaching the cap: {sat['smallest']}" + (
+                 f"; narrower widths: cap reached in {metrics.describe_share(sat['capped'][sat['width'] < sat['smallest']])}"
+                 if np.isfinite(sat["smallest"]) else ""))
 
 # %% [markdown]
 # ### Verdicts
