@@ -112,8 +112,9 @@ def saturation_sweep(split, widths, seeds, epochs: int, batch: int, beta: float 
     float32, minibatch order from the seed): per step eta, v^T Q v / G^T G and the minibatch's softmax saturation
     (mean of 1 - max probability, from one extra forward pass before the step). Per run: ``eta0``, ``max_eta``,
     ``capped`` (max eta >= 1 / (2 eps), the cap reached), ``sat_at_cap`` (saturation at the first capped step),
+    ``sat0`` (saturation before the first step),
     ``final_acc`` (nan once the run diverged), ``finite``, ``params``."""
-    out = {k: [] for k in ("width", "seed", "params", "eta0", "max_eta", "min_q", "capped", "sat_at_cap", "cap_step",
+    out = {k: [] for k in ("width", "seed", "params", "eta0", "max_eta", "min_q", "capped", "sat_at_cap", "sat0", "cap_step",
                            "final_acc", "finite", "seconds")}
     n = len(split.Xtr)
     per_epoch = n // batch
@@ -152,6 +153,7 @@ def saturation_sweep(split, widths, seeds, epochs: int, batch: int, beta: float 
             out["capped"].append(bool(capped.size))
             out["cap_step"].append(int(capped[0]) if capped.size else -1)
             out["sat_at_cap"].append(sat[int(capped[0])] if capped.size else float("nan"))
+            out["sat0"].append(sat[0] if sat else float("nan"))
             out["final_acc"].append(acc), out["finite"].append(finite)
             out["seconds"].append(time.perf_counter() - t0)
     res = {k: np.array(v) for k, v in out.items()}
