@@ -144,7 +144,7 @@ def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
     rec = dict(chapter=chapter, rc=usage.get("rc", p.returncode), wall_s=round(t1 - t0, 1), cpu_s=round(usage.get("cpu_s", float("nan")), 1),
                peak_rss_gb=round(usage.get("peak_rss_gb", float("nan")), 3),
                load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-               commit=commit(root), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
+               commit=commit(root), machine=machine(), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
     if rec["rc"] == 0:
@@ -310,7 +310,8 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
         elif rec and rec["rc"] == 0:
             s = executed_seconds(rec)
             paper = dict(status="ran", seconds=s,
-                         where=f"this machine, nice 19, one kernel, shared (load average {rec['load_start']:.1f} at "
+                         where=(f"{rec['machine'].split(';')[0]}, " if rec.get("machine") else "this machine, ")
+                               + f"nice 19, one kernel, shared (load average {rec['load_start']:.1f} at "
                                f"start, {rec['load_end']:.1f} at end)",
                          basis=f"measured {rec['started']} at {rec.get('commit', '?')}: {s:.1f} s executed, "
                                f"{rec['cpu_s']:.1f} CPU-s" + (f", peak RSS {rec['peak_rss_gb']:.2f} GiB" if rec.get('peak_rss_gb') else "")

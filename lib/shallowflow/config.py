@@ -190,7 +190,10 @@ def describe() -> str:
     chapter."""
     check()
     dev = default_device()
-    extra = f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else ""
+    # on the CPU, the vector width of torch's kernels (AVX2, AVX512, ...): float32 results differ in their last bits
+    # between them, which a chaotic run (004 ADLER's large steps) carries to the end
+    extra = f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else \
+        f" ({torch.backends.cpu.get_cpu_capability()} kernels)"
     from . import kernel  # late: kernel imports config
 
     return (f"torch {torch.__version__}, device {dev}{extra}, dtype {str(DTYPE).replace('torch.', '')}, "
