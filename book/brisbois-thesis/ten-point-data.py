@@ -61,6 +61,7 @@ width_steps = 1_000_000  # epochs at most for C.27
 balance_scale = 1e-4  # lambda of C.28, C.29
 fig32_scale = 1e-6  # lambda of Figs 3.30 (Sigmoid), 3.31, 3.32
 sections = ["grid", "wide", "widths"]  # parts to run: grid (Figs 3.30-3.32, C.20, C.28, C.29), wide (C.21-C.26), widths (C.27)
+resume = False  # keep each finished ensemble on disk and read it back (the paper profile: its run spans sittings)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt

@@ -10,10 +10,10 @@ import numpy as np
 import torch
 
 from ... import data as D
-from ... import init, metrics, train
+from ... import checkpoint, init, metrics, train
 from ...models import Network
 from ... import verdicts as C
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, gd_bytes, gd_work
+from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, gd_bytes, gd_work
 from . import common as Cm
 from . import measures
 
@@ -44,6 +44,10 @@ SCHEMA = {
     "fig32_scale": Float("lambda of Figs 3.31/3.32 (on the grid)", low=0, low_open=True, high=100),
     "sections": Sections("the parts to run: grid (Figs 3.30-3.32, C.20, C.28, C.29), wide (C.21-C.26), widths (C.27)",
                          choices=SECTIONS),
+    "resume": Bool("keep each finished ensemble (a grid row, a wide run, a width, a law ensemble; each seeded by its own "
+                   "seeds) on disk and read it back when the same parameters run again with the same package code "
+                   "(shallowflow.checkpoint): an interrupted paper run resumes at the ensembles it has not finished, "
+                   "with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
     Rule(("balance_scale", "scales"), lambda P: P.balance_scale in P.scales, "C.28's lambda must be on the grid"),
@@ -115,21 +119,53 @@ def _train(act, ds, scales, seeds, width, steps, P, record_every=None, stop=None
                                   record_every=rec, stop_below=stop or P.stop_below, on_nonfinite="stop")
 
 
+def _kept(P, kind: str, act: str, dataset: str, scales, seeds, width: int, steps: int, stop: float, compute):
+    """``compute()``, one chunk of :func:`shallowflow.checkpoint.resumable` when ``P.resume`` (its key: every argument
+    the ensemble's numbers depend on, the dataset's points included), else computed directly.  Each ensemble is
+    seeded by its own (seed, lambda) pairs (:func:`shallowflow.init.balanced`), so a resumed run gives the same
+    numbers as an uninterrupted one."""
+    if not getattr(P, "resume", False):
+        return compute()
+    ds = D.brisbois_nonorthogonal(dataset)
+    chunk = dict(kind=kind, act=act, dataset=dataset, points=ds.X.tolist(), labels=ds.y.tolist(),
+                 scales=[float(s) for s in scales], seeds=[int(d) for d in seeds], width=int(width), steps=int(steps),
+                 lr=float(P.lr), stop=float(stop), record_every=RECORD_EVERY)
+    out = checkpoint.resumable("brisbois-thesis/ten-point-data", {}, [chunk], lambda c: compute(), say=False)[0]
+    _resumed.append(checkpoint.last_resumed)
+    return out
+
+
+_resumed: list[int] = []  # per ensemble of the last run: 1 where it was read back from a checkpoint
+
+
+def _say_resumed(what: str) -> None:
+    if any(_resumed):
+        print(f"brisbois-thesis/ten-point-data: {sum(_resumed)} of {len(_resumed)} {what} ensembles read back from "
+              "checkpoints (an earlier run computed them)")
+    _resumed.clear()
+
+
 def run_ten_point(P) -> dict:
     """Per dataset and activation the lambda grid (balanced init, every seed), the wide networks of C.21-C.26 on
     1.3.1, and the ReLU width sweep of C.27 on 1.3.2; MSE loss, runs stop once L < stop_below.  Only the parts
     in ``P.sections`` run (the others stay empty)."""
     out = {"data": {w: D.brisbois_nonorthogonal(w) for w in DATASETS}, "grid": {}, "wide": {}, "widths": {}}
+    _resumed.clear()
     for w in DATASETS if "grid" in P.sections else ():
         for act in ACTS:
+            tr = _kept(P, "grid", act, w, P.scales, P.seeds, P.width, P.steps, P.stop_below,
+                       lambda: _train(act, out["data"][w], P.scales, P.seeds, P.width, P.steps, P))
             out["grid"][(w, act)] = Ens((w, act), [s for s in P.scales for _ in P.seeds],
-                                        [d for _ in P.scales for d in P.seeds],
-                                        _train(act, out["data"][w], P.scales, P.seeds, P.width, P.steps, P))
+                                        [d for _ in P.scales for d in P.seeds], tr)
     for act in ACTS if "wide" in P.sections else ():
-        out["wide"][act] = _train(act, out["data"]["1.3.1"], [P.wide_scale], P.seeds[:1], P.wide_width, P.wide_steps, P)
+        out["wide"][act] = _kept(P, "wide", act, "1.3.1", [P.wide_scale], P.seeds[:1], P.wide_width, P.wide_steps,
+                                 P.stop_below, lambda: _train(act, out["data"]["1.3.1"], [P.wide_scale], P.seeds[:1],
+                                                              P.wide_width, P.wide_steps, P))
     for m in P.widths if "widths" in P.sections else ():
-        out["widths"][m] = _train("relu", out["data"]["1.3.2"], [P.width_scale], P.seeds, m, P.width_steps, P,
-                                  stop=0.01)
+        out["widths"][m] = _kept(P, "widths", "relu", "1.3.2", [P.width_scale], P.seeds, m, P.width_steps, 0.01,
+                                 lambda: _train("relu", out["data"]["1.3.2"], [P.width_scale], P.seeds, m,
+                                                P.width_steps, P, stop=0.01))
+    _say_resumed("training")
     return out
 
 
@@ -185,6 +221,7 @@ def run_law(P, run: dict) -> dict:
     Keyed by (dataset, activation)."""
     out = {}
     extra = law_extra_seeds(P)
+    _resumed.clear()
     for w in DATASETS if "grid" in P.sections else ():
         for act in ("relu", "tanh", "sigmoid"):
             if act == "sigmoid" and w != "1.3.2":
@@ -195,7 +232,8 @@ def run_law(P, run: dict) -> dict:
             tr = None
             if extra:
                 steps = P.steps if act != "sigmoid" else min(P.steps, SOURCE_SIGMOID_STUCK_EPOCH)
-                tr = _law_train(act, run["data"][w], scales, extra, P, steps)
+                tr = _kept(P, "law", act, w, scales, extra, P.width, steps, PLATEAU_FRAC,
+                           lambda: _law_train(act, run["data"][w], scales, extra, P, steps))
             ok_grid, ok_law = measures.finite_runs(e.traj.loss, e.traj.final), None
             if tr is not None:
                 ok_law = measures.finite_runs(tr.loss, tr.final)
@@ -211,6 +249,7 @@ def run_law(P, run: dict) -> dict:
             rows = [r for d in dict.fromkeys(P.law_seeds) for r in (grid_rows if d in P.seeds else law_rows) if r[1] == d]
             out[(w, act)] = Law([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
                                 torch.tensor([r[3] for r in rows], dtype=torch.bool), tr.seconds if tr is not None else 0.0)
+    _say_resumed("law")
     return out
 
 
