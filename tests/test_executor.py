@@ -1,6 +1,7 @@
 """The executor on a LocalCluster of 2 worker processes, at smoke scale (issue 20).
 
-One 3-point sweep of the 003 toy (seeds 0..2, no animation) serves several tests: it runs while a
+One 3-point sweep of the synthesis chapter pl-conditioning at smoke scale (seeds 0..2; the cheapest chapter with
+seeds and verdicts, so that the fault tests cost the test command little) serves several tests: it runs while a
 worker process is killed, its table must equal 3 serial runs' (timing columns aside), and it is then
 resumed after two of its points were removed or left half-written (3 points on 2 workers: the killed point
 is re-run beside the third, and each kind of damage still has a point of its own).  A separate ``dask scheduler`` and
@@ -21,8 +22,8 @@ from shallowflow import cli
 from shallowflow import executor as X
 from shallowflow import sweep as S
 
-CHAPTER = "orthogonal-inputs/toy"
-FIXED = {"animation_frames": 0}
+CHAPTER = "synthesis/pl-conditioning"  # the cheapest chapter with seeds and verdicts (about 4 s a point)
+FIXED = {}
 GRID = {"seeds": [[0], [1], [2]]}
 DROP = ["notebook"]  # the serial runs' notebooks live under another root
 
@@ -87,7 +88,7 @@ def test_sweep_survives_a_killed_worker_and_equals_serial_runs(swept, client, tm
     results = []
     for seeds in GRID["seeds"]:
         argv = ["run", CHAPTER, "--profile", "smoke", "--out", str(tmp_path / "runs"), "--quiet",
-                "-p", "animation_frames", "0", "-p", "seeds", json.dumps(seeds)]
+                "-p", "seeds", json.dumps(seeds)]
         assert cli.main(argv) == 0
         results.append(X.read_result(X.prepare(CHAPTER, "smoke", {**FIXED, "seeds": seeds})))
     assert all(results) and [r["values"]["seeds"] for r in results] == GRID["seeds"]
@@ -113,9 +114,9 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(swept, cl
 
 
 def test_bad_point_is_refused_before_any_task_starts(client, tmp_path):
-    grid = {"seeds": [[0], [1]], "animation_frames": [0, 12, -5]}
+    grid = {"seeds": [[0], [1]], "width": [10, 12, -5]}
     with pytest.raises(X.ChapterError, match=r"(?s)sweep refused, nothing was run: 2 of 6 points.*point 3 .*"
-                                             r"'animation_frames' = -5"):
+                                             r"'width' = -5"):
         S.run(CHAPTER, grid, "smoke", client=client, root=tmp_path)
     assert not list(tmp_path.iterdir())
     assert not any(client.processing().values())
@@ -142,7 +143,7 @@ def test_sweep_on_a_separate_scheduler_and_worker(tmp_path):
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         out = tmp_path / "table"
         res = subprocess.run([str(bin_ / "shallowflow"), "sweep", CHAPTER, "--profile", "smoke", "--grid", "seeds",
-                              "[[0]]", "-p", "animation_frames", "0", "--scheduler", address, "--out", str(out)],
+                              "[[0]]", "--scheduler", address, "--out", str(out)],
                              capture_output=True, text=True, timeout=300, env=env)
         assert res.returncode == 0, res.stderr[-2000:]
         import pandas as pd
