@@ -127,7 +127,7 @@ def set_threads(n: int | None = None) -> int:
 
 
 _libc = None  # glibc, where this process has it (loaded on first use)
-_last_trim = 0.0
+_last_trim: float | None = None  # monotonic time of the last trim (None: never; the clock may start near zero at boot)
 
 
 def trim_heap(every_s: float = 1.0) -> bool:
@@ -141,7 +141,7 @@ def trim_heap(every_s: float = 1.0) -> bool:
     import time
 
     now = time.monotonic()
-    if now - _last_trim < every_s:
+    if _last_trim is not None and now - _last_trim < every_s:
         return False
     _last_trim = now
     if _libc is None:

@@ -25,7 +25,8 @@ process (SIGBUS).
 The cache is used only in a folder this user owns that no one else may write (:func:`_private`: not a
 symlink, owned by the current user, not writable by group or others), and only files of the same kind
 are read from it: a library planted by another user, with a checksum beside it, is never loaded.  When
-neither ``SHALLOWFLOW_CACHE`` (or ``~/.cache/shallowflow``) nor ``$TMPDIR/shallowflow-<uid>`` is such a
+neither ``SHALLOWFLOW_CACHE`` (or the checkout's ``artifacts/cache/kernel``, ``~/.cache/shallowflow`` for an
+installed package) nor ``$TMPDIR/shallowflow-<uid>`` is such a
 folder, the library is built in a fresh private folder (``mkdtemp``) that is removed once it is loaded.
 """
 from __future__ import annotations
@@ -380,9 +381,14 @@ _flags_used = ""
 
 
 def _cache_dir() -> Path:
+    """SHALLOWFLOW_CACHE; else, in a checkout of the book, ``artifacts/cache/kernel`` inside it (nothing outside the
+    repository is written); else, for an installed package, ``$XDG_CACHE_HOME/shallowflow`` (``~/.cache``)."""
     root = os.environ.get("SHALLOWFLOW_CACHE")
     if root:
         return Path(root)
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "lib" / "shallowflow").is_dir():
+        return checkout / "artifacts" / "cache" / "kernel"
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "shallowflow"
