@@ -37,8 +37,9 @@ targets:
   L:
     chapter: book/ch
     checks:
-      h: {book: fail, smoke: fail, cause: erratum, refutes: true, evidence: [L/counterexample], why: 'a counterexample'}
+      h: {book: fail, smoke: fail, cause: erratum, refutes: true, evidence: [L/counterexample], in-scope: [L/in-scope], why: 'a counterexample'}
       counterexample: {book: pass, smoke: pass}
+      in-scope: {book: pass, smoke: pass}
 """
 
 
@@ -59,7 +60,7 @@ def _edit(registry, old, new):
     path.write_text(text.replace(old, new))
 
 
-def _run(profile="book", e_value=1.0, shown=0.0):
+def _run(profile="book", e_value=1.0, shown=0.0, in_scope=1.0):
     c = C.Claims("999", "book/ch", profile)
     c.check("T/a", "x small", 0.0, C.below(1.0))
     c.check("T/b", "y small", 2.0, C.below(1.0))
@@ -70,6 +71,7 @@ def _run(profile="book", e_value=1.0, shown=0.0):
     c.check("S/g", "u small", 2.0, C.below(1.0))
     c.check("L/h", "the lemma", 2.0, C.below(1.0))
     c.check("L/counterexample", "a case where the lemma fails", 1.0, C.is_true())
+    c.check("L/in-scope", "the counterexample satisfies the lemma's hypotheses", in_scope, C.is_true())
     return c
 
 
@@ -148,7 +150,7 @@ def test_evidence_in_another_chapter_is_settled_by_the_scorecard(registry):
           "counterexample: {book: pass, smoke: pass, chapter: book/other}")
     c = C.Claims("999", "book/ch", "book")
     for cid, v in [("T/a", 0.0), ("T/b", 2.0), ("T/shown", 0.0), ("U/c", 2.0), ("M/d", 0.0), ("M/e", 1.0),
-                   ("S/g", 2.0), ("L/h", 2.0)]:
+                   ("S/g", 2.0), ("L/h", 2.0), ("L/in-scope", 0.0)]:
         c.check(cid, "x", v, C.below(1.0))
     c.save()
     assert {x.id: x.evidence_status for x in c.checks}["L/h"] == "pending"
@@ -296,3 +298,66 @@ def test_every_target_function_is_where_the_api_reference_documents_it():
         if obj is None or getattr(obj, "__module__", mod) != mod:
             wrong.append(f"{key}: {fn} is defined in {getattr(obj, '__module__', 'nowhere')}")
     assert not wrong, "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# the law of referee-grade verdicts (issue 42): refutations in scope, independent evidence, decidable checks
+def test_a_refutation_stands_only_with_in_scope_checks_that_hold(registry):
+    assert _run().target_verdict("L") == "source claim false (erratum shown)"
+    c = _run(in_scope=0.0)  # the counterexample lies outside the source's stated hypotheses
+    assert c.target_verdict("L") == "partly"
+    with pytest.raises(C.VerdictMismatch, match="L/h: its registered cause erratum is not proved: its evidence "
+                                                "L/in-scope does not hold"):
+        c.finish()
+    _edit(registry, ", in-scope: [L/in-scope]", "")
+    problems = C.validate_registry(C.load_registry())
+    assert any("999:L/h: `refutes: true` needs `in-scope:" in p for p in problems)
+    assert _run().target_verdict("L") == "reproduced, source erratum shown"  # without scope checks: no refutation
+
+
+def test_evidence_that_is_the_failing_measurement_under_another_name_proves_nothing(registry):
+    """A registry pairing a check with its own complement (the same values, the opposite threshold) or the same
+    ratios under a monotone map: the cause is unverified and the book build fails."""
+    drifts = [0.21, 0.34, 0.55, 0.89]
+    for shown in (drifts, [1.0 - d for d in drifts], [1.0 / d for d in drifts], [3.0 * d for d in drifts]):
+        c = C.Claims("999", "book/ch", "book")
+        c.check("T/a", "x small", 0.0, C.below(1.0))
+        c.check("T/b", "the drifts are numerical", drifts, C.below(0.1))
+        c.check("T/shown", "the drifts are not numerical", shown, C.above(0.1))
+        c.settle()
+        b = c.checks_of("T")[1]
+        assert b.evidence_status == "unverified" and "own measured values" in b.evidence_reason, (shown, b)
+    independent = C.Claims("999", "book/ch", "book")
+    independent.check("T/a", "x small", 0.0, C.below(1.0))
+    independent.check("T/b", "the drifts are numerical", drifts, C.below(0.1))
+    independent.check("T/shown", "halving the step halves the drift", [0.49, 0.52, 0.47, 0.55], C.above(0.1))
+    assert independent.settle().checks_of("T")[1].evidence_status == "verified"
+    assert C.same_measurement([0.0], [1.0]) == ""  # a failing flag beside a passing one is no complement
+    assert C.same_measurement([2.5], [2.5]) == "equal"
+
+
+def test_a_check_that_cannot_pass_or_cannot_fail_at_its_run_count_is_refused(registry):
+    c = C.Claims("999", "book/ch", "book")
+    flags = [True, True, True]
+    low, _ = metrics.typical_share(flags)
+    a = c.check("T/a", "typical", low, C.above(0.5), outcomes=metrics.share_outcomes(len(flags)))
+    assert a.decidable == "cannot pass" and a.units == 3
+    assert any("T/a is registered pass at book scale, but it cannot pass at its 3 units" in p for p in c.mismatches())
+    ok = C.Claims("999", "book/ch", "book").check("T/a", "typical", 0.6, C.above(0.5),
+                                                   outcomes=metrics.share_outcomes(10))
+    assert ok.decidable == "yes"
+    never = C.Claims("999", "book/ch", "book").check("T/a", "typical", 0.6, C.above(0.0),
+                                                      outcomes=metrics.share_outcomes(10))
+    assert never.decidable == "cannot fail"
+
+
+def test_exact_identities_and_the_books_findings_are_counted_apart(registry):
+    assert C.target_verdict(["pass"], {"kind": "exact"}) == "verified (exact)"
+    assert C.target_verdict(["pass"], {"kind": "finding"}) == "finding (this book)"
+    assert C.target_verdict(["pass", "fail"], {"kind": "exact"}) == "partly"
+    from shallowflow.verdicts.report import summary_label
+
+    label, stats = summary_label(["reproduced", "verified (exact)", "finding (this book)", "not reproduced"])
+    assert stats["decided"] == 2 and stats["exact"] == 1 and stats["findings"] == 1
+    _edit(registry, "  U:\n    chapter: book/ch", "  U:\n    kind: obvious\n    chapter: book/ch")
+    assert any("999:U: kind 'obvious' is not one of" in p for p in C.validate_registry(C.load_registry()))

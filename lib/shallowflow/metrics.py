@@ -445,6 +445,18 @@ def describe_share(flags, level: float = 0.95) -> str:
     return f"{s['k']}/{s['n']} runs ({s['share']:.0%}, {level:.0%} interval [{s['low']:.2f}, {s['high']:.2f}])"
 
 
+def share_outcomes(n: int, level: float = 0.95, end: str = "low") -> tuple[list, int]:
+    """``(values, n)``: every value a check of a share over ``n`` units can measure when it reads one end of the
+    share's Wilson interval (``end``: "low", the reading of :func:`typical_share`, or "high"), one per count
+    ``k = 0 .. n``; pass it as ``Claims.check(..., outcomes=...)`` so the check records whether it could pass and
+    could fail at all. With ``n = 3`` the low end is at most 0.44: "low end above 1/2" cannot pass there."""
+    if end not in ("low", "high"):
+        raise ValueError(f"end must be 'low' or 'high', got {end!r}")
+    n = int(n)
+    i = 0 if end == "low" else 1
+    return [wilson(k / n, n, level)[i] for k in range(n + 1)] if n > 0 else [], n
+
+
 def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
     """A typical behaviour (a source's "typical curve"): the lower end of the Wilson interval of the share of runs
     showing it, to compare with 1/2, and its description (:func:`describe_share`) for the check's note."""

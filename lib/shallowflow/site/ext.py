@@ -121,7 +121,10 @@ def _targets_box(docname: str) -> str:
     def link(d: str) -> str:
         return f"<a href='{esc(posixpath.relpath(d + '.html', here))}'>{esc(d.rsplit('/', 1)[-1])}</a>"
 
-    from shallowflow.verdicts.scorecard import provenance, provenance_html
+    from shallowflow.verdicts import load_registry
+    from shallowflow.verdicts.scorecard import provenance, provenance_html, quotes_html
+
+    registry = load_registry()
 
     records = _scorecard_rows()
     prov = lambda t: provenance_html(provenance(records.get(f"{t['source']}:{t['target']}", t)), here)  # noqa: E731
@@ -132,7 +135,8 @@ def _targets_box(docname: str) -> str:
         f"<td>{badge(t['verdict'])}</td><td>{sum(c['verdict'] == 'pass' for c in t['checks'])}/{len(t['checks'])}</td>"
         f"<td class='sf-provenance'>{prov(t)}</td>"
         f"<td>{', '.join('this page' if d == docname else link(d) for d in (t.get('chapters') or [t['chapter']]))}"
-        f"</td></tr>" for t in mine)
+        f"</td></tr>" + (f"<tr class='sf-quote-row'><td colspan='6'>{quotes_html(t, registry)}</td></tr>"
+                         if quotes_html(t, registry) else "") for t in mine)
     return ("<div class='sf-targets'><p><b>Targets on this page</b>, with the verdict the scorecard computes from "
             "every chapter holding their checks, and where it comes from (data, scale, runs):</p>"
             "<div class='sf-scroll'><table class='sf-targets'><thead><tr><th>target</th><th>what</th><th>verdict</th>"

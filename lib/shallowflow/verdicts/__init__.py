@@ -15,13 +15,13 @@
 Chapters import it as ``from shallowflow import verdicts as C`` (``shallowflow.claims`` is the same
 module, kept for re-runs of older notebooks).
 """
-from .causes import (CAUSES, DEVIATION_CAUSES, EVIDENCE_CAUSES, SOURCE_CAUSES, TARGET_VERDICTS, classify,
-                     evidence_status, explain, render_why, target_verdict)
+from .causes import (CAUSES, DEVIATION_CAUSES, EVIDENCE_CAUSES, KINDS, SOURCE_CAUSES, TARGET_VERDICTS, classify,
+                     evidence_status, explain, render_why, same_measurement, target_verdict)
 from .checks import NO_TRAINING, Check, Claims, _fault_hold, _short
 from .criteria import Criterion, _fmt1, _values, above, below, close_to, fmt, is_true, within
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        load_records, load_registry, placeholder_ids, registered, registry_dir, repo_root,
                        typed_numbers, validate_registry)
-from .scorecard import (SCORECARD_SCHEMA, VERDICT_COLOURS, _chapter_link, _function_link, badge, check_anchor, checks_html, errata,
+from .scorecard import (SCORECARD_SCHEMA, VERDICT_COLOURS, _chapter_link, _function_link, badge, check_anchor, checks_html, errata, quotes_html,
                         registered_verdicts, scorecard, scorecard_html, scorecard_json, scorecard_problems, verdict_counts,
                         verdict_table_html, write_scorecard_json)

@@ -18,6 +18,8 @@ excuses nothing either: at book scale that fails the build (:meth:`Claims.mismat
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .registry import ATTRIBUTES, FAIL, PASS, PLACEHOLDER, UNDECIDED
 
 CAUSES = {
@@ -33,11 +35,49 @@ SOURCE_CAUSES = ("erratum", "convention")  # failures that are the source's, not
 DEVIATION_CAUSES = ("method", "spec")  # failures that are the book's or the specification's, proved so
 
 # target verdicts, in the order the scorecard counts them
-TARGET_VERDICTS = ("reproduced", "reproduced, source erratum shown", "reproduced, book deviation shown",
+TARGET_VERDICTS = ("reproduced", "verified (exact)", "finding (this book)", "reproduced, source erratum shown",
+                   "reproduced, book deviation shown",
                    "source claim false (erratum shown)", "partly", "undecided at this scale", "not reproduced",
                    "illustration", "not run at this scale", "not attempted", "not run")
 
 VERIFIED, UNVERIFIED, PENDING = "verified", "unverified", "pending"
+
+#: a target's ``kind:``: an identity that holds by construction or by a proved theorem, checked numerically
+#: (*verified (exact)*), or the book's own finding rather than a claim of the source (*finding (this book)*);
+#: both are counted apart from the source's empirical reproductions
+KINDS = {"exact": "verified (exact)", "finding": "finding (this book)"}
+
+#: the maps under which two recorded measurements are the same measurement (evidence may not be the failing
+#: check's own numbers under another name: the same ratios, or their complement against another threshold)
+_SAME_MAPS = (("equal", lambda v: v), ("negated", lambda v: -v), ("complement (1 - x)", lambda v: 1.0 - v),
+              ("reciprocal", lambda v: 1.0 / v), ("logarithm", lambda v: np.log(v)), ("exponential", lambda v: np.exp(v)))
+
+
+def same_measurement(a, b) -> str:
+    """How the values ``b`` are the values ``a`` under a monotone map (:data:`_SAME_MAPS`, or a common positive or
+    negative factor for two or more values); "" when they are not. Values are compared to a relative 1e-9."""
+    import warnings
+
+    x = np.asarray(list(a or []), dtype=float)
+    y = np.asarray(list(b or []), dtype=float)
+    if x.size == 0 or x.size != y.size or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return ""
+    if x.size < 4 and np.all(x == np.round(x)) and np.all(y == np.round(y)):
+        return ""  # a few flags or counts (a passing 1 beside a failing 0) coincide by chance, not by construction
+
+    def close(u, v):
+        return bool(np.all(np.isfinite(u)) and np.allclose(u, v, rtol=1e-9, atol=1e-300))
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for name, f in _SAME_MAPS[:1] if x.size == 1 else _SAME_MAPS:  # one number: only itself is the same
+            if close(f(x), y):
+                return name
+        if x.size >= 2 and np.all(x != 0) and not np.all(x == x[0]):
+            ratio = y / x
+            if np.all(np.isfinite(ratio)) and ratio[0] != 0 and close(ratio, np.full_like(ratio, ratio[0])):
+                return f"scaled by {ratio[0]:.4g}"
+    return ""
 
 
 def _get(c, key: str, default=""):
@@ -64,10 +104,11 @@ def render_why(template: str, this, lookup) -> str:
     return PLACEHOLDER.sub(fill, template or "")
 
 
-def evidence_status(evidence: list, lookup, elsewhere=lambda ev: False) -> tuple[str, str]:
+def evidence_status(evidence: list, lookup, elsewhere=lambda ev: False, values=None) -> tuple[str, str]:
     """Whether a cause's evidence holds: (``verified``, "") when every evidence check ran and passed;
     (``pending``, ...) when some are computed by another chapter (``elsewhere(id)``) and the rest hold;
-    (``unverified``, reason) otherwise, or when no evidence is named."""
+    (``unverified``, reason) otherwise, or when no evidence is named.  With the failing check's own ``values``,
+    evidence that carries the same values (:func:`same_measurement`) proves nothing and is unverified."""
     if not evidence:
         return UNVERIFIED, "no evidence is registered for this cause"
     pending = []
@@ -80,6 +121,10 @@ def evidence_status(evidence: list, lookup, elsewhere=lambda ev: False) -> tuple
             return UNVERIFIED, f"its evidence {ev} did not run"
         if _get(c, "verdict") != PASS:
             return UNVERIFIED, f"its evidence {ev} does not hold (measured {_get(c, 'measured')})"
+        same = same_measurement(values, _get(c, "values", [])) if values is not None else ""
+        if same:
+            return UNVERIFIED, (f"its evidence {ev} carries the failing check's own measured values ({same}): "
+                                "the same measurement under another name explains nothing")
     if pending:
         return PENDING, f"evidence computed by another chapter: {', '.join(pending)}"
     return VERIFIED, ""
@@ -98,8 +143,8 @@ def classify(c) -> str:
     if cause in EVIDENCE_CAUSES:
         if status != VERIFIED:
             return "undecided"
-        if cause in SOURCE_CAUSES:
-            return "refuted" if _get(c, "refutes", False) else "source"
+        if cause in SOURCE_CAUSES:  # a refutation stands only with checks that its counterexample is in scope
+            return "refuted" if _get(c, "refutes", False) and _get(c, "in_scope", []) else "source"
         return "deviation"
     if cause == "scale" or (not cause and _get(c, "expected", None) == UNDECIDED):
         return "undecided"
@@ -110,10 +155,12 @@ def target_verdict(checks: list, entry: dict | None = None) -> str:
     """A target's verdict from its checks (verdict strings, :class:`Check` objects or their records).
 
     - *illustration*: the registry says there is nothing to compute; *not attempted*: no check ran;
-    - *reproduced*: every check passed;
+    - *reproduced*: every check passed (*verified (exact)* for a target of ``kind: exact``, *finding (this book)*
+      for one of ``kind: finding``);
     - a failure with no proved cause: *not reproduced* when no check passed, else *partly*;
     - else a failure undecided at this scale: *undecided at this scale*;
-    - else a proved erratum: *source claim false (erratum shown)* when an erratum refutes the claim,
+    - else a proved erratum: *source claim false (erratum shown)* when an erratum refutes the claim (and checks
+      that its counterexample lies in the source's stated scope, ``in-scope:``, hold),
       *reproduced, source erratum shown* otherwise;
     - else (proved method or spec causes only): *reproduced, book deviation shown*.
     """
@@ -124,7 +171,7 @@ def target_verdict(checks: list, entry: dict | None = None) -> str:
         return "not attempted"
     kinds = [classify(c) for c in checks]
     if all(k == "pass" for k in kinds):
-        return "reproduced"
+        return KINDS.get(entry.get("kind"), "reproduced")
     if "unexplained" in kinds:
         return "partly" if "pass" in kinds else "not reproduced"
     if "undecided" in kinds:

@@ -64,6 +64,9 @@ class Check:
     evidence_reason: str = ""
     refutes: bool = False  # an erratum whose evidence shows the claim itself false
     runs: int | None = None  # the runs behind the check (the length of valid=); None for valid=NO_TRAINING
+    in_scope: list = field(default_factory=list)  # a refutation's checks that its counterexample is in the source's scope
+    decidable: str = ""  # "yes", "cannot pass" or "cannot fail" at this unit count ("" when outcomes= was not given)
+    units: int | None = None  # the units (runs, cells, draws) whose best and worst outcomes were weighed
 
     @property
     def target(self) -> str:
@@ -109,13 +112,18 @@ class Claims:
         _fault_hold()
 
     def check(self, id: str, claim: str, measured: Any, criterion: Criterion, source_value: str = "",
-              note: str = "", valid: Any = None) -> Check:
+              note: str = "", valid: Any = None, outcomes: tuple | None = None) -> Check:
         """Evaluate one pass criterion and record it (the verdict is computed here, never given).
 
         ``valid`` flags, run by run, the runs whose loss and parameters stayed finite
         (:func:`shallowflow.metrics.finite_runs`).  When any run is invalid the check fails whatever
         the measured values say, and the record names the invalid runs: a diverged run is never
         evidence for a claim (nor against it).
+
+        ``outcomes=(values, units)``: every value the measurement can take at this unit count (for a share,
+        :func:`shallowflow.metrics.share_outcomes`); the record says whether the check could pass and could fail
+        at all, and a check registered to pass or fail that could not do the other is refused (:meth:`mismatches`):
+        a criterion that no outcome of its units can decide decides nothing.
         """
         if "/" not in id:
             raise ValueError(f"check id must look like 'TARGET/name', got {id!r}")
@@ -131,8 +139,15 @@ class Claims:
             shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
                     f"measured {shown}"
         runs = None if valid is None else int(_values(valid).size)
+        decidable, units = "", None
+        if outcomes is not None:
+            possible, units = outcomes
+            units = int(units)
+            verdicts = [criterion(v) for v in possible]
+            decidable = "cannot pass" if not any(verdicts) else "cannot fail" if all(verdicts) else "yes"
         c = Check(id=id, claim=claim, source_value=source_value, measured=shown, values=values,
-                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid, runs=runs)
+                  criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid, runs=runs,
+                  decidable=decidable, units=units)
         c.expected = self._expected(c)
         self.checks.append(c)
         return c
@@ -181,16 +196,18 @@ class Claims:
 
         for c in self.checks:
             reg = self._registered(c)
-            c.cause, c.evidence, c.refutes = "", [], False
+            c.cause, c.evidence, c.refutes, c.in_scope = "", [], False, []
             c.why, c.evidence_status, c.evidence_reason = "", "", ""
             if c.verdict != FAIL:
                 continue
             c.cause = str(reg.get("cause", ""))
             c.evidence = [str(e) for e in (reg.get("evidence") or [])]
             c.refutes = bool(reg.get("refutes", False))
+            c.in_scope = [str(e) for e in (reg.get("in-scope") or [])] if c.refutes else []
             c.why = render_why(str(reg.get("why", "")), c, self._find)
             if c.cause in EVIDENCE_CAUSES:
-                c.evidence_status, c.evidence_reason = evidence_status(c.evidence, self._find, elsewhere)
+                c.evidence_status, c.evidence_reason = evidence_status(c.evidence + c.in_scope, self._find, elsewhere,
+                                                                       values=c.values)
         return self
 
     def mismatches(self) -> list[str]:
@@ -207,6 +224,10 @@ class Claims:
                 problems.append(f"{self.source}:{c.id}: verdict {c.verdict}, registry expects {c.expected} "
                                 f"(measured {c.measured}, criterion {c.criterion})")
         for c in self.checks:
+            if c.expected in (PASS, FAIL) and c.decidable in ("cannot pass", "cannot fail"):
+                problems.append(f"{self.source}:{c.id} is registered {c.expected} at {self.profile} scale, but it "
+                                f"{c.decidable} at its {c.units} units whatever they show (criterion {c.criterion}): "
+                                "run more units there or register it undecided")
             if c.expected == NOT_RUN:
                 problems.append(f"{self.source}:{c.id} ran at {self.profile} scale, but verdicts/{self.source}.yml "
                                 f"registers it as not-run there (measured {c.verdict})")

@@ -140,10 +140,14 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
 
     root = root or repo_root()
     problems = []
+    from .causes import KINDS
+
     for key, entry in registry.get("targets", {}).items():
         source, target = key.split(":", 1)
         if sources is not None and source not in sources:
             continue
+        if "kind" in entry and entry["kind"] not in KINDS:
+            problems.append(f"{key}: kind {entry['kind']!r} is not one of {', '.join(KINDS)}")
         for name, reg in (entry.get("checks") or {}).items():
             reg = reg or {}
             cid = f"{source}:{target}/{name}"
@@ -187,6 +191,26 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
                 problems.append(f"{cid}: cause {cause} takes no evidence")
             if reg.get("refutes") and cause != "erratum":
                 problems.append(f"{cid}: `refutes:` goes with cause erratum only")
+            in_scope = reg.get("in-scope")
+            if reg.get("refutes"):
+                if not isinstance(in_scope, list) or not in_scope:
+                    problems.append(f"{cid}: `refutes: true` needs `in-scope: [T/check, ...]`, checks computing on the "
+                                    "counterexample that it satisfies the source's stated hypotheses (its quoted scope)")
+                    in_scope = []
+                for ev in in_scope:
+                    ev_reg = registered(registry, source, str(ev))
+                    if ev_reg is None:
+                        problems.append(f"{cid}: in-scope {ev} is not a registered check of {source}")
+                        continue
+                    if str(ev) == f"{target}/{name}":
+                        problems.append(f"{cid}: a check cannot be its own in-scope check")
+                    for p in failing:
+                        ok = (PASS,) if p == "book" else (PASS, UNDECIDED, NOT_RUN)
+                        if ev_reg.get(p) not in ok:
+                            problems.append(f"{cid}: in-scope {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
+                                            f"where the refutation is registered")
+            elif in_scope:
+                problems.append(f"{cid}: `in-scope:` goes with `refutes: true` only")
             if cause == "scale":
                 decide = reg.get("decide")
                 if not decide or not str(decide).startswith("params/paper/") or not (root / str(decide)).is_file():

@@ -19,15 +19,17 @@ from .registry import chapter_of, repo_root
 REPRODUCED = ("reproduced", "reproduced, source erratum shown", "reproduced, book deviation shown")
 UNDECIDED_VERDICTS = ("undecided at this scale",)
 NOT_DECIDED = ("illustration", "not attempted", "not run at this scale", "not run")
+APART = ("verified (exact)", "finding (this book)")  # counted apart from the source's empirical reproductions
 SUMMARY_RULE = ("Among the source's decided targets (attempted, not undecided at this scale), the share "
                 "reproduced (reproduced, with a source erratum shown, or with a book deviation shown) gives the "
                 "label: [Re] at 80% or more with no target not reproduced; [¬Re] below 40%; [~Re] otherwise "
-                "(partial). A target whose claim the book shows false counts as decided and not reproduced.")
+                "(partial). A target whose claim the book shows false counts as decided and not reproduced. Identities "
+                "verified exactly (by construction or a proved theorem) and the book's own findings are counted apart.")
 
 
 def summary_label(verdicts: list[str]) -> tuple[str, dict]:
     """The ReScience-style label of a source from its target verdicts (:data:`SUMMARY_RULE`)."""
-    decided = [v for v in verdicts if v not in NOT_DECIDED + UNDECIDED_VERDICTS]
+    decided = [v for v in verdicts if v not in NOT_DECIDED + UNDECIDED_VERDICTS + APART]
     reproduced = sum(v in REPRODUCED for v in decided)
     share = reproduced / len(decided) if decided else float("nan")
     if not decided:
@@ -40,7 +42,8 @@ def summary_label(verdicts: list[str]) -> tuple[str, dict]:
         label = "[~Re]"
     return label, dict(decided=len(decided), reproduced=reproduced, share=share,
                        undecided=sum(v in UNDECIDED_VERDICTS for v in verdicts),
-                       not_reproduced=sum(v == "not reproduced" for v in verdicts))
+                       not_reproduced=sum(v == "not reproduced" for v in verdicts),
+                       exact=sum(v == APART[0] for v in verdicts), findings=sum(v == APART[1] for v in verdicts))
 
 
 def source_chapters(registry: dict, source: str) -> list[str]:
@@ -131,7 +134,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     import posixpath
 
     from .causes import explain
-    from .scorecard import _chapter_link, badge, check_anchor
+    from .scorecard import _chapter_link, badge, check_anchor, quotes_html
 
     esc = html.escape
     rep = source_report(source, rows, registry, profile)
@@ -140,6 +143,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     out = [f"<p class='sf-summary-label'><b>{esc(rep['label'])}</b> {esc(meta.get('title', ''))}: "
            f"{rep['reproduced']} of {rep['decided']} decided targets reproduced ({share}); "
            f"{rep['undecided']} undecided at this scale; {rep['not_reproduced']} not reproduced; "
+           f"{rep['exact']} identities verified exactly and {rep['findings']} findings of this book, counted apart; "
            f"{rep['errata']} errata or conventions of the source proved. Source text: "
            f"<code>{esc(meta.get('seed', ''))}</code>.</p>",
            f"<p><i>Rule:</i> {esc(rep['rule'])}</p>"]
@@ -166,7 +170,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
             f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}"
             f"{paper_line(c['id'])}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
-        body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td><td>{badge(t['verdict'])}</td>"
+        body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}{quotes_html(row, registry)}</td>"
+                    f"<td>{badge(t['verdict'])}</td>"
                     f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")
     out.append("<h3>Claims and verdicts</h3><div class='sf-scroll' style='overflow-x:auto;max-width:100%'>"
                "<table class='sf-report'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>chapter</th>"

@@ -15,7 +15,8 @@ from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, SOURCE_CAUSES, TARGET_VER
 from .registry import COMPARED_PROFILES, FAIL, NOT_RUN, PASS, load_records, load_registry, repo_root
 
 
-VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37",
+VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37", "verified (exact)": "#1a7f37",
+                   "finding (this book)": "#0a7d8c",
                    "reproduced, source erratum shown": "#1f6feb", "reproduced, book deviation shown": "#1f6feb",
                    "source claim false (erratum shown)": "#8250df", "undecided at this scale": "#6e7781",
                    "partly": "#9a6700",
@@ -66,7 +67,8 @@ def _settle_across_chapters(records: list[dict]) -> None:
         for c in rec["checks"]:
             if c.get("evidence_status") == PENDING:
                 c["evidence_status"], c["evidence_reason"] = evidence_status(
-                    c.get("evidence") or [], lambda ev, s=rec["source"]: by_id.get((s, ev)))
+                    (c.get("evidence") or []) + (c.get("in_scope") or []), lambda ev, s=rec["source"]: by_id.get((s, ev)),
+                    values=c.get("values"))
 
 
 def scorecard(profile: str = "book") -> list[dict]:
@@ -100,7 +102,9 @@ def scorecard(profile: str = "book") -> list[dict]:
                          chapters.get(key, []),
                          function=entry.get("function"),
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
-                         note=entry.get("note", "") or entry.get("illustration", ""), profile=profile))
+                         note=entry.get("note", "") or entry.get("illustration", ""), profile=profile,
+                         claim=list(entry.get("claim") or []), scope=list(entry.get("scope") or []),
+                         parts=list(entry.get("parts") or []), kind=entry.get("kind")))
     return rows
 
 
@@ -192,11 +196,12 @@ def registered_verdicts(registry: dict, profile: str = "book") -> dict[str, str]
                 continue
             c = dict(id=f"{key.split(':', 1)[1]}/{name}", verdict=PASS if verdict == PASS else FAIL,
                      expected=verdict, cause=reg.get("cause", "") if verdict != PASS else "",
-                     refutes=bool(reg.get("refutes", False)), evidence=list(reg.get("evidence") or []))
+                     refutes=bool(reg.get("refutes", False)), evidence=list(reg.get("evidence") or []),
+                     in_scope=list(reg.get("in-scope") or []) if reg.get("refutes") else [])
             if c["verdict"] == FAIL and c["cause"] in EVIDENCE_CAUSES:
                 holds = c["evidence"] and all(
                     ((registry["targets"].get(f"{source}:{ev.split('/', 1)[0]}") or {}).get("checks") or {})
-                    .get(ev.split("/", 1)[1], {}).get(profile) == PASS for ev in c["evidence"])
+                    .get(ev.split("/", 1)[1], {}).get(profile) == PASS for ev in c["evidence"] + c["in_scope"])
                 c["evidence_status"] = "verified" if holds else UNVERIFIED
             checks.append(c)
         if entry.get("checks") and not checks:
@@ -265,7 +270,15 @@ SCORECARD_SCHEMA = {
                         "evidence_status": {"enum": ["", "verified", "pending", "unverified"]},
                         "refutes": {"type": "boolean"},
                         "runs": {"type": ["integer", "null"], "minimum": 0,
-                                 "description": "the runs behind the check (its valid= flags); null: no trained run"}}}},
+                                 "description": "the runs behind the check (its valid= flags); null: no trained run"},
+                        "in_scope": {"type": "array", "items": {"type": "string"},
+                                     "description": "a refutation's checks that its counterexample is in the source's scope"},
+                        "decidable": {"enum": ["", "yes", "cannot pass", "cannot fail"],
+                                      "description": "whether the check could pass and fail at its unit count"},
+                        "units": {"type": ["integer", "null"], "minimum": 0}}}},
+                "claim": {"type": "array", "description": "the source's sentence(s) the verdict tests, quoted"},
+                "scope": {"type": "array", "description": "the hypotheses the source states the claim under, quoted"},
+                "kind": {"type": ["string", "null"], "description": "exact (an identity) or finding (the book's own)"},
                 "provenance": {"type": "object", "description": "substitute data, reduced-scale chapters, run counts "
                                "(shallowflow.verdicts.scorecard.provenance)"}}}},
     },
@@ -290,11 +303,13 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
                          counts=verdict_counts([r for r in rows if r["source"] == key]))
                for key, meta in sorted(registry.get("sources", {}).items())}
     keep = ("id", "claim", "source_value", "measured", "values", "criterion", "verdict", "cause", "why", "invalid",
-            "evidence", "evidence_status", "refutes", "runs")
-    default = {"invalid": [], "evidence": [], "refutes": False, "runs": None}
+            "evidence", "evidence_status", "refutes", "runs", "in_scope", "decidable", "units")
+    default = {"invalid": [], "evidence": [], "refutes": False, "runs": None, "in_scope": [], "decidable": "",
+               "units": None}
     targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
                     chapter=r["chapter"], chapters=r.get("chapters", []), function=r["function"],
-                    note=r.get("note", "") or "",
+                    note=r.get("note", "") or "", claim=r.get("claim", []), scope=r.get("scope", []),
+                    kind=r.get("kind"),
                     checks=[{k: ([num(v) for v in c.get(k, [])] if k == "values" else
                                  c.get(k, default.get(k, ""))) for k in keep} for c in r["checks"]])
                for r in rows]
@@ -336,7 +351,8 @@ def errata(registry: dict | None = None, profile: str | None = None) -> list[dic
                                 cause=c["cause"], why=why, evidence=list(c.get("evidence") or []),
                                 refutes=bool(c.get("refutes", False)),
                                 evidence_status=(rec or {}).get("evidence_status", ""),
-                                chapter=c.get("chapter", entry.get("chapter"))))
+                                chapter=c.get("chapter", entry.get("chapter")),
+                                claim=list(entry.get("claim") or []), scope=list(entry.get("scope") or [])))
     return out
 
 
@@ -433,16 +449,38 @@ _FILTER_SCRIPT = """<script>
 </script>"""
 
 
+def quotes_html(row: dict, registry: dict | None = None) -> str:
+    """The source's own words beside a verdict: the target's quoted claim and scope, each with its seed file and
+    line (``verdicts/<source>.yml``'s ``claim:`` and ``scope:``; :mod:`~shallowflow.verdicts.quotes`); "" without."""
+    import html
+
+    sources = (registry or load_registry()).get("sources", {})
+
+    def where(q: dict) -> str:
+        seed = (sources.get(str(q.get("seed", row.get("source")))) or {}).get("seed", "")
+        return f"{html.escape(seed)}, line {int(q.get('line', 0))}"
+
+    parts = []
+    for field, label in (("claim", "the source's claim"), ("scope", "under")):
+        quotes = [q for q in (row.get(field) or []) if isinstance(q, dict) and q.get("text")]
+        if quotes:
+            body = " ".join(f"“{html.escape(' '.join(str(q['text']).split()))}” <span class='sf-quote-where'>"
+                            f"({where(q)})</span>" for q in quotes)
+            parts.append(f"<p class='sf-quote sf-quote-{field}'><b>{label}:</b> {body}</p>")
+    return f"<div class='sf-quotes'>{''.join(parts)}</div>" if parts else ""
+
+
 def checks_html(rows: list[dict], here: str = "book") -> str:
     """Every recorded check of every attempted target: claim, source value, measured, criterion, verdict."""
     import html
 
-    out = []
+    out, registry = [], load_registry()
     for r in rows:
         if not r["checks"]:
             continue
         out.append(f"<h4>{r['source']}:{html.escape(r['target'])} — {html.escape(r['title'])} "
                    f"({badge(r['verdict'])}, {_chapter_link(r['chapter'], here)})</h4>")
+        out.append(quotes_html(r, registry))
         out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
                                             measured=c["measured"], criterion=c["criterion"],
                                             verdict=c["verdict"], why=explain(c), note=c.get("note", ""),
