@@ -46,7 +46,7 @@ class ErrataDirective(SphinxDirective):
                 f"<tr><td><b>{html.escape(r['target'])}</b>/{html.escape(r['check'])}<br>"
                 f"<small>{html.escape(r['title'])}</small>{C.quotes_html(dict(r, source=key), reg)}</td>"
                 f"<td>{html.escape(r['cause'])}</td>"
-                f"<td>{html.escape(r['why'])}<br><small>evidence: {html.escape(', '.join(r['evidence']))}"
+                f"<td>{C.inline_html(r['why'])}<br><small>evidence: {html.escape(', '.join(r['evidence']))}"
                 f"{' (holds in this build)' if r['evidence_status'] == 'verified' else ''}</small></td>"
                 f"<td>{C._chapter_link(r['chapter'], here, C.check_anchor(key, r['target'] + '/' + r['check']))}</td></tr>"
                 for r in mine)

@@ -22,6 +22,6 @@ from .criteria import Criterion, _fmt1, _values, above, below, close_to, fmt, is
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        load_records, load_registry, placeholder_ids, registered, registry_dir, repo_root,
                        typed_numbers, validate_registry)
-from .scorecard import (SCORECARD_SCHEMA, VERDICT_COLOURS, _chapter_link, _function_link, badge, check_anchor, checks_html, errata, quotes_html,
+from .scorecard import (SCORECARD_SCHEMA, VERDICT_COLOURS, _chapter_link, _function_link, badge, check_anchor, checks_html, errata, inline_html, quotes_html,
                         registered_verdicts, scorecard, scorecard_html, scorecard_json, scorecard_problems, verdict_counts,
                         verdict_table_html, write_scorecard_json)

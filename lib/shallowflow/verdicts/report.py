@@ -134,7 +134,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     import posixpath
 
     from .causes import explain
-    from .scorecard import _chapter_link, badge, check_anchor, quotes_html
+    from .scorecard import _chapter_link, badge, check_anchor, inline_html, quotes_html
 
     esc = html.escape
     rep = source_report(source, rows, registry, profile)
@@ -167,7 +167,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
         row = by_target[t["target"]]
         whys = "".join(
             f"<li><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
-            f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {esc(explain(c))}"
+            f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {inline_html(explain(c))}"
             f"{paper_line(c['id'])}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
         body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}{quotes_html(row, registry)}</td>"

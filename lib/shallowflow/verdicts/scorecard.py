@@ -7,6 +7,7 @@ scale, a registered cause whose evidence does not hold is a build error (:func:`
 from __future__ import annotations
 
 import json
+import re
 import math
 from pathlib import Path
 
@@ -37,6 +38,17 @@ def check_anchor(source: str, check_id: str) -> str:
     return "check-" + re.sub(r"[^A-Za-z0-9]+", "-", f"{source}-{check_id}").strip("-").lower()
 
 
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def inline_html(text) -> str:
+    """Generated text (a why, a note, a claim) as HTML: escaped, with the Markdown code spans it quotes the source's
+    constants in (`` `m = 1000` ``) rendered as code, so a page never shows a literal backtick."""
+    import html
+
+    return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(str(text), quote=False)).replace("`", "&#96;")
+
+
 def verdict_table_html(rows: list[dict]) -> str:
     """A chapter's checks: what is claimed, the source's value, the measured value, the criterion and the verdict
     in columns; the cause of a failing check, with its why, on a full-width row under it. The table scrolls
@@ -49,13 +61,13 @@ def verdict_table_html(rows: list[dict]) -> str:
     body = []
     for r in rows:
         anchor = f" id='{check_anchor(r['source_key'], r['check'])}'" if r.get("source_key") else ""
-        cells = "".join(f"<td>{badge(r[c]) if c == 'verdict' else html.escape(str(r.get(c, '')))}</td>"
+        cells = "".join(f"<td>{badge(r[c]) if c == 'verdict' else inline_html(r.get(c, ''))}</td>"
                         for c, _ in cols)
         body.append(f"<tr class='sf-check'{anchor}>{cells}</tr>")
         if r.get("why"):
-            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {html.escape(r['why'])}</td></tr>")
+            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {inline_html(r['why'])}</td></tr>")
         if r.get("note"):  # a deviation from the spec's criterion, the data a check uses, ...
-            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><b>note</b>: {html.escape(r['note'])}</td></tr>")
+            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><b>note</b>: {inline_html(r['note'])}</td></tr>")
     return (f'<div class="sf-scroll" style="overflow-x:auto;max-width:100%"><table class="sf-claims">'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
