@@ -43,6 +43,8 @@ from pathlib import Path
 
 import yaml
 
+from shallowflow.verdicts.digest import chapter_digest  # what a record's numbers depend on (its key to the code)
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_RUNS = HERE / "paper_scale.runs.jsonl"
 DEFAULT_CLAIMS = HERE / "paper_claims"  # the claims record of each successful paper run, kept with the runs file
@@ -144,7 +146,8 @@ def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
     rec = dict(chapter=chapter, rc=usage.get("rc", p.returncode), wall_s=round(t1 - t0, 1), cpu_s=round(usage.get("cpu_s", float("nan")), 1),
                peak_rss_gb=round(usage.get("peak_rss_gb", float("nan")), 3),
                load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-               commit=commit(root), machine=machine(), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:])
+               commit=commit(root), machine=machine(), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:],
+               digest=chapter_digest(chapter, "paper", root))
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
     if rec["rc"] == 0:

@@ -43,8 +43,10 @@ def test_a_check_undecided_here_shows_what_the_recorded_paper_run_measured(tmp_p
     monkeypatch.setattr(paper, "repo_root", lambda: tmp_path)
     bench = tmp_path / "benchmarks"
     (bench / "paper_claims").mkdir(parents=True)
+    from shallowflow.verdicts.digest import chapter_digest
+
     run = dict(chapter="brisbois-thesis/ten-point-data", rc=0, commit="abc1234 (+ uncommitted: x)",
-               started="2026-11-26T05:33:00Z")
+               started="2026-11-26T05:33:00Z", digest=chapter_digest("brisbois-thesis/ten-point-data"))
     failed = dict(run, chapter="brisbois-thesis/s-curves", rc=1)
     (bench / "paper_scale.runs.jsonl").write_text(json.dumps(run) + "\nnot json\n" + json.dumps(failed) + "\n")
     rec = dict(source="000", chapter="book/brisbois-thesis/ten-point-data",
@@ -70,3 +72,46 @@ def test_a_check_undecided_here_shows_what_the_recorded_paper_run_measured(tmp_p
     assert "pass, measured 0 (all 7) (criterion &lt; 0.5)" in html
     assert "Checks undecided at this scale (cause <code>scale</code>): 2; run at the source's scale" in html
     assert ": 1, of which 1 pass and 0 fail there" in html
+
+
+def test_a_record_goes_stale_when_the_code_it_ran_changes(tmp_path, monkeypatch):
+    """A paper run's record is keyed to what its numbers depend on: edit the chapter's notebook, its profile, a
+    registry entry of its checks or a library module it imports, and the record is stale, naming what changed."""
+    import shutil
+
+    from shallowflow.verdicts import digest, paper
+    from shallowflow.verdicts.registry import repo_root
+
+    chapter = "orthogonal-inputs/toy"
+    real = repo_root()
+    rel = f"book/{chapter}.py"  # the book runs this chapter at the source's scale: it has no paper profile
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(real / rel, tmp_path / rel)
+    shutil.copytree(real / "verdicts", tmp_path / "verdicts")
+    recorded = digest.chapter_digest(chapter, root=tmp_path)
+    assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == []
+    assert recorded["parts"][f"params/paper/{chapter}.yml"] == "none"
+    (tmp_path / "params" / "paper" / "orthogonal-inputs").mkdir(parents=True)
+    (tmp_path / "params" / "paper" / f"{chapter}.yml").write_text("width: 1000\n")
+    assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == [f"params/paper/{chapter}.yml"]
+    recorded = digest.chapter_digest(chapter, root=tmp_path)
+    assert "lib/shallowflow/experiments/orthogonal_inputs/toy.py" in recorded["parts"]  # the experiment module
+    assert "lib/shallowflow/kernel.py" in recorded["parts"]  # the engine, imported through it
+    assert not any("site/" in k or "executor/" in k for k in recorded["parts"])  # presentation computes nothing
+    nb = tmp_path / "book" / f"{chapter}.py"
+    nb.write_text(nb.read_text() + "\n# an edit\n")
+    assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == [f"book/{chapter}.py"]
+    reg = tmp_path / "verdicts" / "003.yml"
+    reg.write_text(reg.read_text().replace("final-loss: {book: pass", "final-loss: {book: fail", 1))
+    assert "verdicts (this chapter's checks)" in digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path))
+    lib = dict(recorded, parts=dict(recorded["parts"], **{"lib/shallowflow/train.py": "0" * 16}))
+    assert "lib/shallowflow/train.py" in digest.changed(lib, digest.chapter_digest(chapter, root=tmp_path))
+    assert digest.changed(None, recorded) and "no digest" in digest.changed(None, recorded)[0]
+    # the pages: a stale record is shown as stale with what changed, and is not among the current ones
+    monkeypatch.setattr(paper, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(paper, "verdicts", lambda: {"003:E1/final-loss": dict(
+        verdict="pass", measured="1e-9", criterion="< 1e-6", started="2026-11-26", commit="abc1234",
+        stale=[f"book/{chapter}.py"])})
+    text = paper.decided_text("003", "E1/final-loss")
+    assert text.startswith("STALE, not a verdict") and f"changed: book/{chapter}.py" in text
+    assert paper.current() == {}

@@ -6,6 +6,10 @@ its provenance (commit, start time, machine load, CPU seconds) in ``benchmarks/p
 reads both; the report pages and the scorecard show, beside a check undecided at this scale, what the run at the
 source's scale measured, with the commit and date of that run.  Nothing here is recomputed at build time: these are
 recorded results of the book's own code at other parameters, shown as such, never merged into the book's verdicts.
+
+Each record is keyed to the code that made it (:func:`~shallowflow.verdicts.digest.chapter_digest`, stored in the
+run's line of ``paper_scale.runs.jsonl`` as ``digest``): a record whose digest differs from the current code's, or
+that carries none, is *stale*, shown as stale with what changed, and never read as a verdict at the source's scale.
 """
 from __future__ import annotations
 
@@ -40,10 +44,13 @@ def runs() -> dict[str, dict]:
 def verdicts() -> dict[str, dict]:
     """``"<source>:<check id>"`` -> the paper run's check: verdict, measured, criterion, runs, and the run's
     chapter, commit and start time (only chapters with a successful recorded run and a kept claims record)."""
+    from .digest import changed, chapter_digest
+
     folder, done = _bench() / "paper_claims", runs()
     out: dict[str, dict] = {}
     if not folder.is_dir():
         return out
+    current: dict[str, list] = {}
     for p in sorted(folder.glob("*.json")):
         try:
             d = json.loads(p.read_text())
@@ -53,14 +60,24 @@ def verdicts() -> dict[str, dict]:
         run = done.get(chapter)
         if run is None or not isinstance(d.get("checks"), list):
             continue
+        if chapter not in current:
+            current[chapter] = changed(run.get("digest"), chapter_digest(chapter, "paper"))
+        stale = current[chapter]
         for c in d["checks"]:
             if not isinstance(c, dict) or "id" not in c:
                 continue
             out[f"{d.get('source')}:{c['id']}"] = dict(
                 verdict=c.get("verdict", ""), measured=c.get("measured", ""), criterion=c.get("criterion", ""),
                 runs=c.get("runs"), chapter=chapter, commit=str(run.get("commit", "?")).split(" ")[0],
-                started=str(run.get("started", ""))[:10], record=f"benchmarks/paper_claims/{p.name}")
+                started=str(run.get("started", ""))[:10], record=f"benchmarks/paper_claims/{p.name}",
+                stale=list(stale))
     return out
+
+
+def current(paper: dict | None = None) -> dict[str, dict]:
+    """The records of :func:`verdicts` that are keyed to the current code: the only ones a verdict may read."""
+    paper = verdicts() if paper is None else paper
+    return {k: v for k, v in paper.items() if not v.get("stale")}
 
 
 def decided_text(source: str, check_id: str, paper: dict | None = None) -> str:
@@ -69,5 +86,10 @@ def decided_text(source: str, check_id: str, paper: dict | None = None) -> str:
     v = paper.get(f"{source}:{check_id}")
     if not v:
         return ""
-    return (f"at the source's scale (paper run of {v['started']}, code {v['commit']}): {v['verdict']}, measured "
+    text = (f"at the source's scale (paper run of {v['started']}, code {v['commit']}): {v['verdict']}, measured "
             f"{v['measured']} (criterion {v['criterion']})")
+    if v.get("stale"):
+        what = v["stale"]
+        text = (f"STALE, not a verdict: {text}; since then changed: {', '.join(what[:4])}"
+                f"{f' and {len(what) - 4} more' if len(what) > 4 else ''}")
+    return text

@@ -151,12 +151,16 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     recorded = paper.verdicts()
     scale_ids = [c["id"] for r in by_target.values() for c in r["checks"]
                  if c["verdict"] != "pass" and c.get("cause") == "scale"]
-    decided = [recorded[f"{source}:{i}"]["verdict"] for i in scale_ids if f"{source}:{i}" in recorded]
+    fresh = paper.current(recorded)
+    decided = [fresh[f"{source}:{i}"]["verdict"] for i in scale_ids if f"{source}:{i}" in fresh]
+    stale = sum(1 for i in scale_ids if f"{source}:{i}" in recorded and f"{source}:{i}" not in fresh)
     out.append(f"<p class='sf-paper-decided'>Checks undecided at this scale (cause <code>scale</code>): "
-               f"{len(scale_ids)}; run at the source's scale (recorded paper runs, "
-               f"<code>benchmarks/paper_claims/</code>): {len(decided)}, of which {decided.count('pass')} pass and "
-               f"{decided.count('fail')} fail there. A paper run's verdict is shown beside every failing check it "
-               "ran (whatever the check's cause); it does not change this edition's verdicts.</p>")
+               f"{len(scale_ids)}; run at the source's scale by the current code (recorded paper runs, "
+               f"<code>benchmarks/paper_claims/</code>, keyed to the code they ran): {len(decided)}, of which "
+               f"{decided.count('pass')} pass and {decided.count('fail')} fail there; {stale} more have a record made "
+               "by older code (stale: shown with what changed since, never read as a verdict). A paper run's "
+               "verdict is shown beside every failing check it ran (whatever the check's cause); it does not change "
+               "this edition's verdicts.</p>")
     body = []
 
     def paper_line(cid: str) -> str:

@@ -1,0 +1,131 @@
+"""What a chapter's numbers depend on, as a digest: the key that ties a recorded run (a paper-scale claims record) to
+the code that made it.
+
+:func:`chapter_digest` hashes, each on its own, the chapter's notebook (``book/<chapter>.py``), every module of the
+package that the notebook imports, directly or through the modules it imports (the engine, the chapter's experiment
+module, the verdict machinery; not the presentation: the site, the executor, the CLI, the plots), the chapter's
+profile (``params/<profile>/<chapter>.yml``) and the registry entries of its targets. A record whose digest differs
+from the current one is *stale*; :func:`changed` names the parts that differ, so a page can say what changed.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+from .registry import repo_root
+
+PACKAGE = "shallowflow"
+#: sub-packages and modules that present or schedule results but compute none of a chapter's numbers
+PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.cli", "shallowflow.terminal",
+                "shallowflow.plots", "shallowflow.progress", "shallowflow.sweep", "shallowflow.verdicts.scorecard",
+                "shallowflow.verdicts.report", "shallowflow.verdicts.paper", "shallowflow.verdicts.digest",
+                "shallowflow.verdicts.quotes")
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of module ``shallowflow.a.b`` (a package's ``__init__.py``), or None outside the package."""
+    if name != PACKAGE and not name.startswith(PACKAGE + "."):
+        return None
+    base = _package_dir().joinpath(*name.split(".")[1:])
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+def _presentation(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in PRESENTATION)
+
+
+def _imports(tree: ast.AST, here: str, is_package: bool) -> set[str]:
+    """The package's modules a parsed file imports (``here`` is its dotted name)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = here.split(".")
+                base = parts if is_package else parts[:-1]
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)  # `from . import x`: x may be a module
+    return {m for m in out if _module_file(m) is not None}
+
+
+@functools.lru_cache(maxsize=64)
+def _closure(start: tuple[str, ...]) -> tuple[str, ...]:
+    seen, todo = set(), list(start)
+    while todo:
+        name = todo.pop()
+        if name in seen or _presentation(name):
+            continue
+        seen.add(name)
+        path = _module_file(name)
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        todo.extend(_imports(tree, name, path.name == "__init__.py") - seen)
+    return tuple(sorted(seen))
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _file_sha(path: Path) -> str:
+    try:
+        return _sha(path.read_bytes())
+    except OSError:
+        return "missing"
+
+
+def chapter_digest(chapter: str, profile: str = "paper", root: Path | None = None) -> dict:
+    """``{"parts": {name: sha}, "digest": sha}`` for ``chapter`` (``part/name``) run at ``profile``."""
+    from .registry import load_registry
+
+    root = root or repo_root()
+    notebook = root / "book" / f"{chapter}.py"
+    parts = {f"book/{chapter}.py": _file_sha(notebook)}
+    try:
+        tree = ast.parse(notebook.read_text(encoding="utf-8"))
+        start = tuple(sorted(_imports(tree, "__notebook__", False)))
+    except (OSError, SyntaxError, ValueError):
+        start = ()
+    pkg = _package_dir()
+    for name in _closure(start):
+        path = _module_file(name)
+        parts[f"lib/{path.relative_to(pkg.parent).as_posix()}"] = _file_sha(path)
+    profile_file = root / "params" / profile / f"{chapter}.yml"
+    parts[f"params/{profile}/{chapter}.yml"] = _file_sha(profile_file) if profile_file.exists() else "none"
+    docname = f"book/{chapter}"
+    registry = load_registry(root / "verdicts")
+    entries = {}
+    for key, entry in sorted(registry.get("targets", {}).items()):
+        checks = {n: c for n, c in (entry.get("checks") or {}).items()
+                  if (c or {}).get("chapter", entry.get("chapter")) == docname}
+        if checks:
+            entries[key] = checks  # the checks this chapter computes, with their registered verdicts and causes
+    parts["verdicts (this chapter's checks)"] = _sha(json.dumps(entries, sort_keys=True, default=str).encode())
+    total = _sha(json.dumps(parts, sort_keys=True).encode())
+    return dict(parts=parts, digest=total)
+
+
+def changed(recorded: dict | None, current: dict) -> list[str]:
+    """The parts whose digest differs between a recorded digest and the current one (every part when the record
+    has none: it was made before records were keyed)."""
+    if not recorded or not isinstance(recorded.get("parts"), dict):
+        return ["the record carries no digest (made before records were keyed to their code)"]
+    old, new = recorded["parts"], current["parts"]
+    return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
