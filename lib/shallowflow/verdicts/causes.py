@@ -104,6 +104,14 @@ def render_why(template: str, this, lookup) -> str:
     return PLACEHOLDER.sub(fill, template or "")
 
 
+def independent_of(c):
+    """The values a failing check's evidence must differ from (:func:`same_measurement`), or None when the rule does
+    not apply: a ``spec`` cause's evidence is by definition the source's own criterion read on the same measurement
+    (the specification's stricter window fails, the source's words pass), so only erratum, convention and method
+    causes must be proved by a measurement of their own."""
+    return None if _get(c, "cause") == "spec" else list(_get(c, "values", []) or [])
+
+
 def evidence_status(evidence: list, lookup, elsewhere=lambda ev: False, values=None) -> tuple[str, str]:
     """Whether a cause's evidence holds: (``verified``, "") when every evidence check ran and passed;
     (``pending``, ...) when some are computed by another chapter (``elsewhere(id)``) and the rest hold;

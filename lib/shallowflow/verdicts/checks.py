@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .causes import EVIDENCE_CAUSES, PENDING, UNVERIFIED, VERIFIED, evidence_status, explain, render_why
+from .causes import (EVIDENCE_CAUSES, PENDING, UNVERIFIED, VERIFIED, evidence_status, explain, independent_of,
+                     render_why)
 from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
@@ -207,7 +208,7 @@ class Claims:
             c.why = render_why(str(reg.get("why", "")), c, self._find)
             if c.cause in EVIDENCE_CAUSES:
                 c.evidence_status, c.evidence_reason = evidence_status(c.evidence + c.in_scope, self._find, elsewhere,
-                                                                       values=c.values)
+                                                                       values=independent_of(c))
         return self
 
     def mismatches(self) -> list[str]:

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, SOURCE_CAUSES, TARGET_VERDICTS, UNVERIFIED, evidence_status,
+                     independent_of,
                      explain, target_verdict)
 from .registry import COMPARED_PROFILES, FAIL, NOT_RUN, PASS, load_records, load_registry, repo_root
 
@@ -80,7 +81,7 @@ def _settle_across_chapters(records: list[dict]) -> None:
             if c.get("evidence_status") == PENDING:
                 c["evidence_status"], c["evidence_reason"] = evidence_status(
                     (c.get("evidence") or []) + (c.get("in_scope") or []), lambda ev, s=rec["source"]: by_id.get((s, ev)),
-                    values=c.get("values"))
+                    values=independent_of(c))
 
 
 def scorecard(profile: str = "book") -> list[dict]:
