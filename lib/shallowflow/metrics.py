@@ -457,7 +457,25 @@ def share_outcomes(n: int, level: float = 0.95, end: str = "low") -> tuple[list,
     return [wilson(k / n, n, level)[i] for k in range(n + 1)] if n > 0 else [], n
 
 
+class ShareEnd(float):
+    """One end of a share's Wilson interval that knows its unit count: a check measuring it records whether its
+    criterion could pass and could fail over that many units (``Claims.check`` reads :meth:`share_outcomes`)."""
+
+    def __new__(cls, value: float, n: int, level: float = 0.95, end: str = "low"):
+        self = super().__new__(cls, value)
+        self.n, self.level, self.end = int(n), float(level), end
+        return self
+
+    def __reduce__(self):  # pickles (Dask, multiprocessing) as itself
+        return (ShareEnd, (float(self), self.n, self.level, self.end))
+
+    def share_outcomes(self) -> tuple[list, int]:
+        return share_outcomes(self.n, self.level, self.end)
+
+
 def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
     """A typical behaviour (a source's "typical curve"): the lower end of the Wilson interval of the share of runs
-    showing it, to compare with 1/2, and its description (:func:`describe_share`) for the check's note."""
-    return share_interval(flags, level)["low"], describe_share(flags, level)
+    showing it, to compare with 1/2 (a :class:`ShareEnd`: it carries its run count, so the check records whether it
+    could decide at all), and its description (:func:`describe_share`) for the check's note."""
+    s = share_interval(flags, level)
+    return ShareEnd(s["low"], s["n"], level, "low"), describe_share(flags, level)

@@ -141,6 +141,8 @@ class Claims:
                     f"measured {shown}"
         runs = None if valid is None else int(_values(valid).size)
         decidable, units = "", None
+        if outcomes is None and callable(getattr(measured, "share_outcomes", None)):
+            outcomes = measured.share_outcomes()  # a share's interval end that carries its unit count
         if outcomes is not None:
             possible, units = outcomes
             units = int(units)
