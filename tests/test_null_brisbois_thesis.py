@@ -36,6 +36,16 @@ def test_fig3_33_two_components_fails_on_an_untrained_network():
     assert _fails(MD.TWO_COMPONENTS, MD.two_components(res).numpy())
 
 
+def test_fig3_35_36_s_curve_fails_on_an_untrained_network():
+    """Fig3.35/s-curve, Fig3.36/s-curve: the final neurons of a 10-step run on the multidimensional orthogonal data
+    (still the isotropic initial draw), projected on their two principal components, are no S-curve."""
+    P = SimpleNamespace(width=100, steps=10, lr=1e-3, stop_below=0.0, goal=1e-5)
+    for act in ("sigmoid", "tanh"):
+        res = MD._train(act, [D.brisbois_multid()], 1.0, [0, 1], P, "orthogonal")
+        r2 = MD.scurve_r2(res, act).numpy()
+        assert _fails(MD.SCURVE, r2), (act, r2)
+
+
 def test_fig3_18_s_curve_fit_fails_on_initial_neurons():
     """Fig3.18/*-s-curve: the least-squares two-sigmoid fit of neurons at initialisation (random directions, equal
     norms) is not good: the criterion must fail."""
@@ -193,6 +203,18 @@ def test_instability_transition_trends_fail_on_untrained_networks():
             final = Cm.converged_only([X.orientation_variance(e, tr["data"], r, P.steps) for r in rs], T_)
             assert _fails(verdicts.within(1, 1), [X.variance_trend(var)]), (act, s)
             assert _fails(verdicts.within(1, 1), [X.variance_trend(final)]), (act, s)
+
+
+def test_plateau_shrinks_fails_where_nothing_shrinks():
+    """Fig3.12 / C.4 / C.6 plateau-shrinks: 'non-increasing' alone held on an all-zero (no plateau at any scale) or
+    constant series; the criterion now also asks for a strict net decrease, and fails on an unconverged (nan) run."""
+    from shallowflow.experiments.brisbois_thesis import instability_transition as X
+    assert not X.plateau_shrinks([0, 0, 0])
+    assert not X.plateau_shrinks([5.0, 5.0, 5.0])
+    assert not X.plateau_shrinks([5.0, 6.0, 1.0])
+    assert not X.plateau_shrinks([5.0, float("nan"), 1.0])
+    assert not X.plateau_shrinks([5.0])
+    assert X.plateau_shrinks([9.0, 4.0, 4.0, 0.0])
 
 
 def test_width_grid_fig3_3_fails_without_convergence():

@@ -147,13 +147,19 @@ if "orthogonal" in P.sections:
         e = o[act].evr
         claims.check(f"{fig}/one-component", f"{act}: EVR_1 of the final weights", e[:, 0], C.above(0.999),
                      source_value="PC1 dominates", valid=o[act].valid)
-        claims.check(f"{fig}/second-nonzero", f"{act}: EVR_2 is small but above float64 noise", e[:, 1], C.within(1e-12, 1e-4),
-                     source_value="'small, [but] non-zero'", valid=o[act].valid,
-                     note="the upper bound 1e-4 is the spec's, taken from its reference run; the thesis states no size")
+        # the spec's window [1e-12, 1e-4] for EVR_2 came from its own reference run, not from the thesis (which states no
+        # size): it is shown in the note, not judged; the thesis's words are the check
+        spec_window = C.within(1e-12, 1e-4)
         claims.check(f"{fig}/second-nonzero-as-stated", f"{act}: EVR_2 above float64 noise (the thesis: 'although small, is non-zero'; "
-                     f"small: {fig}/one-component)", e[:, 1], C.above(1e-12), source_value="'small, [but] non-zero'", valid=o[act].valid)
+                     f"small: {fig}/one-component)", e[:, 1], C.above(1e-12), source_value="'small, [but] non-zero'", valid=o[act].valid,
+                     note=f"the spec's window {spec_window.text} (from its own reference run; the thesis states no size) "
+                          f"{'holds' if spec_window(e[:, 1]) else 'does not hold'} here: not a claim of the thesis, not judged")
         claims.check(f"{fig}/zero-loss", f"{act}: the loss reaches {P.goal:g}", o[act].traj.loss[:, -1], C.below(P.goal),
                      source_value="trained to zero loss", valid=o[act].valid)
+        claims.check(f"{fig}/s-curve", f"{act}: the final neurons on the first two principal components lie on a two-{act} "
+                     "curve after rotation (least-squares R^2 of the form of Sec. 3.1.4, as Fig3.18)", MD.scurve_r2(o[act], act),
+                     MD.SCURVE, source_value="final neuron disposition: S-curve, as for unidimensional data",
+                     valid=o[act].valid)
 if "non-orthogonal" in P.sections:
     n = res["nonorth"]
     for act, fig in (("relu", "Fig3.37"), ("sigmoid", "Fig3.38"), ("tanh", "Fig3.39")):

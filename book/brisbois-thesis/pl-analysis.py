@@ -226,6 +226,15 @@ claims.check("PL1/inequality", "mu_t >= nu_t along every run: min (mu_t - nu_t) 
              source_value="Theorem 7", valid=pv, note="eigenvalues are accurate relative to the largest, hence the normalisation")
 claims.check("Thm7/corrected", "||grad L||^2 >= (2 lambda_min / n) L holds along the runs (the PL1 check)", claims.passed("PL1/inequality"),
              C.is_true(), source_value="lambda_min >= mu => PL", valid=pv)
+# independent of the runs' ratios: the printed chain's first equality ||grad F||^2 = ||J_r^T r||^2, at random points
+# (autograd of the loss against the closed-form Jacobian); for F = ||r||^2 / (2n) the two differ by 1/n^2
+_gen = torch.Generator().manual_seed(0)
+_th = (0.5 * torch.randn(5, P.width * (data.d + 1), generator=_gen, dtype=torch.float64)).requires_grad_(True)
+_gF, = torch.autograd.grad(T.loss_of_flat(_th, data.X.cpu(), data.y.cpu(), "tanh", P.width).sum(), _th)
+_r, _J = T.jacobian(_th.detach(), data.X.cpu(), data.y.cpu(), "tanh", P.width)
+_first = ((_gF ** 2).sum(1) / (torch.einsum("rnd,rn->rd", _J, _r) ** 2).sum(1)).numpy()
+claims.check("Thm7/first-equality", f"Tanh, 5 random points: ||grad F||^2 (autograd) / ||J_r^T r||^2, against 1/n^2 = {1 / data.n ** 2:g}",
+             _first, C.close_to(1 / data.n ** 2, rtol=1e-10), source_value="printed: equal (ratio 1)", valid=np.isfinite(_first))
 claims.check("Thm7/as-printed", "the printed chain ||grad L||^2 >= 2 lambda_min L: smallest mu_t / lambda_min(J J^T) along the runs",
              min(printed.values()), C.above(1.0 - 1e-9), source_value="mu = lambda_min", valid=pv)
 rich_min = [mins[(a, min(P.pl_scales))] for a in T.ACTIVATIONS]
@@ -249,6 +258,14 @@ claims.check("Prop1/necessary", "at GD's Tanh interpolator: smallest Hessian eig
              float(H_star[0] / H_star[-1]), C.above(-1e-8), source_value="grad = 0, Hessian PSD", note=f"||grad L|| = {g_star:.1e}", valid=star_valid)
 claims.check("Prop2/as-transcribed", "theta^3 at 0 meets the transcribed conditions (F' = 0, F'' >= 0): is it a local minimum? "
              f"(F(-{eps}) >= F(0))", (-eps) ** 3 >= 0.0, C.is_true(), source_value="PSD Hessian sufficient", valid=C.NO_TRAINING)
+# in scope: the counterexample meets the proposition's hypotheses, computed on it (autograd, float64): F(theta) = theta^3
+# is twice continuously differentiable and at 0 its gradient is 0 and its Hessian (0) positive semidefinite
+_th = torch.zeros((), dtype=torch.float64, requires_grad=True)
+_g, = torch.autograd.grad(_th ** 3, _th, create_graph=True)
+_h, = torch.autograd.grad(_g, _th)
+claims.check("Prop2/counterexample-in-scope", "theta^3 at 0 satisfies Prop. 1's first and second order necessary conditions "
+             "(the hypotheses of Prop. 2): max(|F'(0)|, -F''(0)) by autograd", max(abs(float(_g)), -float(_h)), C.below(0.0, strict=False),
+             source_value="grad F = 0, Hessian PSD", valid=C.NO_TRAINING)
 claims.check("Prop2/strict", "the correct sufficient condition: F(theta) = theta^2 + 3 sin^2 theta at 0 has F'' = 8 > 0 and F >= F(0) nearby",
              bool(T.pl_function(0.0)[2] > 0 and np.all(T.pl_function(np.linspace(-0.1, 0.1, 201))[0] >= 0)), C.is_true(),
              source_value="Hessian positive definite", valid=C.NO_TRAINING)

@@ -27,7 +27,8 @@
 # ({py:func}`shallowflow.theory.balancedness_rate`), and $\sigma(z) = z\sigma'(z)$ holds for ReLU (and leaky ReLU), not for
 # sigmoid ($\sigma - z\sigma' = \tfrac12 + z^3/24 + \dots$) or tanh ($\tfrac23 z^3 + \dots$). Gradient descent adds a
 # drift of order $\eta^2$ per step, so of order $\eta$ over a fixed flow time (000's specification, check B1,
-# derived). The 000 thesis measured sigmoid and tanh networks as well and read their deviations as numerical.
+# derived). The 000 thesis measured sigmoid and tanh networks as well and read their deviations as numerical; that
+# reading is judged on 000's own target (its check B2); this chapter tests the lemma itself and its failure off ReLU.
 #
 # **One experiment on every source's data.** For each source's dataset (table below) and each activation, the same
 # balanced initialisation $w_j = \lambda g_j$, $a_j = s_j\|w_j\|$ is trained by the exact gradient flow (adaptive
@@ -174,6 +175,7 @@ for act in ("sigmoid", "tanh"):
                      "source's data and seed", np.concatenate([run.flow[k, act].numpy() for k in ks]), moves,
                      source_value="not conserved: sigma(z) - z sigma'(z) != 0 (000 spec, B2)",
                      valid=np.concatenate([run.flow_ok[k, act].numpy() for k in ks]))
+        criteria[f"{act}-flow-drifts"] = (f"Balance/{act}-flow-drifts", moves)
 smooth = [(k, a) for a in ("sigmoid", "tanh") for k in run.flows(a)]
 if smooth:
     ok_s = np.concatenate([run.flow_ok[k, a].numpy() for k, a in smooth])
@@ -181,11 +183,6 @@ if smooth:
                  "-2 a_j sum_k dl_k [sigma(z_jk) - z_jk sigma'(z_jk)] (largest gap over largest drift, Simpson's rule)",
                  np.concatenate([run.law[k, a].numpy() for k, a in smooth]), C.below(1e-2),
                  source_value="d/dt (a_j^2 - ||w_j||^2) (000 spec, B2, derived)", valid=ok_s)
-    claims.check("Balance/numerical-origin", "000, Sec. 3.1.1 (iv): sigmoid and tanh deviate from balancedness only by "
-                 "numerical error or the finite step, so the exact flow conserves it: relative drift of the exact flow",
-                 np.concatenate([run.flow[k, a].numpy() for k, a in smooth]), conserved,
-                 source_value="'likely due to numerical error' (000)", valid=ok_s)
-    criteria["numerical-origin"] = ("Balance/numerical-origin", conserved)
 
 # %% [markdown]
 # ### Verdicts
@@ -223,9 +220,10 @@ if smooth:
         "moves a_j^2 - ||w_j||^2 on every source's data" if both else "does not move a_j^2 - ||w_j||^2 everywhere")
         + (", by exactly the integral of the source term sigma(z) - z sigma'(z)" if claims.passed("Balance/drift-law")
            else "") + ".")
-    lines.append("000's reading of its sigmoid and tanh deviations as numerical " + (
-        "is borne out." if claims.passed("Balance/numerical-origin") else
-        "is refuted: the drift is the flow's own, the same at every step size, not an effect of rounding or of the step."))
+    lines.append("The exact flow has no step and no rounding beyond its tolerance, so a drift it shows is the "
+                 "activation's own; 000's reading of its sigmoid and tanh deviations as numerical error or the finite step "
+                 "is judged on 000's own target, check B2 of the Brisbois thesis chapter on balancedness, with "
+                 "measurements independent of these.")
 lines.append(f"This execution took {run.seconds:.1f} s of training ({P.profile} profile; the synthesis part's "
              "budget on the 2-core CI machine is 90 s for all its chapters at book scale and 10 s per chapter at smoke scale).")
 display(Markdown(" ".join(lines)))

@@ -122,6 +122,14 @@ def plateau_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
     return float("nan") if epoch < 0 else orientation_variance(e, data, r, epoch)
 
 
+def plateau_shrinks(lengths) -> bool:
+    """Figs 3.12, C.4, C.6 for one seed: the plateau lengths over the scales in increasing order are non-increasing
+    AND shorter at the largest scale than at the smallest (a strict net decrease), so that an all-zero or constant
+    series, where nothing shrinks, fails; a nan (an unconverged run) fails too."""
+    x = np.asarray(lengths, dtype=float)
+    return bool(x.size >= 2 and np.all(np.isfinite(x)) and np.all(np.diff(x) <= 0) and x[-1] < x[0])
+
+
 def variance_trend(values) -> float:
     """Figs 3.13, C.5, C.7 for one seed: the orientation variances at the end of the initial plateau over the
     scales in increasing order (nan where no plateau).  1.0 when the measured ones never decrease, 0.0 when they

@@ -146,6 +146,27 @@ def projections(W: torch.Tensor) -> torch.Tensor:
     return W @ Vh[:2].T
 
 
+#: Figs. 3.35-3.36: the final neurons lie on an S-curve, read as Fig3.18's fit criterion (s_curves.GOOD_FIT)
+SCURVE = C.above(0.95)
+
+
+def scurve_r2(res: Result, form: str) -> torch.Tensor:
+    """Figs. 3.35-3.36 (right panels): per run, the least-squares R^2 of the two-term form of ``form`` (eq. (3.1) for
+    sigmoid, (3.2) for tanh; :func:`shallowflow.experiments.brisbois_thesis.s_curves.fit_scurve`, the frame turned to
+    the best fit) to the final neurons projected on their first two principal components, (R,); nan for a run
+    whose weights are not finite."""
+    from .s_curves import fit_scurve
+
+    out = []
+    for r in range(res.traj.final.W.shape[0]):
+        W = res.traj.final.W[r]
+        if not bool(torch.isfinite(W).all()):
+            out.append(float("nan"))
+            continue
+        out.append(fit_scurve(projections(W).numpy(), form=form).lsq.r2)
+    return torch.tensor(out, dtype=torch.float64)
+
+
 def ray_tightness(W: torch.Tensor, rel: float = 0.05) -> float:
     """Two rays from the origin: grown neurons (norm > rel * max) split by the sign of their first principal
     coordinate; the smallest cosine between a neuron and its group's mean direction."""

@@ -186,7 +186,7 @@ STATEMENTS = (
     ("000", "Lemma 5 (thesis' proof)", "ReLU: balancedness is kept along the gradient flow (the proof uses "
      "sigma(z) = z sigma'(z))", "relu", "ratio"),
     ("000", "Sec. 3.1.1 (iv), Fig. 3.10", "sigmoid and tanh: 'mostly' balanced; the deviations are 'likely due to "
-     "numerical error' or to the finite step", "smooth", "flow"),
+     "numerical error' or to the finite step (judged on 000's target B2; here: does the exact flow move it?)", "smooth", "flow"),
     ("004", "(none)", "no statement on balancedness (the thesis studies deep networks and PL conditions)", "all",
      "ratio"),
 )
@@ -206,7 +206,7 @@ def source_rows(run: BalanceRun, criteria: dict) -> list[dict]:
             if quantity == "flow" and (key, a) in run.flow:
                 v = run.flow[key, a]
                 cells.append(f"{a}: exact-flow drift {float(v.median()):.2e}")
-                name = "relu-flow" if a == "relu" else "numerical-origin"
+                name = "relu-flow" if a == "relu" else f"{a}-flow-drifts"
             elif a == "relu" and len(run.lrs) > 1:
                 v = step_ratio(run, key, a) / (run.lrs[-1] / run.lrs[0])
                 cells.append(f"{a}: GD drift ratio / step ratio {float(v.median()):.4f}")

@@ -193,8 +193,8 @@ STATEMENTS = (
      "book"),
     ("000", "Sec. 3.1.1, Conj. 1", "ReLU and sigmoid: phase speeds proportional to -ln(lambda), inversely to 'the norm "
      "of a value that depends on the data'", "relu", "book"),
-    ("000", "Conj. 2, Sec. 3.5", "tanh: 'the same dependency on -ln(lambda) and the data' as 003's ReLU",
-     "tanh", "003"),
+    ("000", "Conj. 2, Sec. 3.5", "tanh, orthogonal input data: 'the same dependency on -ln(lambda) and the data' as "
+     "003's ReLU (measured on the orthogonal data only, as the conjecture is stated)", "tanh", "003"),
     ("000", "spec T3 [derived]", "tanh and sigmoid: slope 1 / (sigma'(0) ||v||), v = 1/n sum_k y_k x_k", "smooth",
      "book"),
     ("004", "(none)", "no statement on plateaus (deep networks, PL conditions)", "relu", "book"),
@@ -203,12 +203,12 @@ STATEMENTS = (
 
 def source_rows(run: PlateauRun, criterion) -> list[dict]:
     """The table 'what each source says / what the book measures': each statement's constant against the slope
-    measured on that source's own data (and, for 000's tanh reading, on every source's data), with the criterion
+    measured on that source's own data (for 000's tanh reading, on the orthogonal data it is stated for), with the criterion
     (a :class:`~shallowflow.verdicts.criteria.Criterion` on the interval over the prediction) applied there."""
     rows = []
     for key, where, statement, act, which in STATEMENTS:
         acts = ("tanh", "sigmoid") if act == "smooth" else (act,)
-        keys = run.sources if (key == "000" and act == "tanh") else [key]
+        keys = [k for k in run.sources if k == "003"] if (key == "000" and act == "tanh") else [key]
         cells, verdicts = [], []
         for a in acts:
             for k in keys:
