@@ -140,6 +140,9 @@ class Claims:
             shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
                     f"measured {shown}"
         runs = None if valid is None else int(_values(valid).size)
+        k = len(values)
+        if k > 1 and f"({k} runs)" in shown and runs != k:  # not one value per run: an interval's ends, a pair, cells
+            shown = shown.replace(f"({k} runs)", f"({k} values)")
         decidable, units = "", None
         if outcomes is None and callable(getattr(measured, "share_outcomes", None)):
             outcomes = measured.share_outcomes()  # a share's interval end that carries its unit count
