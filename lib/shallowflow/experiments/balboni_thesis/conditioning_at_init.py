@@ -56,11 +56,12 @@ RULES = (
 
 
 def _file_info(value: str) -> tuple[int, int]:
-    """(rows, zero rows) of a data-file value."""
-    from ...datafile import read_xy
+    """(rows, zero rows) of a data-file value, as its validation read it (:func:`shallowflow.datafile.file_info`:
+    the rules and the cost estimate do not read the file again)."""
+    from ...datafile import file_info
 
-    X = read_xy(value)[0]
-    return int(X.shape[0]), int(np.sum(~np.any(X != 0, axis=1)))
+    info = file_info(value, **SCHEMA["dataset"].limits.kwargs())
+    return info.n, info.zero_rows
 
 
 def _file_rows(value: str) -> int | None:

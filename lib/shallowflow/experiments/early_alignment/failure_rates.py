@@ -77,13 +77,22 @@ def load_data(value) -> datasets.Dataset:
     return datasets.from_file(value, device=CPU, **SCHEMA["data"].limits.kwargs())
 
 
+def _file_info(value):
+    """A data file's shape as its validation read it (:func:`shallowflow.datafile.file_info`: the rules and the
+    cost estimate do not read the file again)."""
+    from ...datafile import file_info
+
+    return file_info(value, **SCHEMA["data"].limits.kwargs())
+
+
 def data_dim(value) -> int:
     """The input dimension of the chapter's data (2 for the three-point data: x and the bias coordinate)."""
-    return 2 if value == "ea-three-point" else int(load_data(value).d)
+    return 2 if value == "ea-three-point" else _file_info(value).d
+
 
 def data_size(value) -> int:
     """The number of points of the chapter's data (3 for the three-point data)."""
-    return 3 if value == "ea-three-point" else int(load_data(value).n)
+    return 3 if value == "ea-three-point" else _file_info(value).n
 
 
 def work_estimate(P) -> float:
