@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..verdicts import repo_root
-from ..executor import (SCORECARD, _atomic_write, chapters, cluster, code_version, engine_and_device, prepare,
-                       publish, run_tasks)
+from ..executor import (SCORECARD, _atomic_write, check_outputs, chapters, cluster, code_version, engine_and_device,
+                       prepare, publish, run_tasks)
 
 
 def build_report(results: list[dict], wall_s: float, profile: str, workers: int, where: str) -> dict:
@@ -88,6 +88,8 @@ def run_book(profile: str = "book", scheduler: str | None = None, workers: int |
     names = longest_first(names, expected_seconds(profile))
     tasks = [prepare(c, profile) for c in names]  # every chapter validated before any starts
     runs = repo_root() / "artifacts" / "runs" / profile
+    for task in tasks:  # before any kernel: task folders, notebooks and records inside the repository, writable
+        check_outputs(task, runs)
     t0 = time.perf_counter()
     with cluster(scheduler, workers) as client:
         n = len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
