@@ -34,6 +34,7 @@ CANARIES = {
     "claims/book/canary.json": "an existing record",
     f"sweeps/{RUN_CHAPTER}/canary.csv": "an existing table",
     "checkpoints/canary/chunk.pt": "an existing checkpoint",
+    "scorecard/smoke.json": "an existing scorecard",
 }
 
 
@@ -60,9 +61,12 @@ def link_out(repo: Path, link: str) -> Path:
     """Make ``repo/link`` (``artifacts`` or a folder below it) a link to a folder outside the repository
     holding the canaries that lie below ``link``; returns that folder."""
     outside = repo.parent / "outside" / link.replace("/", "-")
-    below = Path(link).relative_to("artifacts") if link != "artifacts" else Path(".")
+    if not Path(link).is_relative_to("artifacts"):  # _build: an earlier site
+        (outside / "smoke" / "_build" / "html").mkdir(parents=True)
+        (outside / "smoke" / "_build" / "html" / "index.html").write_text("an earlier site")
+    below = Path(link).relative_to("artifacts") if Path(link).is_relative_to("artifacts") else None
     for rel, text in CANARIES.items():
-        if Path(rel).is_relative_to(below):
+        if below is not None and Path(rel).is_relative_to(below):
             dest = outside / Path(rel).relative_to(below)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
@@ -114,12 +118,13 @@ def test_run_refuses_a_root_linked_out_of_the_repository(repo, link, no_kernel, 
     assert snapshot(outside) == before
 
 
-def test_run_all_refuses_a_linked_runs_folder_before_any_kernel(repo, no_kernel, capsys):
-    outside = link_out(repo, "artifacts/runs/smoke")
+@pytest.mark.parametrize("link", ["artifacts/runs/smoke", "artifacts/scorecard", "_build"])
+def test_run_all_refuses_a_linked_output_folder_before_any_kernel(repo, link, no_kernel, capsys):
+    outside = link_out(repo, link)
     before = snapshot(outside)
-    assert cli.main(["run", "--all", "--profile", "smoke", "--quiet", "--no-site"]) == 1
+    assert cli.main(["run", "--all", "--profile", "smoke", "--quiet"]) == 1
     err = one_line(capsys.readouterr().err)
-    assert f"{repo / 'artifacts/runs/smoke'} is a symlink to {outside}" in err, err
+    assert f"{repo / link} is a symlink to {outside}" in err, err
     assert snapshot(outside) == before
 
 
@@ -250,12 +255,12 @@ def test_the_clean_steps_delete_nothing_outside_the_repository(repo, link):
     before = snapshot(outside)
     (repo / "_build").mkdir()
     (repo / "_build" / "old.html").write_text("an earlier site")
-    steps = [clean_step(repo, "book", "artifacts/claims/book"), clean_step(repo, "test-smoke", "artifacts/claims/smoke")]
-    for step in steps:
+    for step in (clean_step(repo, "book", "artifacts/claims/book"),
+                 clean_step(repo, "test-smoke", "artifacts/claims/smoke")):
         res = subprocess.run(step, shell=True, cwd=repo, capture_output=True, text=True, timeout=60)
         if link in ("artifacts", "artifacts/runs", "artifacts/claims"):  # rm -rf would follow the link on the way
             assert res.returncode == 2 and f"{repo / link} is a symlink to {outside}" in one_line(res.stderr)
-            assert "nothing was removed" in res.stderr and (repo / link).is_symlink()
+            assert "nothing was removed" in res.stderr and (repo / link).is_symlink() and (repo / "_build").is_dir()
         else:  # a link at the path itself: the link goes, not what it points to
             assert res.returncode == 0, res.stderr
     assert snapshot(outside) == before

@@ -109,9 +109,9 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
     (or ``SHALLOWFLOW_CHECKPOINTS=0``) computes everything and stores nothing.  A checkpoint folder that cannot
     be created (read-only), or that leads through a symlink out of the repository, is said once, in one line,
     and the run goes on without checkpoints; a chunk that cannot be stored (a full disk) stops the run with one
-    line (:class:`shallowflow.outputs.OutputError`), its temporary file removed, the chunks stored before it kept.  ``say=False`` leaves the line saying how many
-    chunks were read back to the caller (one that calls this once per piece of a long run sums them itself:
-    :attr:`last_resumed` holds the count of the last call)."""
+    line (:class:`shallowflow.outputs.OutputError`), its temporary file removed, the chunks stored before it kept.
+    ``say=False`` leaves the line saying how many chunks were read back to the caller (one that calls this once
+    per piece of a long run sums them itself: :attr:`last_resumed` holds the count of the last call)."""
     global last_resumed
     last_resumed = 0
     base = root() if enabled else None

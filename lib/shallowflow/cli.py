@@ -203,6 +203,8 @@ def _estimate_all(args) -> int:
 def _run_all(args, progress: bool) -> int:
     from .site import build
 
+    if not args.no_site:
+        build.check_site(args.profile)  # _build linked out of the repository: refused before any kernel
     report, errors = build.run_book(args.profile, args.scheduler, args.workers, progress=progress)
     for r in report["chapters"]:
         print(f"  {r['wall_s']:7.1f} s  {r['chapter']}")

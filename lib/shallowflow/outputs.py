@@ -224,5 +224,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     return 0
 
+
 if __name__ == "__main__":
     raise SystemExit(main())
