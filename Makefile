@@ -12,6 +12,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # the kernels started by papermill, nbval and myst-nb use this environment's python
 export JUPYTER_PATH := $(abspath $(VENV))/share/jupyter
 
+# the clean steps of test-smoke and book: `rm -rf`, except that a path whose folder leads through a symlink out of
+# the repository (a linked artifacts/ or artifacts/runs/, which `rm -rf artifacts/runs/book` follows) is refused in
+# one line and nothing is removed; a link at the path itself is removed, never what it points to (run by its path:
+# importing the package would import torch, seconds for a clean step)
+CLEAN = $(BIN)/python lib/shallowflow/outputs.py remove --inside "$(CURDIR)"
+
 .PHONY: setup test test-package test-smoke book site-check bench budget clean
 
 $(VENV)/.ready: pyproject.toml
@@ -38,7 +44,7 @@ JOBS ?= auto
 WORKERS ?=
 QUIET := $(if $(CI),--quiet,)
 test-smoke: setup
-	rm -rf artifacts/runs/smoke artifacts/claims/smoke
+	$(CLEAN) artifacts/runs/smoke artifacts/claims/smoke
 	$(BIN)/shallowflow run --all --profile smoke --no-site $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -p tests.nbval_kernel_retry -n $(JOBS) --dist loadscope --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg artifacts/runs/smoke
@@ -47,7 +53,7 @@ test-smoke: setup
 # kept).  `shallowflow run --all` executes the chapters, then the scorecard, writes the build report,
 # then runs `jupyter-book build . -W --keep-going` with execution off on the executed notebooks.
 book: setup
-	rm -rf artifacts/claims/book artifacts/runs/book _build
+	$(CLEAN) artifacts/claims/book artifacts/runs/book _build
 	$(BIN)/shallowflow run --all --profile book $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
 	$(MAKE) site-check
 

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from .outputs import OutputError, describe
+from .outputs import OutputError, describe, safe_path
 
 _PACKAGE = Path(__file__).resolve().parent
 last_resumed = 0  # chunks the last call of resumable() read back
@@ -107,11 +107,11 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
     """``[compute(c) for c in chunks]``, each result read from the checkpoint folder when a finished chunk of
     the same name, parameters, chunk and package code is there, else computed and stored.  ``enabled=False``
     (or ``SHALLOWFLOW_CHECKPOINTS=0``) computes everything and stores nothing.  A checkpoint folder that cannot
-    be created (read-only) is said once, in one line, and the run goes on without checkpoints; a chunk that
-    cannot be stored (a full disk) stops the run with one line (:class:`shallowflow.outputs.OutputError`),
-    its temporary file removed, the chunks stored before it kept.  ``say=False`` leaves the line saying how many
-    chunks were read back to the caller (one that calls this once per piece of a long run sums them itself:
-    :attr:`last_resumed` holds the count of the last call)."""
+    be created (read-only), or that leads through a symlink out of the repository, is said once, in one line,
+    and the run goes on without checkpoints; a chunk that cannot be stored (a full disk) stops the run with one
+    line (:class:`shallowflow.outputs.OutputError`), its temporary file removed, the chunks stored before it kept.
+    ``say=False`` leaves the line saying how many chunks were read back to the caller (one that calls this once
+    per piece of a long run sums them itself: :attr:`last_resumed` holds the count of the last call)."""
     global last_resumed
     last_resumed = 0
     base = root() if enabled else None
@@ -119,7 +119,11 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
         return [compute(c) for c in chunks]
     folder = base / _slug(name) / _key(dict(params=fingerprint(params), code=package_version()))
     try:
+        folder = safe_path(folder, base)  # artifacts/checkpoints (or a folder below it) linked out of the repository
         folder.mkdir(parents=True, exist_ok=True)
+    except OutputError as e:
+        print(f"shallowflow: checkpoints off for {name}: {e}")
+        return [compute(c) for c in chunks]
     except OSError as e:
         print(f"shallowflow: checkpoints off for {name}: {describe(e, folder)}")
         return [compute(c) for c in chunks]

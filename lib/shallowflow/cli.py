@@ -73,14 +73,16 @@ def execute(chapter: str, profile: str = "book", overrides: dict | None = None, 
 
 
 def check_json_path(path) -> Path | None:
-    """``--json PATH``: a file whose folder can be written (checked before a kernel starts), not a folder."""
+    """``--json PATH``: a file whose folder can be written, not a folder, and (as :func:`terminal.write_json`
+    will check) not a symlink out of its folder: all checked before a kernel starts."""
     if path is None:
         return None
-    from .outputs import ensure_writable
+    from .outputs import ensure_writable, safe_path
 
     path = Path(path).expanduser().absolute()
     if path.is_dir():
         raise X.OutputError(f"--json {path}: is a folder, not a file")
+    safe_path(path, path.parent)
     ensure_writable(path.parent, path.parent)
     return path
 
@@ -201,6 +203,8 @@ def _estimate_all(args) -> int:
 def _run_all(args, progress: bool) -> int:
     from .site import build
 
+    if not args.no_site:
+        build.check_site(args.profile)  # _build linked out of the repository: refused before any kernel
     report, errors = build.run_book(args.profile, args.scheduler, args.workers, progress=progress)
     for r in report["chapters"]:
         print(f"  {r['wall_s']:7.1f} s  {r['chapter']}")

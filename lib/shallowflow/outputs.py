@@ -4,7 +4,10 @@ Every path a run writes (task directories, the published notebook, claim records
 a failed notebook) lies under a **root**: the repository, or the folder the user chose (``--out``,
 ``SHALLOWFLOW_TASKS_DIR``, ``SHALLOWFLOW_CLAIMS_DIR``).  :func:`safe_path` refuses, in one line naming
 the link, a path whose existing parts lead through a symbolic link out of that root, so a link planted
-in ``artifacts/`` cannot make a run write (or clean up) anywhere else.
+in ``artifacts/`` cannot make a run write (or clean up) anywhere else.  A root inside the repository is
+itself resolved: ``artifacts/``, ``artifacts/tasks`` or ``artifacts/runs/<profile>`` being a link out of the
+repository is refused too (the link is not the jail).  :func:`remove` is ``rm -rf`` under the same rule, for
+the Makefile's clean steps (``python lib/shallowflow/outputs.py remove --inside DIR PATH...``).
 
 :func:`publish_files` writes several files as one: each is staged under a temporary name beside its
 destination, then all are renamed into place; a failure at any point (a full disk, a read-only folder)
@@ -12,6 +15,11 @@ puts back the files already renamed and removes every temporary file, so the des
 all the new files or all the old ones.
 """
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__" and __spec__ is None:  # run by its path (the Makefile's clean steps: no package, no torch):
+    del sys.path[0]  # its own folder is not a folder of modules (the package's data.py, init.py, ... are not stdlib's)
 
 import contextlib
 import errno
@@ -50,18 +58,69 @@ def jail(path, root=None) -> Path:
     return Path(_abs(root)) if root is not None else Path(p).parent
 
 
+def _repository() -> tuple[str, str]:
+    """The repository as written and as it really is (every link on the way followed)."""
+    from .verdicts import repo_root
+
+    repo = _abs(repo_root())
+    return repo, os.path.realpath(repo)
+
+
+def _first_link(path: Path, inside: str) -> Path | None:
+    """The first symbolic link on the way to ``path`` (``path`` included) at or below ``inside``."""
+    return next((q for q in [*reversed(path.parents), path] if _within(str(q), inside) and q.is_symlink()), None)
+
+
+def _outside(p: Path, link: Path | None, where: str, verb: str = "write") -> OutputError:
+    if link is None:  # no link of ours on the way (e.g. the folder was replaced while running)
+        return OutputError(f"refusing to {verb} {p}: it resolves to {os.path.realpath(p)}, outside {where}")
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = os.path.realpath(link)
+    return OutputError(f"refusing to {verb} {p}: {link} is a symlink to {target}, outside {where}")
+
+
 def safe_path(path, root=None) -> Path:
     """``path`` (absolute) when following its existing parts never leaves :func:`jail`; otherwise
-    :class:`OutputError` naming the symlink that leads out."""
+    :class:`OutputError` naming the symlink that leads out.  A root inside the repository (``artifacts/tasks``,
+    ``artifacts/runs/<profile>``, ``artifacts/claims``, ``artifacts/`` itself) must itself resolve inside the
+    repository: a root that is (or lies below) a link out of it is refused, not trusted as the jail."""
     p = Path(_abs(path))
     base = jail(p, root)
+    repo, real_repo = _repository()
     real_base = os.path.realpath(base)
+    if (_within(str(base), repo) or _within(str(base), real_repo)) and not _within(real_base, real_repo):
+        inside = repo if _within(str(base), repo) else real_repo
+        raise _outside(p, _first_link(base, inside), f"the repository {real_repo}")
     if _within(os.path.realpath(p), real_base):
         return p
-    link = next((q for q in [*reversed(p.parents), p] if _within(str(q), str(base)) and q.is_symlink()), None)
-    if link is None:  # the root itself is not where it seems (e.g. it was replaced while running)
-        raise OutputError(f"refusing to write {p}: it resolves to {os.path.realpath(p)}, outside {base}")
-    raise OutputError(f"refusing to write {p}: {link} is a symlink to {os.readlink(link)}, outside {base}")
+    raise _outside(p, _first_link(p, str(base)), str(base))
+
+
+def removable(path, inside) -> Path:
+    """``path`` (absolute) when ``rm -rf path`` touches nothing outside ``inside``: it lies below ``inside`` and
+    the folder holding it resolves inside ``inside`` (``rm -rf artifacts/runs/book`` follows a linked
+    ``artifacts/`` or ``artifacts/runs/`` on the way, and deletes what lies outside); :class:`OutputError`
+    naming the link otherwise.  A link at ``path`` itself is fine: it is removed, not what it points to."""
+    p, top = Path(_abs(path)), _abs(inside)
+    if not _within(str(p), top) or p == Path(top):
+        raise OutputError(f"refusing to remove {p}: not below {top}")
+    if not _within(os.path.realpath(p.parent), os.path.realpath(top)):
+        raise _outside(p, _first_link(p.parent, top), top, verb="remove")
+    return p
+
+
+def remove(path, inside) -> None:
+    """``rm -rf path``, never outside ``inside`` (:func:`removable`; the Makefile's clean steps)."""
+    p = removable(path, inside)
+    try:
+        if p.is_symlink() or (p.exists() and not p.is_dir()):
+            p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
+    except OSError as e:
+        raise OutputError(f"cannot remove {e.filename or p}: {e.strerror or type(e).__name__}") from None
 
 
 def describe(e: OSError, what=None) -> str:
@@ -140,3 +199,31 @@ def publish_files(files: list[tuple[Path, bytes]]) -> None:
         if backup is not None:
             with contextlib.suppress(OSError):
                 backup.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python lib/shallowflow/outputs.py remove --inside DIR PATH...`` (or ``-m shallowflow.outputs``): the
+    Makefile's clean steps (exit 2 and one line when a path leads through a symlink out of DIR; nothing is
+    removed then)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3 or args[0] != "remove" or args[1] != "--inside":
+        print("usage: python lib/shallowflow/outputs.py remove --inside DIR PATH...", file=sys.stderr)
+        return 2
+    inside, paths = args[2], args[3:]
+    try:
+        for path in paths:  # every path checked before any is removed
+            removable(path, inside)
+    except OutputError as e:
+        print(f"shallowflow: {e}; nothing was removed", file=sys.stderr)
+        return 2
+    try:
+        for path in paths:
+            remove(path, inside)
+    except OutputError as e:
+        print(f"shallowflow: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

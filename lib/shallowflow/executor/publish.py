@@ -119,7 +119,7 @@ def _supersede(result: dict) -> None:
             if rj.is_symlink() or not rj.is_file() or rj.stat().st_size > MAX_RESULT_BYTES:
                 continue
             doc = json.loads(rj.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # not one of ours (RecursionError: nested too deep)
             continue
         if isinstance(doc, dict) and doc.get("chapter") == result["chapter"] and doc.get("key") == m.group(1):
             shutil.rmtree(old, ignore_errors=True)

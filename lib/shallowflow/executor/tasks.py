@@ -152,14 +152,14 @@ def _is_result(doc, task: Task) -> bool:
 
 def read_result(task: Task) -> dict | None:
     """The finished result of a task, or None (a half-written task is never in ``task.dir``; a
-    ``result.json`` that is not a result of this task, such as ``[]``, ``{}`` or garbage, is absent
-    too, and the task is computed again)."""
+    ``result.json`` that is not a result of this task, such as ``[]``, ``{}``, garbage or JSON nested a
+    million deep, is absent too, and the task is computed again)."""
     path = task.dir / "result.json"
     try:
         if not path.is_file() or path.stat().st_size > MAX_RESULT_BYTES:
             return None
         doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
         return None
     return doc if _is_result(doc, task) else None
 

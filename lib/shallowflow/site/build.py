@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from ..outputs import safe_path
 from ..verdicts import repo_root
-from ..executor import (SCORECARD, _atomic_write, chapters, cluster, code_version, engine_and_device, prepare,
-                       publish, run_tasks)
+from ..executor import (SCORECARD, _atomic_write, check_outputs, chapters, cluster, code_version, engine_and_device,
+                       prepare, publish, run_tasks)
 
 
 def build_report(results: list[dict], wall_s: float, profile: str, workers: int, where: str) -> dict:
@@ -88,6 +89,9 @@ def run_book(profile: str = "book", scheduler: str | None = None, workers: int |
     names = longest_first(names, expected_seconds(profile))
     tasks = [prepare(c, profile) for c in names]  # every chapter validated before any starts
     runs = repo_root() / "artifacts" / "runs" / profile
+    for task in tasks:  # before any kernel: task folders, notebooks and records inside the repository, writable
+        check_outputs(task, runs)
+    safe_path(repo_root() / "artifacts" / "scorecard" / f"{profile}.json")  # the scorecard chapter writes it
     t0 = time.perf_counter()
     with cluster(scheduler, workers) as client:
         n = len(client.scheduler_info(n_workers=-1)["workers"]) if hasattr(client, "scheduler_info") else 0
@@ -120,11 +124,19 @@ def site_dir(profile: str) -> Path:
     return root / "_build" / "html" if profile == "book" else root / "_build" / profile / "_build" / "html"
 
 
+def check_site(profile: str = "book") -> None:
+    """The folder jupyter-book writes an edition to (under ``_build``) lies inside the repository, through no
+    symlink out of it (:class:`~shallowflow.outputs.OutputError` in one line otherwise): checked by ``run --all``
+    before any kernel starts, and again before the build."""
+    safe_path(site_dir(profile))
+
+
 def build_site(profile: str = "book") -> int:
     """Render the executed notebooks of an edition: ``jupyter-book build . -W --keep-going`` (execution
     off; :mod:`shallowflow.site.ext` reads ``artifacts/runs/<profile>/``).  Returns its exit status."""
     import subprocess
 
+    check_site(profile)
     root = repo_root()
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", ".", "-W", "--keep-going", "--all"]
     if profile != "book":

@@ -334,7 +334,9 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
 
 def write_scorecard_json(rows: list[dict], registry: dict, profile: str) -> Path:
     """``artifacts/scorecard/<profile>.json``; the Sphinx extension copies it to ``_build/html/scorecard.json``."""
-    path = repo_root() / "artifacts" / "scorecard" / f"{profile}.json"
+    from ..outputs import safe_path
+
+    path = safe_path(repo_root() / "artifacts" / "scorecard" / f"{profile}.json")  # never through a link out
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(scorecard_json(rows, registry, profile), indent=1, allow_nan=False))
