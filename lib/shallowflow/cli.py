@@ -278,6 +278,14 @@ def workers_count(text: str) -> int:
     return n
 
 
+def scheduler_address(text: str) -> str:
+    """--scheduler: a non-empty address (an empty one would silently run here)."""
+    try:
+        return X.check_scheduler(text)
+    except ChapterError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--scheduler ")) from None
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors in one line (argparse prints the whole usage first)."""
 
@@ -312,7 +320,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", default="book", choices=PROFILES)
     r.add_argument("-p", "--param", dest="p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     r.add_argument("--out", type=Path, default=None, help="folder for the executed notebook (a run)")
-    r.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
+    r.add_argument("--scheduler", default=None, type=scheduler_address, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
     r.add_argument("--workers", type=workers_count, default=None, help="local worker processes (default: one per core)")
     r.add_argument("--no-site", action="store_true", help="with --all: execute only, do not build the site")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -328,7 +336,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-p", "--param", dest="p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     s.add_argument("--file", type=Path, default=None, help="a YAML sweep file (chapter, profile, fixed, grid)")
     s.add_argument("--profile", default=None, choices=PROFILES, help="values every point starts from (smoke)")
-    s.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
+    s.add_argument("--scheduler", default=None, type=scheduler_address, help="address of a running Dask scheduler (DASK_SCHEDULER_ADDRESS)")
     s.add_argument("--workers", type=workers_count, default=None, help="local worker processes (default: one per core)")
     s.add_argument("--out", type=Path, default=None, help="table path without suffix (.csv and .parquet)")
     s.add_argument("--direct", action="store_true", help="execute the cells in the worker, without a kernel")

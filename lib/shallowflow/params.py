@@ -8,7 +8,8 @@ values of its parameters cell (after papermill's injection) before any training:
 Single values.  Every kind has bounds even where the schema gives none: integers fit a signed 64-bit
 integer (so a seed of 2**70 is refused), numbers are finite, lists have ``min_len`` to ``max_len``
 (default :data:`MAX_LEN`) items, strings at most :data:`STR_MAX` printable characters.  Booleans are
-not integers, strings are not lists.  A bad value raises :class:`ParameterError` with the
+not integers, strings are not lists.  A list of seeds (``seeds``, ``sat_seeds``, ...: :func:`distinct_items`) has
+distinct items: each seed is one run, and a copy would count as another.  A bad value raises :class:`ParameterError` with the
 parameter's name, the value (its repr cut to :data:`REPR_MAX` characters) and what is accepted.
 
 Relations.  :class:`Rule` objects relate several parameters and are checked after the single values;
@@ -137,6 +138,7 @@ class Spec:
     min_len: int = 1
     max_len: int = MAX_LEN
     limits: "FileLimits | None" = None  # a DataFile's shape and size limits
+    distinct: bool | None = None  # a list of distinct items (None: seeds lists only, see :func:`distinct_items`)
 
     def accepted(self) -> str:
         if self.kind == "data":
@@ -183,8 +185,24 @@ def Bool(doc="") -> Spec:
     return Spec("bool", doc)
 
 
-def Ints(doc="", low=None, high=None, min_len=1, max_len=MAX_LEN) -> Spec:
-    return Spec("ints", doc, low, high, min_len=min_len, max_len=max_len)
+def Ints(doc="", low=None, high=None, min_len=1, max_len=MAX_LEN, distinct=None) -> Spec:
+    """A list of integers; ``distinct`` (default: only for a seeds list, :func:`distinct_items`) refuses a
+    repeated item."""
+    return Spec("ints", doc, low, high, min_len=min_len, max_len=max_len, distinct=distinct)
+
+
+def Seeds(doc="", low=0, high=INT_MAX, min_len=1, max_len=MAX_LEN) -> Spec:
+    """A list of distinct seeds (one run per seed: a repeated seed would count one run as several)."""
+    return Ints(doc, low, high, min_len=min_len, max_len=max_len, distinct=True)
+
+
+def distinct_items(name: str, spec: Spec) -> bool:
+    """Whether a list parameter's items must be distinct: ``spec.distinct`` when set, else every integer list
+    named for seeds (``seeds``, ``sat_seeds``, ``seeds_c``: ``seeds`` one of the name's ``_``-separated words),
+    since each seed is one run and a check counts runs (issue 38 N6)."""
+    if spec.distinct is not None:
+        return spec.distinct
+    return spec.kind == "ints" and "seeds" in str(name).split("_")
 
 
 def Floats(doc="", low=None, high=None, low_open=False, min_len=1, max_len=MAX_LEN) -> Spec:
@@ -278,7 +296,18 @@ def check(name: str, value: Any, spec: Spec):
         if len(value) > spec.max_len:
             raise ParameterError(f"parameter {name!r} has {len(value)} values, at most {spec.max_len} are "
                                  f"accepted")
-        return [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
+        out = [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
+        if distinct_items(name, spec) and len(set(out)) != len(out):
+            seen: set = set()
+            for i, twice in enumerate(out):
+                if twice in seen:
+                    break
+                seen.add(twice)
+            what = "seed" if "seeds" in str(name).split("_") else "value"
+            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: duplicate {what}s ({what} "
+                                 f"{short(twice, 30)} is given again at item {i}; each {what} is one run, and "
+                                 f"a copy would be counted as another)")
+        return out
     return _scalar(name, value, spec, spec.kind)
 
 
@@ -500,16 +529,25 @@ def _defaults(src: str | None) -> dict:
     return out
 
 
+_CHAPTER_OF: dict = {}  # id(SCHEMA) -> (SCHEMA, "<part>/<chapter>", module name)
+
+
 def chapter_of(schema: Mapping[str, Spec]) -> str | None:
     """``<part>/<chapter>`` of the chapter module ``shallowflow.experiments.<part_pkg>.<chapter>`` whose
-    ``SCHEMA`` is ``schema`` (or equal to it), None if no loaded module declares it."""
+    ``SCHEMA`` is ``schema`` (or equal to it), None if no loaded module declares it.  A schema found by identity is
+    remembered (a sweep validates thousands of points of one chapter; ``sys.modules`` holds thousands of modules)."""
+    hit = _CHAPTER_OF.get(id(schema))
+    if hit is not None and hit[0] is schema and sys.modules.get(hit[2]) is not None \
+            and getattr(sys.modules[hit[2]], "SCHEMA", None) is schema:
+        return hit[1]
     found = None
     for name, mod in list(sys.modules.items()):
         parts = name.split(".")
         if len(parts) == 4 and parts[:2] == ["shallowflow", "experiments"]:
             own = getattr(mod, "SCHEMA", None)
             if own is schema:
-                return f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}"
+                _CHAPTER_OF[id(schema)] = (schema, f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}", name)
+                return _CHAPTER_OF[id(schema)][1]
             if found is None and isinstance(own, dict) and own == dict(schema):
                 found = f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}"
     return found

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -45,6 +46,9 @@ from .outputs import OutputError, describe, ensure_writable, publish_files, safe
 TIMING = ("wall_s", "cached", "started", "worker")  # columns that differ between identical sweeps
 MAX_POINTS = 10_000  # points in one sweep
 MAX_FILE_BYTES = 1 << 20  # a sweep file
+MAX_DEPTH = 32  # nesting of a sweep file's values (a grid of lists of lists is 4 deep)
+NAMES_SHOWN = 5  # unknown names a refusal lists
+PROGRESS_FROM = 100  # a sweep of this many points says on stderr how far its validation is
 
 
 def count(grids: dict) -> int:
@@ -61,8 +65,10 @@ def count(grids: dict) -> int:
             raise X.ChapterError(f"grid {X._short(name, 40)} must be a non-empty list, got {X._short(values)}")
         n *= len(values)
         if n > MAX_POINTS:
+            sizes = [str(len(v)) if isinstance(v, list) else "?" for v in itertools.islice(grids.values(), 8)]
+            more = f" x ... ({len(grids):,} grids)" if len(grids) > 8 else ""
             raise X.ChapterError(f"sweep refused, nothing was run: its grids have more than {MAX_POINTS:,} points "
-                                 f"({' x '.join(str(len(v)) if isinstance(v, list) else '?' for v in grids.values())})")
+                                 f"({' x '.join(sizes)}{more})")
     return n
 
 
@@ -73,15 +79,54 @@ def expand(grids: dict) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*(grids[n] for n in names))]
 
 
-class _SweepLoader(yaml.SafeLoader):
-    """safe_load without aliases: ``*name`` is refused where it appears, before anything is expanded."""
+try:  # libyaml's parser when present (a 1 MiB file in a few seconds, not 15), the composer below in Python
+    from yaml._yaml import CParser as _Parser
+
+    class _Base(yaml.composer.Composer, _Parser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        def __init__(self, stream):
+            _Parser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            yaml.composer.Composer.__init__(self)
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _Base = yaml.SafeLoader
+
+
+class _SweepLoader(_Base):
+    """safe_load without aliases (``*name`` is refused where it appears, before anything is expanded), nested at
+    most :data:`MAX_DEPTH` deep (refused as the parser reaches that depth, not by Python's recursion limit), and
+    without a key given twice in one mapping (YAML would silently keep the last)."""
+
+    _depth = 0
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(None, None, "an alias (*name) is not allowed in a sweep file",
                                               event.start_mark)
-        return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(None, None, f"values nested more than {MAX_DEPTH} deep",
+                                              self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    again = key in seen
+                    seen.add(key)
+                except TypeError:  # an unhashable key: SafeConstructor refuses it itself
+                    continue
+                if again:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {X._short(key, 40)} is given twice",
+                                                            key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
 
 def _yaml_error(e: yaml.YAMLError) -> str:
@@ -108,6 +153,10 @@ def load_file(path: Path) -> dict:
         raise X.ChapterError(f"{path}: not a text file (a sweep file is YAML in UTF-8)") from None
     except yaml.YAMLError as e:
         raise X.ChapterError(f"{path}: not a valid sweep file: {_yaml_error(e)}") from None
+    except ValueError as e:  # an integer of more digits than Python converts (int_max_str_digits)
+        raise X.ChapterError(f"{path}: not a valid sweep file: {X._first_line(str(e), 120)}") from None
+    except (RecursionError, MemoryError) as e:
+        raise X.ChapterError(f"{path}: not a valid sweep file: too large to read ({type(e).__name__})") from None
     doc = {} if doc is None else doc
     keys = "a sweep file is a mapping with keys chapter, grid and optionally profile, fixed, name"
     if not isinstance(doc, dict):
@@ -133,17 +182,50 @@ def load_file(path: Path) -> dict:
                 grids=doc["grid"], name=doc.get("name"))
 
 
+def unknown_names(chapter: str, grids: dict, fixed: dict | None = None) -> None:
+    """Refuse grid and fixed names the chapter does not declare, before any point is built (a file of 60,000
+    unknown names is refused in one short line, naming the first :data:`NAMES_SHOWN`)."""
+    declared = X.parameters(chapter)
+    for what, names in (("grid", list(grids)), ("fixed", list(fixed or {}))):
+        unknown = [n for n in names if n not in declared]
+        if unknown:
+            shown = ", ".join(X._short(n, 40) for n in unknown[:NAMES_SHOWN])
+            more = f" and {len(unknown) - NAMES_SHOWN:,} more" if len(unknown) > NAMES_SHOWN else ""
+            raise X.ChapterError(f"sweep refused, nothing was run: unknown {what} parameter(s) {shown}{more} for "
+                                 f"chapter {chapter}; its parameters are: {', '.join(declared)}")
+
+
+def _say(text: str) -> None:
+    print(f"shallowflow: {text}", file=sys.stderr, flush=True)
+
+
 def plan(chapter: str, grids: dict, profile: str = "smoke", fixed: dict | None = None,
          root: Path | None = None) -> list[X.Task]:
-    """Validate every point; refuse the sweep (naming each bad point) before anything runs."""
+    """Validate every point; refuse the sweep (naming each bad point) before anything runs.  Names are checked
+    before the grids are expanded; a sweep of :data:`PROGRESS_FROM` points or more says on stderr how far the
+    validation is (a line at the start, at each quarter and at the end)."""
     chapter = X.resolve(chapter)
+    count(grids)
+    unknown_names(chapter, grids, fixed)
+    points = expand(grids)
+    loud = len(points) >= PROGRESS_FROM
+    marks = {len(points) * q // 4 for q in (1, 2, 3)} if loud else set()
+    if loud:
+        _say(f"validating {len(points):,} points of {chapter} before any runs")
+    t0 = time.process_time()
+    shared: dict = {}  # what every point shares (the chapter's parameters, profile, schema, code version)
     tasks, bad = [], []
-    for i, point in enumerate(expand(grids), 1):
+    for i, point in enumerate(points, 1):
         where = f"point {i} ({', '.join(f'{k}={X._short(v, 30)}' for k, v in point.items())})"
         try:
-            tasks.append(X.prepare(chapter, profile, {**(fixed or {}), **point}, root=root, label=where))
+            tasks.append(X.prepare(chapter, profile, {**(fixed or {}), **point}, root=root, label=where,
+                                   shared=shared))
         except X.ChapterError as e:
             bad.append(str(e))
+        if i in marks:
+            _say(f"validated {i:,} of {len(points):,} points ({len(bad):,} invalid so far)")
+    if loud:
+        _say(f"validated {len(points):,} points in {time.process_time() - t0:.1f} CPU-s ({len(bad):,} invalid)")
     if bad:
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         raise X.ChapterError(f"sweep refused, nothing was run: {len(bad)} of {len(bad) + len(tasks)} points "

@@ -42,8 +42,8 @@ import types as _types
 from ..outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 from ..verdicts import repo_root
 from . import cluster as _cluster_mod, common as _common, notebook as _notebook, publish as _publish, tasks as _tasks
-from .cluster import (Outcome, _probe, check_workers, cluster, connect, connect_timeout, default_workers, run_tasks,
-                      show_progress)
+from .cluster import (Outcome, _probe, check_scheduler, check_workers, cluster, connect, connect_timeout,
+                      default_workers, run_tasks, show_progress)
 from .common import (CONNECT_TIMEOUT, MAX_RESULT_BYTES, MAX_WORKERS, PROFILES, RETRIES, SCORECARD, ChapterError,
                      TaskFailed, _first_line, _short, book_dir, chapters, parameters, profile_values, resolve, schema)
 from .notebook import (_environ, _execute_direct, _execute_notebook, _kernel_manager_class, _kill_kernels,
@@ -73,6 +73,6 @@ _sys.modules[__name__].__class__ = _Package
 __all__ = ["Task", "ChapterError", "TaskFailed", "OutputError", "check_outputs", "safe_path", "prepare", "execute_task",
            "run_tasks", "cluster", "publish", "read_result", "chapters", "resolve", "parameters", "schema",
            "code_version", "Outcome", "connect", "materialise", "outputs", "profile_values", "show_progress",
-           "summary", "tasks_root", "to_notebook", "engine_and_device", "book_dir", "check_workers",
+           "summary", "tasks_root", "to_notebook", "engine_and_device", "book_dir", "check_workers", "check_scheduler",
            "default_workers", "connect_timeout", "describe", "ensure_writable", "publish_files", "repo_root",
            "PROFILES", "SCORECARD", "RETRIES", "MAX_WORKERS", "CONNECT_TIMEOUT", "MAX_RESULT_BYTES"]

@@ -26,6 +26,23 @@ def check_workers(workers) -> int | None:
     return workers
 
 
+# The local scheduler: no dashboard, and its HTTP server (health and metrics routes, which Dask starts even without
+# a dashboard, on port 8787 unless told otherwise) on a port the system picks, so that a taken 8787 (another
+# cluster, a notebook server) is neither a warning nor a dependency (issue 38 N11).
+SCHEDULER_KWARGS = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
+def check_scheduler(scheduler) -> str | None:
+    """``--scheduler``: None (a local cluster, or ``DASK_SCHEDULER_ADDRESS``) or a non-empty address; an empty
+    or blank one is refused (it would silently run locally)."""
+    if scheduler is None:
+        return None
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise ChapterError(f"--scheduler must be the address of a running Dask scheduler (tcp://host:8786), got "
+                           f"{_short(scheduler, 40)}; leave it out to run here")
+    return scheduler.strip()
+
+
 def connect_timeout() -> float:
     """Seconds a scheduler has to answer: SHALLOWFLOW_CONNECT_TIMEOUT, else CONNECT_TIMEOUT."""
     text = os.environ.get("SHALLOWFLOW_CONNECT_TIMEOUT", "").strip()
@@ -106,7 +123,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None):
     from distributed import Client, LocalCluster
 
     workers = check_workers(workers)
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    address = check_scheduler(scheduler) or os.environ.get("DASK_SCHEDULER_ADDRESS")
     if address:
         with connect(address) as client:
             yield client
@@ -116,7 +133,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None):
                           "distributed.admin.tick.limit": "1h"}):
         with LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
                           memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
-                          host="127.0.0.1") as lc, Client(lc) as client:
+                          host="127.0.0.1", scheduler_kwargs=SCHEDULER_KWARGS) as lc, Client(lc) as client:
             yield client
 
 

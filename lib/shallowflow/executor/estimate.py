@@ -13,7 +13,9 @@ a ratio that counts every run to its step cap, so it is a rough figure: the meas
 (``benchmarks/paper_scale.md``, "The extrapolation against the measured runs") came out at a fraction to a few
 times of it, and :func:`spread` says by how much.  A combination refused only by a work or memory budget of this
 machine still gets its estimate (it runs on a GPU or a cluster, or here with ``SHALLOWFLOW_WORK_BUDGET`` /
-``SHALLOWFLOW_MEMORY_GB`` raised), with the refusal beside it.  Nothing here starts a kernel or writes a file.
+``SHALLOWFLOW_MEMORY_GB`` raised), with the refusal beside it; that combination's other rules are checked, not its
+dry plan, which ``run`` does not reach either (the budgets come first), so the refusal is ``run``'s own line.
+Nothing here starts a kernel or writes a file.
 """
 from __future__ import annotations
 
@@ -146,8 +148,9 @@ def estimate(chapter: str, profile: str = "book", overrides: dict | None = None)
     try:
         task = prepare(chapter, profile, overrides)
     except ChapterError as e:
-        try:
-            task = prepare(chapter, profile, overrides, budgets=False)
+        try:  # without the budgets, and without the dry plan, which the run never reaches: the budgets refuse
+            # first, and the plan of a combination over them (10,000 widths) may cost far more than its refusal
+            task = prepare(chapter, profile, overrides, budgets=False, plan=False)
         except ChapterError:
             raise e from None
         refusal = str(e)

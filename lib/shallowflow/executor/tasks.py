@@ -21,6 +21,9 @@ from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, TaskFailed, _sho
 from .notebook import _environ, _execute_direct, _execute_notebook, engine_and_device
 
 
+UNKNOWN_SHOWN = 10  # unknown parameter names a refusal lists
+
+
 def _code_version(stamp: tuple, base: str) -> str:
     return _hash_files(stamp, base)[:12]  # the checkpoints' hash (relative path and bytes of each file), cached there
 
@@ -77,39 +80,52 @@ def _jsonable(v):
 
 
 def prepare(chapter: str, profile: str = "book", overrides: dict | None = None, root: Path | str | None = None,
-            label: str = "", budgets: bool = True) -> Task:
+            label: str = "", budgets: bool = True, plan: bool = True, shared: dict | None = None) -> Task:
     """Build and validate a task in this process: unknown names and bad values are refused here
     (:class:`ChapterError` naming the parameter) before any kernel starts or file is written.  ``budgets=False``
-    leaves out this machine's work and memory rules (``Rule.kind``): what a cost estimate validates beyond them."""
-    chapter = resolve(chapter)
-    from .. import config
+    leaves out this machine's work and memory rules (``Rule.kind``): what a cost estimate validates beyond them;
+    ``plan=False`` leaves out the chapter's dry plan (:func:`shallowflow.params.dry_plan`).  ``shared``, a dict
+    the caller keeps across calls (a sweep's points), holds what every call for the same chapter and profile
+    reads (the chapter's name, parameters cell, profile file, schema and code version), so each is read once."""
+    memo = shared if shared is not None else {}
+    key = (chapter, profile)
+    if key not in memo:
+        name = resolve(chapter)
+        from .. import config
 
-    getattr(config, "check", lambda: None)()  # a bad SHALLOWFLOW_* variable: ConfigError, one line
-    declared = parameters(chapter)
-    given = profile_values(chapter, profile)
+        getattr(config, "check", lambda: None)()  # a bad SHALLOWFLOW_* variable: ConfigError, one line
+        memo[key] = dict(chapter=name, declared=parameters(name), given=profile_values(name, profile),
+                         schema=schema(name), code=None)
+    base = memo[key]
+    chapter, declared = base["chapter"], base["declared"]
+    given = dict(base["given"])
     overrides = dict(overrides or {})
     if overrides and "profile" not in overrides:
         given["profile"] = "custom"
     given.update(overrides)
-    unknown = sorted(set(given) - set(declared))
+    unknown = sorted(set(given) - set(declared), key=str)
     if unknown:
         where = f"{label}: " if label else ""
-        raise ChapterError(f"{where}unknown parameter(s) {', '.join(_short(n, 40) for n in unknown)} for chapter "
-                           f"{chapter}; its parameters are: {', '.join(declared)}")
+        shown = ", ".join(_short(n, 40) for n in unknown[:UNKNOWN_SHOWN])
+        more = f" and {len(unknown) - UNKNOWN_SHOWN:,} more" if len(unknown) > UNKNOWN_SHOWN else ""
+        raise ChapterError(f"{where}unknown parameter(s) {shown}{more} for chapter {chapter}; its parameters are: "
+                           f"{', '.join(declared)}")
     values = {n: d for n, (d, _) in declared.items()}
     values.update(given)
-    sch, rules = schema(chapter)
+    sch, rules = base["schema"]
     if sch is None:  # no schema module yet: the notebook validates its values; the profile is checked here
         sch, rules = {"profile": _params.PROFILE}, ()
     if not budgets:
         rules = tuple(r for r in rules if r.kind is None)
     try:
-        P = _params.validate(values, sch, rules)
+        P = _params.validate(values, sch, rules, plan=plan)
     except _params.ParameterError as e:
         raise ChapterError(f"{label + ': ' if label else ''}{chapter}: {e}") from None
     values.update(vars(P))
     values, inject = _jsonable(values), _jsonable({n: values[n] for n in given})
-    return Task(chapter=chapter, profile=values["profile"], inject=inject, values=values, code=code_version(),
+    if base["code"] is None:
+        base["code"] = code_version()
+    return Task(chapter=chapter, profile=values["profile"], inject=inject, values=values, code=base["code"],
                 root=str(root or tasks_root()), label=label, inputs=_input_stamps(sch, values))
 
 

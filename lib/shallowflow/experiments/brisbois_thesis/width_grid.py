@@ -175,9 +175,13 @@ def plan(P) -> None:
                 raise ParameterError(f"parameters 'lrs' and 'scales' are inconsistent (lrs = {short(P.lrs, 40)}, scales = "
                                      f"{short(P.scales, 40)}): Fig. 3.3's spread across lambda needs runs at alpha 1e-3 and "
                                      f"lambda {s:g} (equal to a grid value to 1e-9 relative)")
+    rich: dict = {}  # the rich ReLU runs by width, selected once (a selection per width is quadratic in widths)
+    for r in select(rows, act="relu"):
+        if r["scale"] <= 1e-4:
+            rich.setdefault(r["width"], []).append(r)
     for m in P.widths:  # the C.9 regression per (m, alpha): a list, possibly empty (NaN), never indexed
         for lr in P.lrs:
-            [r for r in select(rows, act="relu") if r["scale"] <= 1e-4 and r["width"] == m and np.isclose(r["lr"], lr)]
+            [r for r in rich.get(m, ()) if np.isclose(r["lr"], lr)]
     if not [r for r in select(rows, act="tanh") if r["scale"] <= 1e-2]:  # C.12 takes the max over them
         raise ParameterError("parameter 'scales' needs a lambda <= 1e-2 (C.12's Tanh runs)")
     for lr in P.lrs:
