@@ -227,8 +227,9 @@ def test_a_resumed_sweep_recomputes_a_deeply_nested_point_and_touches_nothing_ou
     task = X.prepare(RUN_CHAPTER, "smoke", {"seeds": [0]})
     task.dir.mkdir(parents=True)
     (task.dir / "result.json").write_text(deep_json())
-    # a worker thread of this process (no worker process to start: the sweep and its files are under test)
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    # a worker thread of this process (no worker process to start: the sweep and its files are under test), and
+    # a dashboard on a free port (8787 may be taken)
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
         df, errors, (csv, _), _ = S.run(RUN_CHAPTER, {"seeds": [[0]]}, "smoke", client=client, resume=True)
     assert errors == {} and not df["cached"].any(), errors
     assert X.read_result(task) is not None and csv.is_relative_to(repo / "artifacts" / "sweeps")
