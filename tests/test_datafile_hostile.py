@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shallowflow import datafile
 from shallowflow.datafile import DataFileError, read_xy
 
 LIMIT_GB = 1 / 32
@@ -49,7 +48,7 @@ def call(job):
 
 for job in jobs["warm"]:  # imports every module the estimate path uses: a child's growth is then its file's
     call(job)
-datafile.forget()
+getattr(datafile, "forget", lambda: None)()  # (a file_info cache, where there is one)
 
 
 def mem():
@@ -379,21 +378,41 @@ def test_n5_the_run_says_which_header_it_took(tmp_path, capsys):
 
 
 # -- N15 and N1 in one process: the chapter's rules ask the validation's answer, they never read again ---------------
-def test_validation_reads_a_file_once_however_many_rules_ask(tmp_path):
+def _count_opens(monkeypatch, path: Path) -> list:
+    """Every open() of ``path`` from now on (numpy's and zipfile's too) appends to the list returned."""
+    import builtins
+    import io
+
+    opened, real, target = [], builtins.open, os.path.realpath(path)
+
+    def counting(file, *a, **k):
+        if isinstance(file, (str, bytes, os.PathLike)) and os.path.realpath(os.fsdecode(file)) == target:
+            opened.append(1)
+        return real(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", counting)
+    monkeypatch.setattr(io, "open", counting)  # zipfile's
+    return opened
+
+
+def test_validation_reads_a_file_once_however_many_rules_ask(tmp_path, monkeypatch):
     from shallowflow.experiments.balboni_thesis import conditioning_at_init as C
     from shallowflow.experiments.early_alignment import failure_rates as F
+    from shallowflow.params import validate
 
     p = tmp_path / "x.npz"
     np.savez_compressed(p, X=np.ones((300, 6)), y=np.ones(300))
-    before = datafile.reads
+    opened = _count_opens(monkeypatch, p)
+    assert validate({"dataset": str(p)}, {"dataset": C.SCHEMA["dataset"]}, plan=False).dataset == str(p)
     for _ in range(3):
         assert C._file_rows(str(p)) == 300 and C._file_info(str(p)) == (300, 0)
-    assert datafile.reads == before + 1
+    assert len(opened) == 1, f"the .npz was opened {len(opened)} times"
     c = tmp_path / "x.csv"
     c.write_text("1,2,1\n" * 50)
-    before = datafile.reads
+    opened = _count_opens(monkeypatch, c)
+    assert validate({"data": str(c)}, {"data": F.SCHEMA["data"]}, plan=False).data == str(c)
     assert (F.data_dim(str(c)), F.data_size(str(c)), F.data_dim(str(c))) == (2, 50, 2)
-    assert datafile.reads == before + 1
+    assert len(opened) == 1, f"the .csv was opened {len(opened)} times"
     c.write_text("1,2,3,1\n" * 40)  # another file at the same path: read again
     assert (F.data_dim(str(c)), F.data_size(str(c))) == (3, 40)
-    assert datafile.reads == before + 2
+    assert len(opened) == 3  # (the write above, and the one reading)

@@ -271,17 +271,20 @@ class _CsvReader:
         if a.size and a.shape[1] != self.width:
             return False
         rows = a.shape[0] if a.size else 0
-        if left is not None and rows > left:  # one row past the cap: refused, the rest is never parsed
-            self._room(rows)
         if rows:
-            self._room(rows)
+            self._room(rows)  # one row past the cap (max_rows): refused, the rest is never parsed
             self.buf[self.pos:self.pos + a.size] = a.ravel()
             self.pos += a.size
         self.line_no += _lines_in(text)
         return True
 
     def _by_line(self, text: str) -> None:
+        starting, offset = self.width is None, 0
         for line in io.StringIO(text, newline=""):
+            offset += len(line)
+            if starting and self.width is not None and self.pos:  # the first row is stored: the rest as a block
+                self.block(text[offset - len(line):])
+                return
             self.line_no += 1
             s = line.strip()
             if not s or s.startswith("#"):
@@ -424,7 +427,6 @@ class FileInfo:
 
 
 _INFO: "OrderedDict[tuple, FileInfo | str]" = OrderedDict()
-reads = 0  # files read by file_info in this process (a cache miss each): what the tests count
 
 
 def _stamp(p: Path):
@@ -441,7 +443,6 @@ def file_info(path, *, min_n: int = 1, max_n: int | None = None, min_d: int = 1,
     """:func:`read_xy`'s checks, as a :class:`FileInfo` (or its :class:`DataFileError`), read once per process for
     the same file (path, device, inode, size, modification and change times) and limits: the parameter's
     validation, the chapter's rules and its cost estimate all ask this, and only the first one reads the file."""
-    global reads
     p, limits = _limits(path, min_n, max_n, min_d, max_d, d, outputs, copies, max_bytes)
     try:
         p = p.resolve()
@@ -457,7 +458,6 @@ def file_info(path, *, min_n: int = 1, max_n: int | None = None, min_d: int = 1,
             if isinstance(hit, str):
                 raise DataFileError(hit)
             return hit
-    reads += 1
     try:
         X, y, header = _read(p, limits)
     except DataFileError as e:
