@@ -276,3 +276,22 @@ def test_neuron_animation_embeds_one_png_per_frame(three):
     assert not re.search(r"(href|src)=[\"']?(https?:)?//", html), "the player must not load anything from the network"
     L = ea_theory.frame_losses([q for _, q in states], three)
     assert L.shape == (3,) and torch.all(L[1:] != L[0])
+
+
+def test_one_neuron_moves_reject_the_saddle_that_random_draws_accept(three):
+    """local_min_test on the hand-built saddle of test_saddle_prediction_sign (one all-active neuron carrying the
+    OLS line, one zero neuron): random perturbations do not find its descent direction (it lives on the single zero
+    neuron), the one-neuron moves do; the second-order change they report is that of saddle_test's replacement,
+    (dL - g . move) / radius^2, about (1/n) sum_k r_k relu(u . x_k) for the best u."""
+    o = ea_theory.ols(three.X, three.y)
+    nb = float(o.beta.norm())
+    a = torch.tensor([[math.sqrt(nb), 0.0]], dtype=torch.float64)
+    W = torch.stack([o.beta / math.sqrt(nb), torch.zeros(2, dtype=torch.float64)])[None]
+    p = Params(a, W)
+    lm = spurious.local_min_test(p, three, 200, grow_delta0=1e-3)
+    assert lm["grow_radius"] == pytest.approx(1e-4)
+    assert lm["grow_min"] < -1e-6  # the saddle is rejected
+    # the all-active neuron alone, moved: a smooth second-order change of a least-squares minimum, not negative
+    # beyond rounding once the zero neuron is gone
+    lone = Params(a[:, :1].clone(), W[:, :1].clone())
+    assert spurious.local_min_test(lone, three, 200, grow_delta0=1e-3)["grow_min"] > -1e-9

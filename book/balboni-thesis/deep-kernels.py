@@ -193,6 +193,20 @@ claims.check("Lemma15/counterexample", "each output block is a Gram matrix in R^
              "below full size for every (q, T > 1), and no draw exceeds the cap (largest max(rank, bound) / full size)",
              max(max(r["rank"], r["bound"]) / r["full"] for r in l15.values()), C.below(1.0, strict=True),
              source_value="qT independent points", valid=C.NO_TRAINING)
+claims.check("Lemma14/in-scope", "the counterexample is inside the lemma's scope: on its own points and matrices, Def. 3's "
+             "kernel with its full output set, whc distinct points and a symmetric H (all configurations)",
+             all(r["outputs_def3"] and r["min_distance"] > 0 and r["asymmetry"] <= 1e-12 for r in l14.values()),
+             C.is_true(), source_value="Definition 3, whc points",
+             note="smallest distance between two points "
+                  f"{min(r['min_distance'] for r in l14.values()):.3g}; Def. 3's H need not be positive semi-definite "
+                  f"(smallest eigenvalue / largest {min(r['min_eig_ratio'] for r in l14.values()):.3g}), nor does the "
+                  "lemma ask it (Lemma 6 reads independence as a non-singular H)", valid=C.NO_TRAINING)
+claims.check("Lemma15/in-scope", "the counterexample is inside the lemma's scope: on its own sequences and matrices, "
+             "Def. 4's recurrent kernel with T > 1, qT distinct sequences and a symmetric H (all configurations)",
+             all(k[1] > 1 and r["min_distance"] > 0 and r["asymmetry"] <= 1e-12 for k, r in l15.items()),
+             C.is_true(), source_value="Definition 4, qT points",
+             note=f"smallest distance between two sequences {min(r['min_distance'] for r in l15.values()):.3g}",
+             valid=C.NO_TRAINING)
 claims.check("Thm2/full-rank", f"sigma_N / sigma_1 of the last-layer factor over {len(ratios)} draws (smallest)", ratios.min(),
              C.above(1e-10, strict=True), source_value="full rank for a.e. alpha", valid=C.NO_TRAINING)
 claims.check("Lemma10/narrow-control", "a layer of width N - 1 never gives rank N (largest rank - N)", narrow.max() - P.N,

@@ -264,6 +264,10 @@ claims.check("Lemma18/psd", "cross-entropy Hessian diag(p) - p p^T is PSD (min e
 for k in range(1, 6):
     claims.check(f"Lemma19/fact{k}", f"matrix norm fact {k}, p in {{1, 2, inf}}: largest relative violation",
                  l19[f"fact{k}"], C.below(1e-12), source_value="holds" if k < 4 else "identity", valid=C.NO_TRAINING)
+for k in (1, 5):
+    claims.check(f"Lemma19/fact{k}-control", f"negative control of fact {k}: the same comparison on a false statement "
+                 "(fact 1: p paired with itself; fact 5: the column-sum formula) must show a large gap",
+                 l19[f"fact{k}_control"], C.above(1e-3), source_value="false statement", valid=C.NO_TRAINING)
 claims.check("Lemma20/interpolation", "||A||_2^2 <= ||A||_p ||A||_q: largest relative violation", l19["lemma20"],
              C.below(1e-12), source_value="(B.15)", valid=C.NO_TRAINING)
 claims.check("Lemma21/coordinate", "(B.18) bounds every coordinate's Hessian: max_ij |M_ij phi''(x_j)| / (B.18)",

@@ -125,6 +125,15 @@ print(f"Lemma 3: measured leave-one-out stability / bound (4.12) at most {ridge[
 print(f"Lemma 22: largest (f_(k+1) - bound) / f_k = {l22['excess']:.3e}")
 claims.check("Lemma3/ridge-stability", "leave-one-out pointwise stability <= (4.12) on ridge regression (largest ratio)",
              ridge["ratio"], C.below(1, strict=False), source_value="(4.12) with eps_A = 0", valid=C.NO_TRAINING)
+gen = X.ridge_generalisation(P)
+print(f"Lemma 3 (4.13): share of {gen['sets']} training sets whose gap |R_D - R_S| exceeds the bound (delta = "
+      f"{gen['delta']}): {gen['share_over']:.3f}; largest gap / bound {gen['max_ratio']:.3f}")
+claims.check("Lemma3/generalisation", f"(4.13) with delta = {gen['delta']}: share of ridge training sets (one fixed "
+             "distribution) whose |R_D(w_S) - R_S(w_S)| exceeds sqrt((M^2 + 12 M n beta) / (2 n delta))",
+             gen["share_over"], C.below(gen["delta"], strict=False), source_value="with probability >= 1 - delta",
+             note=f"beta the measured leave-one-out stability, M the largest per-example loss drawn (the squared loss "
+                  f"is unbounded); largest gap / bound {gen['max_ratio']:.3g} over {gen['sets']} sets",
+             valid=C.NO_TRAINING)
 claims.check("Lemma22/log-cosh", "(B.27) holds at every step on log cosh objectives (relative excess <= 1e-12)",
              l22["excess"], C.below(1e-12, strict=False), source_value="[CR17, Lemma 3]", valid=l22["finite"]);
 

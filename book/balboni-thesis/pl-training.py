@@ -17,7 +17,7 @@
 # **Source:** `004_ded8060f0425b0a2.txt`, Balboni's thesis {cite:p}`balboni2025thesis`, Sections 6.2-6.3
 # (Experiment 6-B: Figures 6.5-6.8, 6.11, 6.12, 6.14-6.23; Lemma 11, Lemma 22, bound (4.11), Lemma 3's
 # (4.12)-(4.13)).
-# **Targets:** Fig6.5, Fig6.6, Fig6.7, Fig6.8, Fig6.11, Fig6.12, Fig6.14-Fig6.23.
+# **Targets:** Fig6.5, Fig6.6, Fig6.7, Fig6.8, Fig6.11, Fig6.12, Fig6.14-Fig6.23, and a finding of this book, Lemma1-regime (steps longer than Lemma 1's 1/L_t in the runs of Figs. 6.5 and 6.15).
 # **Computed by:** {py:func}`shallowflow.experiments.balboni_thesis.pl_training.run_training`
 # (training: {py:func}`shallowflow.deep.train.train` with {py:class}`shallowflow.deep.train.PerRunSGD`),
 # {py:func}`~shallowflow.experiments.balboni_thesis.pl_training.prediction_ratio`,
@@ -179,11 +179,12 @@ if "prediction" in P.sections:
                      source_value="for the final epochs the prediction is almost perfect", valid=valid, note=TYPICAL)
         if target in ("Fig6.5", "Fig6.15"):
             etaL, _ = select(act, loss, lambda g: np.max(np.asarray(g.lrs)[None, :] * g.L[:-1], axis=0))
-            claims.check(f"{target}/steps-beyond-lemma1", f"{claim}: some steps are longer than Lemma 1's 1/L_t, where its "
+            finding = {"Fig6.5": "relu-mse", "Fig6.15": "tanh-ce"}[target]
+            claims.check(f"Lemma1-regime/{finding}", f"{claim}: some steps are longer than Lemma 1's 1/L_t, where its "
                          "guarantee is the 1/L step's, not the step taken (largest eta L_t over kept runs and epochs)",
                          float(np.max(etaL)) if etaL.size else float("nan"), C.above(1.0, strict=True),
                          source_value="Lemma 1: a step 1/L", valid=valid,
-                         note="a diagnostic of the prediction's regime, not a claim of the thesis")
+                         note=f"a finding of this book on the runs of {target}, not a claim of the thesis")
         return early, late
 
 

@@ -24,6 +24,8 @@ SCHEMA = {
     "train_steps": Int("largest number of GD steps of those runs", low=10, high=200_000),
     "train_n": Int("examples of the trained MLP", low=4, high=4096),
     "draws": Int("last-layer draws of the symmetry argument (Sec. 7.5 (3))", low=10, high=100_000),
+    "symmetry_widths": Ints("widths of the symmetry argument's trend with width (Sec. 7.5 (3), the exact expectation "
+                            "over the last layer at each)", low=4, high=1024),
     "trajectory_points": Int("random parameter points of the Lemma 2/12 check", low=1, high=10_000),
     "dual_depth": Int("depth of the infinite-width iteration (Sec. 7.5 footnote 3)", low=2, high=2000),
     "power_steps": Int("GD steps along which power iteration is compared with eigvalsh (Lemma 13 (a)-(b))", low=3,
@@ -31,13 +33,15 @@ SCHEMA = {
     "sharpness_samples": Int("GD steps of the trained MLP at which the sharpness is measured (evenly spaced)", low=1,
                              high=10_000),
 }
-RULES = (Rule(("widths",), lambda P: len(set(P.widths)) >= 3, "the width slope needs at least 3 distinct widths"),)
+RULES = (Rule(("widths",), lambda P: len(set(P.widths)) >= 3, "the width slope needs at least 3 distinct widths"),
+         Rule(("symmetry_widths",), lambda P: len(set(P.symmetry_widths)) >= 3,
+              "the symmetry trend needs at least 3 distinct widths"))
 
 
 def memory_estimate(P) -> float:
     """The widest MLP of the width sweep or the trained one (width^2 weights, about eight copies with gradients and
     power-iteration vectors) and its features (n x width)."""
-    w, n = max(max(P.widths), P.train_width), max(P.n, P.train_n)
+    w, n = max(max(P.widths), P.train_width, max(P.symmetry_widths)), max(P.n, P.train_n)
     return array_bytes(w, w, copies=8) + array_bytes(n, w, copies=12) + array_bytes(P.draws, 32, 32, copies=2)
 
 
@@ -47,12 +51,14 @@ def work_estimate(P) -> float:
     sweep = len(P.seeds) * sum(gd_work(1, w, P.n, w, 4 * P.power_iters) for w in P.widths)
     sharp = 4 * P.power_iters * min(P.sharpness_samples, P.train_steps)
     train = gd_work(1, P.train_width, P.train_n, P.train_width, 3 * P.train_steps + sharp)
-    return sweep + train + P.power_steps * 1e7 + 2 * P.draws * 1e6 + P.trajectory_points * 1e8 + P.dual_depth * 1e6
+    trend = len(P.seeds) * sum(gd_work(1, w, 32, w, 4 * (2 * w + 64)) for w in P.symmetry_widths)
+    return (sweep + train + trend + P.power_steps * 1e7 + 2 * P.draws * 1e6 + P.trajectory_points * 1e8
+            + P.dual_depth * 1e6)
 
 
-NAMES = ("widths", "seeds", "n", "power_iters", "train_width", "train_steps", "train_n", "draws", "trajectory_points",
+NAMES = ("widths", "symmetry_widths", "seeds", "n", "power_iters", "train_width", "train_steps", "train_n", "draws", "trajectory_points",
          "dual_depth", "sharpness_samples", "power_steps")
-RULES = RULES + (Rule.memory(("widths", "n", "train_width", "train_n", "draws"), memory_estimate,
+RULES = RULES + (Rule.memory(("widths", "symmetry_widths", "n", "train_width", "train_n", "draws"), memory_estimate,
                              what="the widest network"),
                  Rule.work(NAMES, work_estimate, what="the chapter"))
 
@@ -259,6 +265,43 @@ def symmetry(draws: int, seed: int, shift: float, n: int = 32, d: int = 8, width
     return dict(max_z=float(z.max()), coords=int(ok.sum()), rel_mean=float(mean.norm() / R.norm(dim=1).mean()),
                 exact_z=float((exact[ok] / se).abs().max()), agree_z=float(((mean - exact)[ok] / se).abs().max()),
                 exact_rel=float(exact.norm() / R.norm(dim=1).mean()))
+
+
+def symmetry_widths(widths, seeds, draws: int = 64, n: int = 32, d: int = 8, shift: float = 0.0) -> dict:
+    """Sec. 7.5 (3) read as the infinite-width limit the thesis states it in (the GIA is formalised for infinite
+    networks): the exact expectation over a ~ N(0, I) of the residual applied to a probe, relative to the typical size
+    of one draw's residual (``draws`` draws), per width and seed, and the log-log slope of that share against width
+    with its 95 % t-interval (:func:`shallowflow.metrics.slope_interval`). A share that vanishes as the width grows has
+    a slope interval below zero."""
+    from ... import metrics
+
+    share = np.zeros((len(widths), len(seeds)))
+    for i, m in enumerate(widths):
+        net = MLP(d, [m, m], 1)
+        last = net.shapes[-1][0] * net.shapes[-1][1]
+        for k, seed in enumerate(seeds):
+            X, y = _data(n, d, seed)
+            y = y - y.mean() + shift
+            theta = net.init(seed)
+            g = torch.Generator().manual_seed(seed + 99)
+            probe = torch.randn(net.P, generator=g, dtype=torch.float64)
+            A = torch.randn(draws, last, generator=g, dtype=torch.float64)
+            hvp, ggnvp = operators(net, X, y)
+
+            def resid(a):
+                t = torch.cat([theta[:-last], a])
+                return hvp(t, probe) - ggnvp(t, probe)
+
+            f0 = resid(torch.zeros(last, dtype=torch.float64))
+            E = torch.eye(last, dtype=torch.float64)
+            exact = f0.clone()
+            for lo in range(0, last, 64):
+                exact = exact + 0.5 * (vmap(resid)(E[lo:lo + 64]) + vmap(resid)(-E[lo:lo + 64]) - 2 * f0).sum(0)
+            R = torch.cat([vmap(resid)(A[lo:lo + 64]) for lo in range(0, draws, 64)])
+            share[i, k] = float(exact.norm() / R.norm(dim=1).mean())
+    x = np.repeat(np.log(np.asarray(widths, dtype=float)), len(seeds))
+    fit = metrics.slope_interval(x, np.log(share).reshape(-1))
+    return dict(widths=np.array(widths), share=share, slope=fit["slope"], low=fit["low"], high=fit["high"])
 
 
 def family_threshold(coords: int, alpha: float = 1e-3) -> float:

@@ -157,7 +157,18 @@ def lemma14(w: int, h: int, c: int, seed: int) -> dict:
     terms = [sum(1 for i in range(w) for j in range(h) if 0 <= a - i < w and 0 <= b - j < h)
              for a in range(-w, w + 1) for b in range(-h, h + 1) for _ in range(c)]
     return dict(rank_onehot=int(torch.linalg.matrix_rank(H1)), rank_random=int(torch.linalg.matrix_rank(H2)),
-                full=H1.shape[0], bound=int(sum(min(m, t) for t in terms)))
+                full=H1.shape[0], bound=int(sum(min(m, t) for t in terms)), **_in_scope([onehot, rnd], [H1, H2]),
+                outputs_def3=H1.shape[0] == m * (2 * w + 1) * (2 * h + 1) * c)
+
+
+def _in_scope(point_sets, matrices) -> dict:
+    """What the lemmas' scope asks of a counterexample, computed on it: distinct points (the smallest distance
+    between two points of a set) and a symmetric H; and, reported only, its smallest eigenvalue / largest (Def. 3's
+    H need not be positive semi-definite)."""
+    dist = min(float(torch.pdist(P.reshape(P.shape[0], -1)).min()) for P in point_sets)
+    asym = max(float((H - H.T).abs().max()) for H in matrices)
+    psd = min(float(torch.linalg.eigvalsh(H)[0] / torch.linalg.eigvalsh(H)[-1]) for H in matrices)
+    return dict(min_distance=dist, asymmetry=asym, min_eig_ratio=psd)
 
 
 def rnn_features(Z: torch.Tensor, u: torch.Tensor, act=torch.tanh) -> torch.Tensor:
@@ -180,7 +191,7 @@ def lemma15(q: int, T: int, seed: int) -> dict:
     blocks = [Phi[:, t] @ Phi[:, t].T for t in range(T) for _ in range(q)]
     H = torch.block_diag(*blocks)
     # each of the q T blocks is the Gram matrix of m vectors in R^q: rank at most min(m, q)
-    return dict(rank=int(torch.linalg.matrix_rank(H)), full=H.shape[0], bound=len(blocks) * min(m, q))
+    return dict(rank=int(torch.linalg.matrix_rank(H)), full=H.shape[0], bound=len(blocks) * min(m, q), **_in_scope([Z], [H]))
 
 
 # ------------------------------------------------------------------------------------------------

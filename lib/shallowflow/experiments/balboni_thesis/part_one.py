@@ -393,7 +393,9 @@ def _norm_pp(A: torch.Tensor, p) -> torch.Tensor:
 
 def lemmas19_20(draws: int, seed: int, n: int = 8) -> dict:
     """Random Gaussian, sparse and rank-deficient matrices, p in {1, 2, inf} (the exactly computable norms):
-    largest violation of facts 1-3 (inequalities and fact 1's identity), facts 4-5 as identities, and Lemma 20."""
+    largest violation of facts 1-3 (inequalities and fact 1's identity, the norms of fact 1 from their definition),
+    facts 4-5 as identities (fact 5's norm from its definition against the row-sum formula), and Lemma 20; the
+    ``*_control`` entries are the same comparisons on false statements (they must be large)."""
     g = torch.Generator().manual_seed(seed)
     k = draws // 3 + 1
     A = torch.randn(k, n, n, generator=g, dtype=torch.float64)
@@ -411,7 +413,26 @@ def lemmas19_20(draws: int, seed: int, n: int = 8) -> dict:
         viol["fact3"] = max(viol["fact3"], float(((rho - _norm_pp(A, p)) / scale).max()))
         viol["lemma20"] = max(viol["lemma20"], float(((_norm_pp(A, 2) ** 2 - _norm_pp(A, p) * _norm_pp(A, q)) / scale ** 2).max()))
     viol["fact4"] = float(((_norm_pp(A, 2) ** 2 - torch.linalg.eigvalsh(At @ A).amax(-1)).abs() / scale ** 2).max())
-    viol["fact5"] = float(((torch.linalg.matrix_norm(A, math.inf) - A.abs().sum(-1).amax(-1)).abs() / scale).max())
+    # facts 1 and 5 from the definition ||A||_{p->p} = max over the unit ball of ||A x||_p, attained at an extreme
+    # point (a convex function on a polytope): the 2^n sign vectors for p = inf, the +-e_j for p = 1; not from the
+    # row- and column-sum formulas, so that the check can fail
+    signs = torch.tensor([[1.0 if (b >> i) & 1 else -1.0 for i in range(n)] for b in range(2 ** n)], dtype=torch.float64)
+
+    def by_definition(M, p):
+        if p == math.inf:
+            return (M @ signs.T).abs().amax(-2).amax(-1)  # max_x ||M x||_inf over the sign vectors
+        if p == 1:
+            return (M @ torch.eye(n, dtype=torch.float64)).abs().sum(-2).amax(-1)  # max_j ||M e_j||_1
+        return torch.linalg.svdvals(M)[..., 0]
+
+    viol["fact1"] = 0.0
+    for p, q in ((1, math.inf), (2, 2), (math.inf, 1)):
+        viol["fact1"] = max(viol["fact1"], float(((by_definition(A, p) - by_definition(At, q)).abs() / scale).max()))
+    viol["fact5"] = float(((by_definition(A, math.inf) - A.abs().sum(-1).amax(-1)).abs() / scale).max())
+    # negative controls, the same comparisons where the fact is false: p paired with itself instead of its conjugate
+    # (||A||_1 against ||A^T||_1), and the column-sum formula in place of the row-sum one
+    viol["fact1_control"] = float(((by_definition(A, 1) - by_definition(At, 1)).abs() / scale).max())
+    viol["fact5_control"] = float(((by_definition(A, math.inf) - A.abs().sum(-2).amax(-1)).abs() / scale).max())
     return viol
 
 

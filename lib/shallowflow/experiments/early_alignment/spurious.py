@@ -13,7 +13,7 @@ from ... import data as datasets
 from ... import metrics
 from ... import verdicts as C
 from ...config import DTYPE
-from ...models import Network, Params
+from ...models import Network, Params, loss_factor
 from ...monitor import Monitored, train_monitored
 from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...train import animation_frames, gradient_descent
@@ -303,10 +303,13 @@ def saddle_test(fr: Figure2Run, rhos=(1e-3, 1e-2), run: int = 0) -> dict:
 
 
 def local_min_test(p: Params, data: datasets.Dataset, count: int, radius_factor: float = 0.1, seed: int = 0,
-                   radii=(1e-3,)) -> dict:
+                   radii=(1e-3,), directions: int = 64, grow_delta0: float | None = None) -> dict:
     """Section 5 [T], dominated case: delta_0 = the smallest distance of an inactive positive neuron to the
     hyperplane of a data point (how far the limit is from a neuron that could start to fit a residual);
-    ``count`` random perturbations of norm radius_factor * delta_0, and of the norms in ``radii``."""
+    ``count`` random perturbations of norm radius_factor * delta_0, and of the norms in ``radii``; and, at the norm
+    radius_factor * delta_0 (or * ``grow_delta0``: another limit's delta_0, to compare two limits at one radius),
+    every neuron moved alone along (+-1, u) for ``directions`` unit vectors u (``grow_min``: the smallest second-order
+    change over those moves, (dL - gradient . move) / radius^2): the move that takes a zero neuron down a saddle, which random draws miss."""
     X, y = data.X, data.y
     net = Network("relu")
     cnt = activation_counts(p, X)
@@ -328,9 +331,40 @@ def local_min_test(p: Params, data: datasets.Dataset, count: int, radius_factor:
             out.append(net.loss(q, X, y, LOSS) - L0)
         return torch.cat(out)
 
+    def grow(radius):
+        # the directions random draws miss: one neuron at a time moved by radius (s, u) / sqrt(2), s = +-1, u one of
+        # ``directions`` unit vectors (d = 2) or a signed axis; at a zero neuron this is the saddle's descent direction
+        # (saddle_test). The loss change is summed from the moved neuron's own output change df (not as a difference
+        # of two losses), so a change of order radius^2 survives rounding: returned as (dL - g . move) / radius^2
+        if d == 2:
+            ang = torch.arange(directions, dtype=DTYPE) * (2 * math.pi / directions)
+            U = torch.stack([torch.cos(ang), torch.sin(ang)], 1)
+        else:
+            U = torch.cat([torch.eye(d, dtype=DTYPE), -torch.eye(d, dtype=DTYPE)])
+        c = net.scale(m)
+        r = (net.forward(p, X) - y)[0]  # residuals at the point (n,)
+        k = loss_factor(LOSS) / X.shape[0]
+        _, ga, gW = net.gradients(p, X, y, LOSS)
+        h = radius / math.sqrt(2)
+        out = []
+        for sgn in (1.0, -1.0):
+            for j in range(m):
+                a0, w0 = p.a[0, j], p.W[0, j]
+                a1 = a0 + sgn * h
+                w1 = w0 + U * h
+                df = c * (a1 * torch.clamp_min(w1 @ X.T, 0.0) - a0 * torch.clamp_min(X @ w0, 0.0))  # (K, n)
+                # the first-order term g . move is the end point's residual gradient (the run stops near, not at, the
+                # stationary point): removed, what is left is the second-order change a minimum keeps >= 0
+                first = ga[0, j] * sgn * h + (U * h) @ gW[0, j]
+                out.append((k * (2 * df @ r + (df ** 2).sum(-1)) - first) / radius ** 2)
+        return torch.cat(out)
+
     small = trial(radius_factor * delta0) if math.isfinite(delta0) else torch.tensor([math.nan])
-    return dict(delta0=delta0, min_dL=float(small.min()), radius=radius_factor * delta0,
-                min_abs_a=float(p.a.abs().min()), by_radius={r: float(trial(r).min()) for r in radii})
+    grow_radius = radius_factor * (delta0 if grow_delta0 is None else grow_delta0)
+    grown = float(grow(grow_radius).min()) if math.isfinite(grow_radius) and grow_radius > 0 else math.nan
+    return dict(grow_radius=grow_radius, delta0=delta0, min_dL=float(small.min()), radius=radius_factor * delta0,
+                min_abs_a=float(p.a.abs().min()), by_radius={r: float(trial(r).min()) for r in radii},
+                grow_min=grown)
 
 
 def tail_fit(fr: Figure2Run, lo: float = 1e-12, hi: float = 1e-5, run: int = 0) -> dict:
