@@ -66,6 +66,7 @@ cap_mult = 10.0  # interpolation capacity: horizon multiplier
 boot = 200  # bootstrap resamples
 level = 0.95  # level of the bootstrap intervals and of the printed shares
 first_layer = "gauss"  # first-layer law: gauss (App. B) or uniform (the authors' code)
+horizon = "book"  # the horizon's convention: book (epochs updates) or authors (their loop: epochs - 1 updates)
 fl_mults = [2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 7.0]  # first-layer comparison at d 20: n grid in multiples of d
 resume = False  # keep finished grid points on disk and resume an interrupted run (the paper profile turns it on)
 fl_seeds = [60000, 60001, 60002, 60003, 60004, 60005, 60006, 60007, 60008, 60009, 60010, 60011, 60012, 60013, 60014, 60015, 60016, 60017, 60018, 60019]  # first-layer comparison: seeds per n and law (the paper: 20 per point)
