@@ -82,3 +82,35 @@ def test_threshold_untrained_wide_runs_fail_the_wide_transition():
     assert fails(C.is_true(), flags)
     half = [dict(n=n, converged=torch.tensor([True, False, True, False])) for n in (20, 60)]
     assert fails(C.is_true(), TH.wide_transition(half, at=40)[0])
+
+
+def test_threshold_fig4_trend_criteria_reject_a_curve_that_never_bends():
+    """threshold: Fig4/authors-local-slopes and Fig4/authors-large-d, fed an exact power law d^2 (a curve that never
+    bends toward linear) through the chapter's own functions and criteria, must fail; the authors' data pass them."""
+    import numpy as np
+
+    d = np.array(TH.AUTHORS_FIG4["d"], float)
+    quad = 3.0 * d ** 2
+    slopes = TH.local_slopes(d, quad)
+    assert fails(TH.falling(), slopes[int(np.argmax(slopes)):])
+    top = TH.power_fit_interval(d[-3:], quad[-3:] * (1 + 1e-3 * np.array([1.0, -1.0, 1.0])))
+    assert fails(TH.exponent_test(1.0, 2.0), np.array([top["lo"], top["hi"]]))
+    a = TH.local_slopes(d, TH.AUTHORS_FIG4["N"])
+    assert TH.falling()(a[int(np.argmax(a)):])
+
+
+def test_phase_transitions_two_transition_criterion_rejects_one_transition():
+    """phase-transitions: Fig2/two-transitions' measurement (decay-rate peaks of the loss on each side of the midpoint
+    of Theorem 2's times) must reject a curve with one transition: equal group norms, and the network's own n, where
+    the source says the two transitions cannot be told apart."""
+    import numpy as np
+
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    P = NS(fig_ns=[400.0, 1e18], t_max=1.75)
+    mid = float(np.mean(PT.SOURCE_THM2_TRANSITION_TIMES))
+    sides = lambda pk: [int(np.sum(pk < mid)), int(np.sum(pk >= mid))]
+    two, one = PT.fig2_transitions(P), PT.fig2_transitions(P, norms=(1.0, 1.0))
+    assert sides(two[-1]["peaks"]) == [1, 1]
+    assert sides(one[-1]["peaks"]) != [1, 1]
+    assert sides(two[0]["peaks"]) != [1, 1]

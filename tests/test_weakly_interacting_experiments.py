@@ -96,6 +96,21 @@ def test_threshold_seed_alone_equals_seed_in_a_batch():
     assert torch.equal(alone["L_end"][0], batch["L_end"][1]) and torch.equal(alone["L0"][0], batch["L0"][1])
 
 
+def test_threshold_authors_horizon_is_one_update_fewer():
+    """The authors' horizon convention (their loop judges the loss after epochs - 1 updates) runs one update fewer than
+    the book's, for an explicit horizon and for the horizon rule; an unknown convention is refused in one line."""
+    import pytest
+
+    from shallowflow.experiments.weakly_interacting import theory as T
+
+    book = TH.runs_at(30, 8, 12, [5], epochs=39)
+    authors = TH.runs_at(30, 8, 12, [5], epochs=40, horizon="authors")
+    assert authors["epochs"] == 39 and torch.equal(book["L_end"], authors["L_end"])
+    assert TH.runs_at(30, 8, 12, [5], lr=30.0, horizon="authors")["epochs"] == T.epochs_rule(30, 12, 30.0) - 1
+    with pytest.raises(ValueError, match="horizon"):
+        TH.runs_at(30, 8, 12, [5], epochs=1, horizon="neither")
+
+
 def test_convergence_seed_alone_equals_seed_in_a_batch_and_rejections_are_reported():
     from shallowflow.experiments.weakly_interacting import convergence as CV
 

@@ -145,7 +145,19 @@ claims.check("Lemma5/necessary-orthogonal", "p <= 3 log(n/eps) - 2 gives P(I) <=
 claims.check("Lemma5/necessary-general", "the same for any data: identical inputs with positive labels, P(I) = 1 - (3/4)^p "
              "(margin (1 - eps) - P)", [(1 - r["eps"]) - r["identical"] for r in l5], C.above(0.0), source_value="<= 1 - eps",
              valid=C.NO_TRAINING, note="the spec's counterexample to the necessity half for correlated data")
+# the proof's last steps, eq. (18): (1 - 2^-p)^n <= (1 - 4 (eps/n)^(3 log 2))^n <= (1 - 4 eps/n)^n; as 3 log 2 > 1,
+# (eps/n)^(3 log 2) < eps/n and the second step runs the other way: its log ratio, left over right, is positive
+step = [r["n"] * (math.log1p(-4 * (r["eps"] / r["n"]) ** (3 * math.log(2))) - math.log1p(-4 * r["eps"] / r["n"])) for r in l5]
+claims.check("Lemma5/proof-step", "the proof's step (1 - 4(eps/n)^(3 log 2))^n <= (1 - 4 eps/n)^n (eq. (18)) runs the other way: "
+             "log of left over right, every (n, eps) of the grid (positive: the printed inequality is false)", step,
+             C.above(0.0, strict=True), source_value="<= (eq. (18))", valid=C.NO_TRAINING)
 ident = [r for r in mc if r["key"] == "identical"]
+# Assumption 2, eq. (4): ||X^T X - D_X|| < (C_x^-)^2 / (2 sqrt(n)) C_y^- / C_y^+; for n identical unit inputs with
+# labels 1, X^T X - D_X = J - I: its norm over the bound, per n of the Monte Carlo grid (above 1: outside Assumption 2)
+a2 = [float(np.linalg.norm(np.ones((r["n"], r["n"])) - np.eye(r["n"]), 2) / (1.0 / (2 * math.sqrt(r["n"])))) for r in ident]
+claims.check("Lemma5/counterexample-outside-A2", "the identical-inputs counterexample violates Assumption 2: ||X^T X - D_X|| over "
+             "eq. (4)'s bound, every n of the Monte Carlo grid", a2, C.above(1.0, strict=True),
+             source_value="Assumption 2 (the data of Theorem 1)", valid=C.NO_TRAINING)
 claims.check("Lemma5/counterexample", "identical inputs, positive labels, p = floor(3 log(n/eps) - 2), eps = 0.05: the Monte "
              "Carlo P(I) exceeds 1 - eps (margin P - (1 - eps), every n of the Monte Carlo grid)",
              [r["mc"] - 0.95 for r in ident], C.above(0.0, strict=True), source_value="P(I) <= 1 - eps (Lemma 5, any data)", valid=C.NO_TRAINING,

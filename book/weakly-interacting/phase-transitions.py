@@ -181,6 +181,26 @@ last = rows[-1]
 claims.check("Fig2/closed-form-vs-flow", "the closed form is the network's loss: max relative deviation from the "
              "Dormand-Prince flow of the full network", fl["rel"], C.below(1e-6), source_value="exact (Thm 2 proof)",
              valid=fl["finite"])
+# Fig. 2's two transitions: peaks of the decay rate -dL/dtau of the loss, on the figure's grid; Theorem 2 puts them at
+# t^j = 1/||D_j|| (1/2 and 1 here); the network's loss is the closed form (check closed-form-vs-flow above), so
+# the closed form at the figure's dimension (the largest n) shows what the network does there
+tr, tr_eq = PT.fig2_transitions(P), PT.fig2_transitions(P, norms=(1.0, 1.0))
+mid_t = float(np.mean(PT.SOURCE_THM2_TRANSITION_TIMES))
+sides = lambda pk: [int(np.sum(pk < mid_t)), int(np.sum(pk >= mid_t))]
+claims.check("Fig2/two-transitions", f"two phase transitions at the figure's dimension (n = {tr[-1]['n']:.0e}): decay-rate peaks "
+             f"of L_n before and after the midpoint {mid_t:g} of Theorem 2's times (one on each side)", sides(tr[-1]["peaks"]),
+             C.close_to(1.0, atol=0.0), source_value="two phase transitions (caption)", valid=C.NO_TRAINING,
+             note="peak times / t_n per n: " + "; ".join(f"n = {r['n']:.0e}: {[round(float(v), 4) for v in r['peaks']]}" for r in tr))
+two = [r for r in tr if sides(r["peaks"]) == [1, 1]]
+late = [abs(float(r["peaks"][-1]) - max(PT.SOURCE_THM2_TRANSITION_TIMES)) for r in two]
+claims.check("Fig2/transition-times", "the later transition approaches Theorem 2's time 1/||D_j|| as n grows: its distance "
+             "decreases strictly over the n that show both transitions", bool(len(late) >= 2 and np.all(np.diff(late) < 0)),
+             C.is_true(), source_value="t^j = 1/||D_j^inf|| (Thm 2)", valid=C.NO_TRAINING,
+             note="distances " + ", ".join(f"n = {r['n']:.0e}: {d:.4f}" for r, d in zip(two, late)))
+claims.check("Fig2/control-equal-norms", "negative control: with equal norms ||D_1|| = ||D_2|| the same measurement at the same n "
+             "is rejected by the two-transition criterion (peaks on each side of the midpoint; not one on each)",
+             bool(sides(tr_eq[-1]["peaks"]) != [1, 1]), C.is_true(), source_value="one transition time (Thm 2)",
+             valid=C.NO_TRAINING, note=f"peaks at {[round(float(v), 4) for v in tr_eq[-1]['peaks']]}")
 claims.check("Lemma1/flow-conserved", "Lemma 1 for the gradient flow: a_j^2 - ||w_j||^2 is conserved (largest change relative "
              "to ||w_j||^2, Dormand-Prince flow with rtol 1e-10, while ||w_j||^2 grows)", fl["balance_drift"], C.below(1e-6),
              source_value="conserved (Lemma 1)", valid=fl["finite"])

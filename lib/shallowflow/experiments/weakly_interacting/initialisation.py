@@ -190,7 +190,9 @@ def findings(claims, iff, prop3):
     return "\n".join([
         f"- Lemma 5: the exact formula {'agrees' if ok('Lemma5/exact-vs-mc') else 'disagrees'} with Monte Carlo; sufficiency "
         f"{'holds' if ok('Lemma5/sufficient') else 'fails'}; necessity {'holds' if ok('Lemma5/necessary-orthogonal') else 'fails'} "
-        f"on orthogonal data and {'holds' if ok('Lemma5/necessary-general') else 'fails'} for identical inputs.",
+        f"on orthogonal data and {'holds' if ok('Lemma5/necessary-general') else 'fails'} for identical inputs, which "
+        f"{'lie outside' if ok('Lemma5/counterexample-outside-A2') else 'satisfy'} Assumption 2: the statement lacks the hypothesis "
+        f"its proof uses, and the proof's step in eq. (18) {'runs the other way' if ok('Lemma5/proof-step') else 'holds'}.",
         f"- Orthogonal iff: {int((iff['event'] == iff['fitted']).sum())} of {len(iff['event'])} runs agree "
         f"({int(iff['event'].sum())} with the event I).",
         f"- Proposition 3: the run violating Assumption 1 ends at L = {float(prop3['L'][0]):.6f}; the control at "

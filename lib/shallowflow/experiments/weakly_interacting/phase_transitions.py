@@ -91,6 +91,23 @@ def loss_curve(tau, n, norms=NORMS, u0=1.0, rho0=1.0, p=None):
     return L
 
 
+def rate_peaks(tau, L):
+    """The times (midpoints of the grid ``tau``) of the local maxima of the loss's decay rate -dL/dtau: one per
+    transition a curve shows (Fig. 2's 'two phase transitions')."""
+    tau, L = np.asarray(tau, float), np.asarray(L, float)
+    r = -np.diff(L) / np.diff(tau)
+    mid = (tau[1:] + tau[:-1]) / 2
+    k = np.where((r[1:-1] > r[:-2]) & (r[1:-1] >= r[2:]))[0] + 1
+    return mid[k]
+
+
+def fig2_transitions(P, norms=NORMS, points=1000):
+    """Fig. 2's transitions: for each n of P.fig_ns, the decay-rate peaks of the closed-form loss on the figure's grid
+    (``points`` times in [0, t_max]); ``norms`` the groups' abs(y) (equal norms: the control, one transition)."""
+    tau = np.linspace(0, P.t_max, points)
+    return [dict(n=float(n), peaks=rate_peaks(tau, loss_curve(tau, n, norms=norms))) for n in P.fig_ns]
+
+
 def transition_times(n, eps, D, p=2, u0=1.0, rho0=1.0):
     """t(eps)/t_n and t(1-eps)/t_n of one group (its loss at eps and 1 - eps of its plateau)."""
     k = n / p
