@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from .registry import load_registry
 
     args = sys.argv[1:] if argv is None else argv
-    problems = quote_problems(load_registry(), tuple(args) or None)
+    problems = quote_problems(load_registry(), tuple(args) or None, require=True)
     for p in problems:
         print(p)
     print(f"{len(problems)} problem(s)")

@@ -187,8 +187,12 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
                         if ev_reg.get(p) not in ok:
                             problems.append(f"{cid}: evidence {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
                                             f"where the failure it excuses is registered")
-            elif evidence:
+            elif evidence and cause != "scale":  # scale may name the trend that more scale would decide
                 problems.append(f"{cid}: cause {cause} takes no evidence")
+            elif evidence:
+                for ev in evidence:
+                    if registered(registry, source, str(ev)) is None:
+                        problems.append(f"{cid}: evidence {ev} is not a registered check of {source}")
             if reg.get("refutes") and cause != "erratum":
                 problems.append(f"{cid}: `refutes:` goes with cause erratum only")
             in_scope = reg.get("in-scope")
