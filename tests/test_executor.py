@@ -57,7 +57,7 @@ def swept(client, tmp_path_factory):
     t = threading.Thread(target=run)
     t.start()
     killed = None
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240  # a guard against a hang only
     while killed is None and time.monotonic() < deadline and t.is_alive():
         busy = [w for w, keys in client.processing().items() if keys]
         if busy and list(root.rglob("*.ipynb")):  # a point is executing (its notebook is being written)
@@ -133,7 +133,7 @@ def test_sweep_on_a_separate_scheduler_and_worker(tmp_path):
                                "--no-dashboard", "--scheduler-file", str(sched_file)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 240  # a guard against a hang only: the scheduler writes its file when up
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         address = json.loads(sched_file.read_text())["address"]

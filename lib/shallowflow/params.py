@@ -303,10 +303,10 @@ def check(name: str, value: Any, spec: Spec):
                 if twice in seen:
                     break
                 seen.add(twice)
-            what = "seed" if "seeds" in str(name).split("_") else "value"
-            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: duplicate {what}s ({what} "
-                                 f"{short(twice, 30)} is given again at item {i}; each {what} is one run, and "
-                                 f"a copy would be counted as another)")
+            why = ("seeds (seed {} is given again at item {}; each seed is one run, and a copy would be counted as "
+                   "another)" if "seeds" in str(name).split("_") else "values (value {} is given again at item {})")
+            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: duplicate "
+                                 f"{why.format(short(twice, 30), i)}")
         return out
     return _scalar(name, value, spec, spec.kind)
 
