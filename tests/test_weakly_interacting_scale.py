@@ -60,7 +60,7 @@ def _tiny_threshold(resume):
     from types import SimpleNamespace as NS
 
     return NS(sections=["fig3"], fig3_ns=[20, 30, 40], fig3_seeds=[0, 1], fig3_d=10, wide_ns=[25, 60], wide_seeds=[2, 3],
-              first_layer="gauss", boot=4, level=0.95, resume=resume)
+              first_layer="gauss", boot=4, level=0.95, resume=resume, horizon="book")
 
 
 def test_an_interrupted_threshold_run_resumes_with_the_same_numbers(tmp_path, monkeypatch):
