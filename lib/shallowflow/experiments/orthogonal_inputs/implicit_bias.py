@@ -116,9 +116,6 @@ RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
                      lambda P: math.log(1 / min(P.lams + P.lams_b_extra + P.lams_c_extra)) / min(P.lrs), STEP_BUDGET,
                      what="the escape time ln(1/lambda) at the smallest step (a lower estimate)"),
          Rule.at_most("every", "segment", "the losses are recorded within a kernel call (every <= segment)"),
-         Rule(("nec_seeds", "nec_width"), lambda P: bool(screen_necessity("ortho-B", P.nec_width, P.nec_seeds)[0]),
-              "at least one of nec_seeds has S+,1 empty, S-,1 non-empty and its positive labels covered at width "
-              "nec_width"),
          Rule.memory(("width_c", "seeds_c", "lams", "lams_c_extra", "lrs", "segment", "every"),
                      lambda P: ensemble_bytes(len(P.seeds_c) * len(P.lams + P.lams_c_extra) * len(P.lrs), P.width_c, 8,
                                               P.segment / P.every)
@@ -130,7 +127,11 @@ RULES = (Rule.budget(("lams", "lams_b_extra", "lams_c_extra", "lrs"),
          Rule.work(("width_toy", "width_a", "width_b", "width_c", "lams", "lams_b_extra", "lams_c_extra", "seeds",
                     "seeds_c", "lrs", "every", "pl_every", "pl_samples", "nec_width", "nec_seeds", "nec_lam",
                     "lp_directions"), work_estimate,
-                   what="the ensembles to convergence, the Lemma-5 replay and samples, the necessity runs and the LPs"))
+                   what="the ensembles to convergence, the Lemma-5 replay and samples, the necessity runs and the LPs"),
+         # last, once the budgets hold (it draws initialisations), and it stops at the first seed that qualifies
+         Rule(("nec_seeds", "nec_width"), lambda P: bool(screen_necessity("ortho-B", P.nec_width, P.nec_seeds, first=True)[0]),
+              "at least one of nec_seeds has S+,1 empty, S-,1 non-empty and its positive labels covered at width "
+              "nec_width"))
 
 
 DATASETS = ("orthogonal-toy", "ortho-A", "ortho-B", "ortho-C")
@@ -186,10 +187,11 @@ def _train_to_convergence(ens: Ensemble, every: int, segment: int, capture=None,
                              capture=capture, stop_below=STOP)
 
 
-def screen_necessity(name: str, width: int, seeds) -> tuple[list[int], dict]:
+def screen_necessity(name: str, width: int, seeds, first: bool = False) -> tuple[list[int], dict]:
     """Split ``seeds`` into those whose initialisation has S_{+,1} empty, S_{-,1} non-empty and every positive
     input activating some s = +1 neuron (the necessity runs of T1.5), and the rejected ones with the reason (the
-    first condition that fails).  Each seed is drawn alone: a seed's initialisation does not depend on the others."""
+    first condition that fails).  Each seed is drawn alone: a seed's initialisation does not depend on the others.
+    With ``first`` it stops at the first seed kept (the validation rule asks only whether one exists)."""
     data = datasets.get(name, device="cpu")
     keep, rejected = [], {}
     for seed in seeds:
@@ -206,6 +208,8 @@ def screen_necessity(name: str, width: int, seeds) -> tuple[list[int], dict]:
             rejected[int(seed)] = "a positive label activates no s = +1 neuron"
         else:
             keep.append(int(seed))
+            if first:
+                break
     return keep, rejected
 
 
