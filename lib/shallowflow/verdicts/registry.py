@@ -129,6 +129,27 @@ def typed_numbers(template: str) -> list[str]:
     return re.findall(r"[^\s]*\d[^\s]*", bare)
 
 
+def _linked_problems(registry: dict, source: str, cid: str, own: str, ids: list, failing: list, kind: str,
+                     what: str) -> list[str]:
+    """The checks a failure names (its ``evidence:`` or a refutation's ``in-scope:``) must be registered checks of the
+    same source, other than itself, that pass wherever the failure is registered (at smoke scale undecided or not
+    run will do)."""
+    problems = []
+    for ev in ids:
+        ev_reg = registered(registry, source, str(ev))
+        if ev_reg is None:
+            problems.append(f"{cid}: {kind} {ev} is not a registered check of {source}")
+            continue
+        if str(ev) == own:
+            problems.append(f"{cid}: a check cannot be its own {kind}" + (" check" if kind == "in-scope" else ""))
+        for p in failing:
+            ok = (PASS,) if p == "book" else (PASS, UNDECIDED, NOT_RUN)
+            if ev_reg.get(p) not in ok:
+                problems.append(f"{cid}: {kind} {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
+                                f"where {what} is registered")
+    return problems
+
+
 def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
                       schema_of: Callable[[str], dict | None] | None = None, root: Path | None = None) -> list[str]:
     """Every way the registry breaks its own law (empty when it holds); see the module docstring.
@@ -175,18 +196,8 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
                 if not isinstance(evidence, list) or not evidence:
                     problems.append(f"{cid}: cause {cause} names no evidence (`evidence: [T/check, ...]`)")
                     evidence = []
-                for ev in evidence:
-                    ev_reg = registered(registry, source, str(ev))
-                    if ev_reg is None:
-                        problems.append(f"{cid}: evidence {ev} is not a registered check of {source}")
-                        continue
-                    if str(ev) == f"{target}/{name}":
-                        problems.append(f"{cid}: a check cannot be its own evidence")
-                    for p in failing:
-                        ok = (PASS,) if p == "book" else (PASS, UNDECIDED, NOT_RUN)
-                        if ev_reg.get(p) not in ok:
-                            problems.append(f"{cid}: evidence {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
-                                            f"where the failure it excuses is registered")
+                problems += _linked_problems(registry, source, cid, f"{target}/{name}", evidence, failing,
+                                             "evidence", "the failure it excuses")
             elif evidence and cause != "scale":  # scale may name the trend that more scale would decide
                 problems.append(f"{cid}: cause {cause} takes no evidence")
             elif evidence:
@@ -201,18 +212,8 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
                     problems.append(f"{cid}: `refutes: true` needs `in-scope: [T/check, ...]`, checks computing on the "
                                     "counterexample that it satisfies the source's stated hypotheses (its quoted scope)")
                     in_scope = []
-                for ev in in_scope:
-                    ev_reg = registered(registry, source, str(ev))
-                    if ev_reg is None:
-                        problems.append(f"{cid}: in-scope {ev} is not a registered check of {source}")
-                        continue
-                    if str(ev) == f"{target}/{name}":
-                        problems.append(f"{cid}: a check cannot be its own in-scope check")
-                    for p in failing:
-                        ok = (PASS,) if p == "book" else (PASS, UNDECIDED, NOT_RUN)
-                        if ev_reg.get(p) not in ok:
-                            problems.append(f"{cid}: in-scope {ev} is registered {ev_reg.get(p)!r} at {p} scale, "
-                                            f"where the refutation is registered")
+                problems += _linked_problems(registry, source, cid, f"{target}/{name}", in_scope, failing,
+                                             "in-scope", "the refutation")
             elif in_scope:
                 problems.append(f"{cid}: `in-scope:` goes with `refutes: true` only")
             if cause == "scale":
