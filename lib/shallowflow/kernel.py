@@ -381,17 +381,14 @@ _flags_used = ""
 
 
 def _cache_dir() -> Path:
-    """SHALLOWFLOW_CACHE; else, in a checkout of the book, ``artifacts/cache/kernel`` inside it (nothing outside the
-    repository is written); else, for an installed package, ``$XDG_CACHE_HOME/shallowflow`` (``~/.cache``)."""
-    root = os.environ.get("SHALLOWFLOW_CACHE")
-    if root:
-        return Path(root)
+    """SHALLOWFLOW_CACHE; else the checkout's ``artifacts/cache/kernel`` (nothing outside the repository is written);
+    else, for an installed package, ``$XDG_CACHE_HOME/shallowflow`` (``~/.cache``)."""
+    if os.environ.get("SHALLOWFLOW_CACHE"):
+        return Path(os.environ["SHALLOWFLOW_CACHE"])
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file() and (checkout / "lib" / "shallowflow").is_dir():
         return checkout / "artifacts" / "cache" / "kernel"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "shallowflow"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "shallowflow"
 
 
 def _private(path: Path, folder: bool = True) -> str | None:
