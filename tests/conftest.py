@@ -17,3 +17,12 @@ def toy():
 def _float64():
     torch.manual_seed(0)
     yield
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    """Tasks and claims under tmp_path (not the checkout)."""
+    monkeypatch.setenv("SHALLOWFLOW_TASKS_DIR", str(tmp_path / "tasks"))
+    monkeypatch.setenv("SHALLOWFLOW_CLAIMS_DIR", str(tmp_path / "claims"))
+    monkeypatch.setenv("CI", "true")
+    return tmp_path

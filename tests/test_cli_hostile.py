@@ -21,15 +21,6 @@ from shallowflow.executor import estimate as E
 CHAPTER = "orthogonal-inputs/toy"
 
 
-@pytest.fixture
-def roots(tmp_path, monkeypatch):
-    """Tasks and claims under tmp_path (not the checkout)."""
-    monkeypatch.setenv("SHALLOWFLOW_TASKS_DIR", str(tmp_path / "tasks"))
-    monkeypatch.setenv("SHALLOWFLOW_CLAIMS_DIR", str(tmp_path / "claims"))
-    monkeypatch.setenv("CI", "true")
-    return tmp_path
-
-
 def one_line(err: str, limit: int = 1000) -> str:
     err = err.strip()
     assert err and "\n" not in err and "Traceback" not in err and len(err) <= limit, err[:2000]

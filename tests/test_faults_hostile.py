@@ -27,15 +27,6 @@ CHAPTER = "orthogonal-inputs/toy"
 RUN = ["run", CHAPTER, "--profile", "smoke", "-p", "animation_frames", "0", "-p", "seeds", "[0]", "--quiet"]  # one seed: faults, not the chapter, are under test
 
 
-@pytest.fixture
-def roots(tmp_path, monkeypatch):
-    """Tasks and claims under tmp_path (not the checkout)."""
-    monkeypatch.setenv("SHALLOWFLOW_TASKS_DIR", str(tmp_path / "tasks"))
-    monkeypatch.setenv("SHALLOWFLOW_CLAIMS_DIR", str(tmp_path / "claims"))
-    monkeypatch.setenv("CI", "true")
-    return tmp_path
-
-
 def one_line(err: str) -> str:
     err = err.strip()
     assert err and "\n" not in err and "Traceback" not in err, err
