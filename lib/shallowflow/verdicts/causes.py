@@ -53,6 +53,11 @@ _SAME_MAPS = (("equal", lambda v: v), ("negated", lambda v: -v), ("complement (1
               ("reciprocal", lambda v: 1.0 / v), ("logarithm", lambda v: np.log(v)), ("exponential", lambda v: np.exp(v)))
 
 
+#: the words an evidence reason ends with when the evidence is the failing check's own values (a defect of the registry
+#: at every scale, so refused at every compared profile, not only at book scale)
+SAME_MEASUREMENT = "the same measurement under another name explains nothing"
+
+
 def same_measurement(a, b) -> str:
     """How the values ``b`` are the values ``a`` under a monotone map (:data:`_SAME_MAPS`, or a common positive or
     negative factor for two or more values); "" when they are not. Values are compared to a relative 1e-9."""
@@ -132,7 +137,7 @@ def evidence_status(evidence: list, lookup, elsewhere=lambda ev: False, values=N
         same = same_measurement(values, _get(c, "values", [])) if values is not None else ""
         if same:
             return UNVERIFIED, (f"its evidence {ev} carries the failing check's own measured values ({same}): "
-                                "the same measurement under another name explains nothing")
+                                + SAME_MEASUREMENT)
     if pending:
         return PENDING, f"evidence computed by another chapter: {', '.join(pending)}"
     return VERIFIED, ""

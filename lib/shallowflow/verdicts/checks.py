@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .causes import (EVIDENCE_CAUSES, PENDING, UNVERIFIED, VERIFIED, evidence_status, explain, independent_of,
-                     render_why)
+from .causes import (EVIDENCE_CAUSES, PENDING, SAME_MEASUREMENT, UNVERIFIED, VERIFIED, evidence_status, explain,
+                     independent_of, render_why)
 from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
@@ -238,7 +238,8 @@ class Claims:
                 problems.append(f"{self.source}:{c.id} ran at {self.profile} scale, but verdicts/{self.source}.yml "
                                 f"registers it as not-run there (measured {c.verdict})")
             if c.expected == FAIL and c.verdict == FAIL and c.cause in EVIDENCE_CAUSES and c.evidence \
-                    and c.evidence_status == UNVERIFIED and self.profile == "book":
+                    and c.evidence_status == UNVERIFIED \
+                    and (self.profile == "book" or SAME_MEASUREMENT in c.evidence_reason):
                 problems.append(f"{self.source}:{c.id}: its registered cause {c.cause} is not proved: {c.evidence_reason}")
         ran = {c.id for c in self.checks}
         for key, entry in self._registry_targets().items():
