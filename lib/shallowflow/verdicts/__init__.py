@@ -6,6 +6,7 @@
   records, compared with the registry when the chapter finishes;
 - :mod:`~shallowflow.verdicts.registry`: the committed registry ``verdicts/<source>.yml``, the claim
   records, and the registry's law (:func:`validate_registry`);
+- :mod:`~shallowflow.verdicts.controls`: the negative controls a deciding check names, and how many have one;
 - :mod:`~shallowflow.verdicts.causes`: the causes of failures, the evidence that proves each, the why
   generated from the records, and a target's verdict;
 - :mod:`~shallowflow.verdicts.scorecard`: every target's verdict in one build, as a page, JSON and errata;
@@ -18,7 +19,7 @@ module, kept for re-runs of older notebooks).
 from .causes import (CAUSES, DEVIATION_CAUSES, EVIDENCE_CAUSES, KINDS, SOURCE_CAUSES, TARGET_VERDICTS, classify,
                      evidence_status, explain, render_why, same_measurement, target_verdict)
 from .checks import NO_TRAINING, Check, Claims, _fault_hold, _short
-from .criteria import Criterion, _fmt1, _values, above, below, close_to, fmt, is_true, within
+from .criteria import Criterion, _fmt1, _values, above, below, close_to, fmt, is_true, rejected_by, within
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        load_records, load_registry, placeholder_ids, registered, registry_dir, repo_root,
                        typed_numbers, validate_registry)

@@ -55,6 +55,16 @@ def is_true(text: str = "holds") -> Criterion:
     return Criterion(text, lambda v: v != 0)
 
 
+def rejected_by(criterion: Criterion) -> Criterion:
+    """A negative control's criterion: it holds when ``criterion`` rejects the measurement (the same measurement,
+    on a case where the claim is false, must fail the deciding check's criterion; see :mod:`.controls`). A
+    non-finite or empty measurement rejects nothing: it proves no control."""
+    def test(v):
+        return np.full(v.shape, not criterion(v))
+
+    return Criterion(f"fails: {criterion.text}", test)
+
+
 def fmt(x) -> str:
     """Short, deterministic text for a number or an ensemble of numbers."""
     if isinstance(x, str):

@@ -158,6 +158,7 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
     it the names are not checked.  ``sources`` limits the check to those sources' files.
     """
     from .causes import CAUSES, EVIDENCE_CAUSES
+    from .controls import control_problems
 
     root = root or repo_root()
     problems = []
@@ -172,6 +173,8 @@ def validate_registry(registry: dict, sources: tuple[str, ...] | None = None,
         for name, reg in (entry.get("checks") or {}).items():
             reg = reg or {}
             cid = f"{source}:{target}/{name}"
+            if "control" in reg:
+                problems += control_problems(registry, source, target, name, reg, root, chapter_of, registered)
             failing = [p for p in COMPARED_PROFILES if reg.get(p) == FAIL]
             cause = reg.get("cause", "")
             if not failing:
