@@ -231,6 +231,8 @@ def test_scorecard_html_has_summary_and_filters(registry):
     _run().save()
     html = C.scorecard_html(C.scorecard("book"), C.load_registry())
     assert "sf-summary" in html and "sf-filter-source" in html and "data-verdict='not reproduced'" in html
+    # the negative controls of the deciding checks, counted per source (none named in this registry)
+    assert "<th>deciding checks with a negative control</th>" in html and "<td>0 of 1</td>" in html  # T/a: the rest are evidence or fail
 
 
 def test_errata_come_from_source_causes_only(registry):

@@ -15,6 +15,7 @@ from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, SOURCE_CAUSES, TARGET_VER
                      independent_of,
                      explain, target_verdict)
 from .registry import COMPARED_PROFILES, FAIL, NOT_RUN, PASS, load_records, load_registry, repo_root
+from .controls import coverage as control_coverage
 
 
 VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "reproduced": "#1a7f37", "verified (exact)": "#1a7f37",
@@ -403,11 +404,17 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
     summary = ", ".join(f"{badge(v)}: {n}" for v, n in total.items())
     out.append(f"<p><b>{len(rows)} targets</b> — {summary}</p>")
     present = [v for v in TARGET_VERDICTS if v in total]
-    head = "".join(f"<th>{html.escape(v)}</th>" for v in present)
+    head = "".join(f"<th>{html.escape(v)}</th>" for v in present) + "<th>deciding checks with a negative control</th>"
+    cov = control_coverage(registry)
+
+    def controlled(key):
+        c = cov.get(key) or {"deciding": 0, "controlled": 0}
+        return f"{c['controlled']} of {c['deciding']}"
+
     body = "".join(
         f"<tr><td><a href='#sf-source-{key}'>{key}</a></td>"
         + "".join(f"<td>{verdict_counts([r for r in rows if r['source'] == key]).get(v, 0)}</td>" for v in present)
-        + "</tr>" for key in sorted(sources))
+        + f"<td>{controlled(key)}</td></tr>" for key in sorted(sources))
     out.append(f'<div class="sf-scroll"><table class="sf-summary"><thead><tr><th>source</th>{head}</tr></thead>'
                f'<tbody>{body}</tbody></table></div>')
     opts_s = "".join(f'<option value="{k}">{k}</option>' for k in sorted(sources))
