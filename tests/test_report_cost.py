@@ -115,3 +115,28 @@ def test_a_record_goes_stale_when_the_code_it_ran_changes(tmp_path, monkeypatch)
     text = paper.decided_text("003", "E1/final-loss")
     assert text.startswith("STALE, not a verdict") and f"changed: book/{chapter}.py" in text
     assert paper.current() == {}
+
+
+def test_the_verdict_at_the_sources_scale_reads_only_current_records_and_a_scale_failure_there_is_not_reproduced():
+    """Issue 39, item 2: the scorecard's second column. A check failing with cause scale at the source's scale had
+    its decider: the target is not reproduced there; all checks passing: reproduced; a stale record decides nothing."""
+    from shallowflow.verdicts import paper
+    from shallowflow.verdicts.scorecard import at_source_html
+
+    registry = {"targets": {"001:Fig4": {"checks": {"slope": {"book": "fail", "cause": "scale"},
+                                                     "fit": {"book": "pass"}}},
+                            "001:Fig6": {"checks": {"avg": {"book": "fail", "cause": "scale"}}}}}
+
+    def rec(verdict, stale=(), cause=""):
+        return dict(verdict=verdict, started="2026-12-01", commit="abc1234", chapter="weakly-interacting/threshold",
+                    stale=list(stale), cause=cause)
+
+    got = paper.target_verdicts(registry, {"001:Fig4/slope": rec("fail", cause="scale"), "001:Fig4/fit": rec("pass"),
+                                           "001:Fig6/avg": rec("pass")})
+    assert got["001:Fig4"]["verdict"] == "partly" and got["001:Fig6"]["verdict"] == "reproduced"
+    got = paper.target_verdicts(registry, {"001:Fig4/slope": rec("fail", cause="scale"),
+                                           "001:Fig6/avg": rec("pass", stale=["book/x.py"])})
+    assert got["001:Fig4"]["verdict"] == "not reproduced" and got["001:Fig6"]["verdict"] == paper.STALE
+    html = at_source_html(got["001:Fig6"])
+    assert "stale record" in html and "not a verdict" in html and "2026-12-01" in html
+    assert at_source_html(None) == "<i>not run</i>"

@@ -70,7 +70,8 @@ def verdicts() -> dict[str, dict]:
                 verdict=c.get("verdict", ""), measured=c.get("measured", ""), criterion=c.get("criterion", ""),
                 runs=c.get("runs"), chapter=chapter, commit=str(run.get("commit", "?")).split(" ")[0],
                 started=str(run.get("started", ""))[:10], record=f"benchmarks/paper_claims/{p.name}",
-                stale=list(stale))
+                stale=list(stale), cause=c.get("cause", ""), evidence_status=c.get("evidence_status", ""),
+                refutes=bool(c.get("refutes", False)), in_scope=list(c.get("in_scope") or []))
     return out
 
 
@@ -93,3 +94,38 @@ def decided_text(source: str, check_id: str, paper: dict | None = None) -> str:
         text = (f"STALE, not a verdict: {text}; since then changed: {', '.join(what[:4])}"
                 f"{f' and {len(what) - 4} more' if len(what) > 4 else ''}")
     return text
+
+
+#: a target's verdict at the source's scale when its chapter has a recorded paper run, but the record is older than
+#: the code (its digest differs): shown, never read as a verdict
+STALE = "stale record"
+
+
+def target_verdicts(registry: dict, paper: dict | None = None) -> dict[str, dict]:
+    """``"<source>:<target>"`` -> the target's verdict at the source's scale, from the paper records of its checks:
+    {"verdict", "started", "commit", "chapter"}, with the book's rules (:func:`~.causes.target_verdict`), except
+    that a check failing there with cause ``scale`` is *not reproduced*: the source's scale was its decider. Only
+    current records decide; a target whose only records are stale reads :data:`STALE`; targets without a paper
+    record are left out (*not run* at the source's scale)."""
+    from .causes import target_verdict
+
+    paper = verdicts() if paper is None else paper
+    by_target: dict[str, list] = {}
+    for key, v in paper.items():
+        source, cid = key.split(":", 1)
+        by_target.setdefault(f"{source}:{cid.split('/', 1)[0]}", []).append((cid, v))
+    out: dict[str, dict] = {}
+    for key, items in by_target.items():
+        entry = (registry.get("targets") or {}).get(key)
+        if entry is None:
+            continue
+        first = items[0][1]
+        info = dict(started=first["started"], commit=first["commit"], chapter=first["chapter"])
+        if any(v.get("stale") for _, v in items):
+            out[key] = dict(info, verdict=STALE)
+            continue
+        checks = [dict(id=cid, verdict=v["verdict"], cause="" if v.get("cause") == "scale" else v.get("cause", ""),
+                       evidence_status=v.get("evidence_status", ""), refutes=v.get("refutes", False),
+                       in_scope=v.get("in_scope", [])) for cid, v in items]
+        out[key] = dict(info, verdict=target_verdict(checks, entry))
+    return out

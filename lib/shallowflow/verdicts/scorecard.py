@@ -98,6 +98,9 @@ def scorecard(profile: str = "book") -> list[dict]:
             chapters.setdefault(key, [])
             if rec["chapter"] not in chapters[key]:
                 chapters[key].append(rec["chapter"])
+    from .paper import target_verdicts
+
+    at_source = target_verdicts(reg)
     rows = []
     for key, entry in reg.get("targets", {}).items():
         source, target = key.split(":", 1)
@@ -118,7 +121,8 @@ def scorecard(profile: str = "book") -> list[dict]:
                          verdict=verdict, checks=checks, n_pass=sum(c["verdict"] == PASS for c in checks),
                          note=entry.get("note", "") or entry.get("illustration", ""), profile=profile,
                          claim=list(entry.get("claim") or []), scope=list(entry.get("scope") or []),
-                         parts=list(entry.get("parts") or []), kind=entry.get("kind")))
+                         parts=list(entry.get("parts") or []), kind=entry.get("kind"),
+                         paper=at_source.get(key)))
     return rows
 
 
@@ -293,6 +297,10 @@ SCORECARD_SCHEMA = {
                 "claim": {"type": "array", "description": "the source's sentence(s) the verdict tests, quoted"},
                 "scope": {"type": "array", "description": "the hypotheses the source states the claim under, quoted"},
                 "kind": {"type": ["string", "null"], "description": "exact (an identity) or finding (the book's own)"},
+                "paper": {"type": ["object", "null"], "description": "the verdict at the source's scale, from the "
+                          "recorded paper runs (shallowflow.verdicts.paper.target_verdicts); null: none ran",
+                          "required": ["verdict"],
+                          "properties": {"verdict": {"enum": list(TARGET_VERDICTS) + ["stale record"]}}},
                 "provenance": {"type": "object", "description": "substitute data, reduced-scale chapters, run counts "
                                "(shallowflow.verdicts.scorecard.provenance)"}}}},
     },
@@ -323,7 +331,7 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
     targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
                     chapter=r["chapter"], chapters=r.get("chapters", []), function=r["function"],
                     note=r.get("note", "") or "", claim=r.get("claim", []), scope=r.get("scope", []),
-                    kind=r.get("kind"),
+                    kind=r.get("kind"), paper=r.get("paper"),
                     checks=[{k: ([num(v) for v in c.get(k, [])] if k == "values" else
                                  c.get(k, default.get(k, ""))) for k in keep} for c in r["checks"]])
                for r in rows]
@@ -393,6 +401,19 @@ def _function_link(function: str | None, here: str = "book") -> str:
     return f'<a href="{html.escape(href)}"><code>{html.escape(function.rsplit(".", 1)[-1])}</code></a>'
 
 
+def at_source_html(paper: dict | None) -> str:
+    """A target's verdict at the source's scale for the scorecard: the badge with the paper run's date and code, the
+    stale record said as such (never a verdict), or *not run*."""
+    import html
+
+    if not paper:
+        return "<i>not run</i>"
+    run = f"run of {html.escape(str(paper.get('started', '')))}, code {html.escape(str(paper.get('commit', '')))}"
+    if paper.get("verdict") == "stale record":
+        return f"<i>stale record</i> <small>({run}: the code changed since; not a verdict)</small>"
+    return f"{badge(paper['verdict'])} <small>({run})</small>"
+
+
 def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
     """The scorecard: a summary row per source, filters, then one table per source, one row per target."""
     import html
@@ -434,14 +455,14 @@ def scorecard_html(rows: list[dict], registry: dict, here: str = "book") -> str:
         body = "".join(
             f"<tr class='sf-target' data-source='{key}' data-verdict='{html.escape(r['verdict'])}'>"
             f"<td><a id='{key}-{html.escape(r['target'])}'></a><b>{html.escape(r['target'])}</b></td>"
-            f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td>"
+            f"<td>{html.escape(r['title'])}</td><td>{badge(r['verdict'])}</td><td>{at_source_html(r.get('paper'))}</td>"
             f"<td>{r['n_pass']}/{len(r['checks'])}</td>"
             f"<td class='sf-provenance'>{provenance_html(provenance(r, prov), here)}</td>"
             f"<td>{', '.join(_chapter_link(c, here) for c in (r.get('chapters') or [r['chapter']]))}</td>"
             f"<td>{_function_link(r.get('function'), here)}</td></tr>"
             for r in mine)
         out.append('<div class="sf-scroll"><table class="sf-scorecard"><thead><tr><th>target</th><th>what</th><th>verdict</th>'
-                   '<th>checks passed</th><th>data, scale, runs</th><th>chapter</th><th>computed by</th></tr></thead>'
+                   "<th>at the source's scale</th><th>checks passed</th><th>data, scale, runs</th><th>chapter</th><th>computed by</th></tr></thead>"
                    f'<tbody>{body}</tbody></table></div></div>')
     out.append(_FILTER_SCRIPT)
     return "\n".join(out)
