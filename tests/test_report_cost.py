@@ -140,3 +140,21 @@ def test_the_verdict_at_the_sources_scale_reads_only_current_records_and_a_scale
     html = at_source_html(got["001:Fig6"])
     assert "stale record" in html and "not a verdict" in html and "2026-12-01" in html
     assert at_source_html(None) == "<i>not run</i>"
+
+
+def test_the_intros_coverage_table_counts_the_targets_at_the_sources_scale(monkeypatch):
+    """Issue 39, item 2: the intro's counts give both columns: per source, targets with a current paper record (and
+    their verdicts), with a stale one, and with none."""
+    from types import SimpleNamespace
+
+    from shallowflow.site.registry_pages import CoverageDirective
+    from shallowflow.verdicts import paper
+
+    monkeypatch.setattr(paper, "verdicts", lambda: {"003:E1/final-loss": dict(
+        verdict="pass", measured="1e-9", criterion="< 1e-6", started="2026-12-01", commit="abc1234",
+        chapter="orthogonal-inputs/toy", stale=[])})
+    directive = CoverageDirective.__new__(CoverageDirective)
+    monkeypatch.setattr(CoverageDirective, "env", SimpleNamespace(docname="book/intro"), raising=False)
+    html = directive.run()[0].astext()
+    assert "<th>at the source's scale (paper records)</th>" in html
+    assert "<td>1 current (1 reproduced), 0 stale, 23 not run</td>" in html  # one passing record decides E1

@@ -70,8 +70,11 @@ class CoverageDirective(SphinxDirective):
 
         from shallowflow import verdicts as C
 
+        from shallowflow.verdicts.paper import STALE, target_verdicts
+
         reg = C.load_registry()
         here = posixpath.dirname(self.env.docname)
+        at_source = target_verdicts(reg)
         rows = []
         for key in sorted(reg.get("sources", {})):
             entries = {k.split(":", 1)[1]: e for k, e in reg["targets"].items() if k.startswith(key + ":")}
@@ -83,12 +86,19 @@ class CoverageDirective(SphinxDirective):
                     if c and c not in chapters:
                         chapters.append(c)
             links = ", ".join(C._chapter_link(c, here) for c in chapters) or "<i>none yet</i>"
+            paper = [v["verdict"] for k, v in at_source.items() if k.startswith(key + ":")]
+            current = [v for v in paper if v != STALE]
+            decided = ", ".join(f"{n} {v}" for v, n in C.verdict_counts([{"verdict": v} for v in current]).items())
+            at_scale = (f"{len(current)} current ({decided})" if current else "0 current") + \
+                f", {len(paper) - len(current)} stale, {len(entries) - len(paper)} not run"
             rows.append(f"<tr><td><a href='{posixpath.relpath('book/scorecard.html', here)}#sf-source-{key}'>"
                         f"{key}</a></td><td>{html.escape((reg['sources'][key] or {}).get('title', ''))}</td>"
                         f"<td>{len(entries)}</td><td>{len(checked)}</td><td>{len(shown)}</td>"
-                        f"<td>{len(entries) - len(checked) - len(shown)}</td><td>{links}</td></tr>")
+                        f"<td>{len(entries) - len(checked) - len(shown)}</td><td>{html.escape(at_scale)}</td>"
+                        f"<td>{links}</td></tr>")
         table = ("<div class='sf-scroll'><table class='sf-coverage'><thead><tr><th>source</th><th>title</th><th>targets</th>"
-                 "<th>checked</th><th>illustrations</th><th>not attempted</th><th>chapters</th></tr></thead>"
+                 "<th>checked</th><th>illustrations</th><th>not attempted</th>"
+                 "<th>at the source's scale (paper records)</th><th>chapters</th></tr></thead>"
                  f"<tbody>{''.join(rows)}</tbody></table></div>")
         return [nodes.raw("", table, format="html")]
 
