@@ -326,14 +326,14 @@ if "sweep" in P.sections:
 
 
     claims.check("Thm1(ii)/positive-to-maximum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S+ in the cone of the maximum D",
-                 sw.at_tau[e_main]["plus_in_max_cone"][at_min], C.above(1.0), source_value="a_j > 0: local maximum of G [T]",
+                 sw.at_tau[e_main]["plus_in_max_cone"][at_min], ex.POSITIVE_TO_MAXIMUM, source_value="a_j > 0: local maximum of G [T]",
                  note="every eps: " + per_eps("plus_in_max_cone"), valid=ok_sweep)
     claims.check("Thm1(ii)/negative-to-minimum", f"eps = {e_main:g}, lambda = {lam_min:g}: share of S- switched off (G's flat minimum, D_j = 0)",
-                 sw.at_tau[e_main]["minus_inactive"][at_min], C.above(1.0), source_value="a_j < 0: local minimum of G [T]",
+                 sw.at_tau[e_main]["minus_inactive"][at_min], ex.NEGATIVE_TO_MINIMUM, source_value="a_j < 0: local minimum of G [T]",
                  note="every eps: " + per_eps("minus_inactive") + " (negative neurons that start next to the maximum D, where "
                       "the descent of G is slowest, violate Condition 1 and need more time)", valid=ok_sweep)
     claims.check("Thm1(ii)/switched-off-never-move", "neurons inactive on every point at tau_eps never move again (max change)",
-                 torch.stack([sw.at_tau[e]["frozen_moved"] for e in P.epsilons]).flatten(), C.below(0.0, strict=False),
+                 torch.stack([sw.at_tau[e]["frozen_moved"] for e in P.epsilons]).flatten(), ex.SWITCHED_OFF_FROZEN,
                  source_value="D_j = 0: never moves (Lemma 11) [T]", valid=ok_sweep)
     share = ex.aligned_shares(sw, e_main)
     claims.check("Rem1/aligned-share-grows", f"eps = {e_main:g}: share of S+ within 1e-3 of D at tau_eps never decreases as "

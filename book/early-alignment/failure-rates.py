@@ -212,7 +212,7 @@ if "contrasts" in P.sections:
 if "grid" in P.sections:
     small = [sc for sc in g.scales if sc <= 1e-2]
     big_m = [m for m in g.widths if m >= 100]
-    esc_small = sum(int((g.loss[(m, sc)] < Ls - 1e-5).sum()) for m in g.widths for sc in small) if small else math.nan
+    esc_small = ex.escapes_below_ols(g, g.widths, small, Ls)
     ols_frac = ex.ols_fraction(g, [m for m in g.widths if m >= 10], small)
     tiny = [m for m in g.widths if m <= 5]
     tiny_spurious = ex.tiny_spurious_share(g, tiny, small)
@@ -230,7 +230,7 @@ if "contrasts" in P.sections:
 # %%
 if "grid" in P.sections:
     claims.check("Thm2/no-escape-small-scales", "at lambda <= 1e-2 no run of any width ends below the OLS loss (count)",
-                 esc_small, C.below(0.5), source_value="for any m and lambda <= lambda*",
+                 esc_small, ex.NO_ESCAPE, source_value="for any m and lambda <= lambda*",
                  note=f"widths {g.widths}, scales {small}; spec: 0 runs with L < L* - 1e-5", valid=ok_small)
     claims.check("Thm2/ols-fraction", "at m >= 10 and lambda <= 1e-2 the runs end at the OLS loss (smallest share per cell)",
                  ols_frac, ex.OLS_FRACTION, source_value="spec: >= 95%", valid=ok_small)

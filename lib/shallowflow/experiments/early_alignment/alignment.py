@@ -174,6 +174,12 @@ def run_sweep(P) -> Sweep:
 REM1_NO_DROP = C.below(0.0, strict=False)
 REM1_ALL_AT_SMALLEST = C.above(1.0)
 
+# Theorem 1 (ii) at the smallest lambda, per run: every S+ neuron in the cone of the maximum D, every S- neuron
+# switched off (G's flat minimum); and the neurons inactive on every point at tau_eps never move again (max change)
+POSITIVE_TO_MAXIMUM = C.above(1.0)
+NEGATIVE_TO_MINIMUM = C.above(1.0)
+SWITCHED_OFF_FROZEN = C.below(0.0, strict=False)
+
 
 def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
     """Remark 1: the mean over seeds of the share of S+ within 1e-3 of D at tau_eps, per scale from the largest
