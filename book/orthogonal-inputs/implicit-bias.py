@@ -218,7 +218,7 @@ steps_check.check(claims, "T1/gap-at-min-lam-ortho-B", f"ortho-B: |rel.gap| at l
 for name, tb in tables.items():
     dec = ex.decreasing_to_floor(run.ens[name], tb["abs_gap"], 1e-12)
     steps_check.check(claims, f"T1/gap-decreasing-{name}", f"{name}: |rel.gap| decreases as lambda decreases, per seed "
-                      "(until it is below 1e-12)", dec["ok"], dec["lr"], C.is_true("every seed"),
+                      "(until it is below 1e-12)", dec["ok"], dec["lr"], ex.GAP_DECREASING,
                       source_value="monotone -> 0", valid=ok_runs)
 for name in ("ortho-B", "ortho-C"):
     if name not in tables:
@@ -272,12 +272,12 @@ for name in run.ens:
 tb = tables["ortho-B"]
 dec = ex.decreasing_to_floor(run.ens["ortho-B"], tb["other_max"], 0.0)
 steps_check.check(claims, "T1/non-S-decreasing-ortho-B", "ortho-B: the largest neuron outside S+,1 u S-,1 shrinks as "
-                  "lambda decreases (per seed)", dec["ok"], dec["lr"], C.is_true("every seed"), source_value="-> 0", valid=ok_runs)
+                  "lambda decreases (per seed)", dec["ok"], dec["lr"], ex.NON_S_DECREASING, source_value="-> 0", valid=ok_runs)
 sel = tb["lam"] == lam_ref
 steps_check.check(claims, "T1/non-S-small-ortho-B", f"ortho-B: max norm outside S+,1 u S-,1 at lambda = {lam_ref:.0e}",
-                  tb["other_max"][sel], tb["lr"][sel], C.below(1e-6), source_value="-> 0", valid=ok_runs)
+                  tb["other_max"][sel], tb["lr"][sel], ex.NON_S_SMALL, source_value="-> 0", valid=ok_runs)
 steps_check.check(claims, "T1/aligned-ortho-B", f"ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at lambda = "
-                  f"{lam_ref:.0e}", 1 - tb["inside_min_cos"][sel], tb["lr"][sel], C.below(1e-8),
+                  f"{lam_ref:.0e}", 1 - tb["inside_min_cos"][sel], tb["lr"][sel], ex.ALIGNED,
                   source_value="collinear with D+ / -D-", valid=ok_runs)
 
 # %% [markdown]
