@@ -102,3 +102,52 @@ def test_assumption3_untrained_gd_is_not_at_the_ols_loss():
     v = abs(f1["gd_loss"] - float(f1["ols"].loss))
     assert math.isfinite(v)
     assert not assumption3.GD_SPURIOUS(v)
+
+
+BOOK_SCALES = [1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0]  # the chapter's scales of the phase diagram
+
+
+def _untrained_grid(widths):
+    """The phase diagram on the chapter's scales with zero steps (flow time 1e-9 at step 1e-2): no run trains."""
+    data = datasets.get("ea-three-point", device="cpu")
+    return failure_rates.run_grid(data, widths, BOOK_SCALES, lambda m: [0, 1], lr=1e-2, T=1e-9)
+
+
+def test_failure_rates_untrained_grid_has_no_threshold_in_the_band():
+    """Thm2/lambda-star-common: on an untrained grid every run fails at every scale, lambda = 1 included, so there is
+    no threshold above which runs escape: the largest all-fail scale is the top of the grid, outside the spec's band."""
+    g = _untrained_grid([1, 10, 100])
+    v = min(failure_rates.empirical_lambda_star(g, m) for m in g.widths)
+    assert math.isfinite(v) and v == max(BOOK_SCALES)
+    assert not failure_rates.LAMBDA_STAR_BAND(v)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Thm2/lambda-star-width-independent (max / min "
+                   "over m >= 100 of the largest all-fail scale, LAMBDA_STAR_SAME) passes an untrained grid, where every "
+                   "width fails at every scale; its companion Thm2/lambda-star-common rejects that case")
+def test_failure_rates_width_independence_rejects_an_untrained_grid():
+    """Thm2/lambda-star-width-independent on an untrained grid (m = 100, 1000): the all-fail scale is the top of the grid
+    at both widths, so their ratio is 1 without any threshold."""
+    g = _untrained_grid([100, 1000])
+    stars = [failure_rates.empirical_lambda_star(g, m) for m in (100, 1000)]
+    v = max(stars) / max(min(stars), 1e-300)  # the chapter's measurement
+    assert math.isfinite(v)
+    assert not failure_rates.LAMBDA_STAR_SAME(v)
+
+
+@pytest.mark.parametrize("eps", [0.25, 0.5, 0.75])
+def test_alignment_exponents_fail_before_the_early_phase(eps):
+    """Thm1(i)/exponent-eps*, Thm1(i)/output-eps*, Thm1(ii)/median-exponent-eps*, Thm1(ii)/max-exponent-eps* (the
+    chapter's three epsilons): Theorem 1's exponents measured at iteration 0 (eps -> 0 puts tau there), before the
+    early alignment: the output weights have not grown (ratio 1, exponent 0, not eps), h is still of order lambda^2
+    (exponent 2, not 2(1 - eps)) and the misalignment does not depend on lambda (exponent 0, not 2 eps)."""
+    P = SimpleNamespace(width=20, scales=[1e-2, 1e-4, 1e-6, 1e-8], seeds=[0], epsilons=[1e-12], lr=1e-3, time=1e-3,
+                        monitor_every=1, eps2=1e-2, eps3=1e-2)
+    sw = alignment.run_sweep(P)
+    assert int(sw.at_tau[1e-12]["k"].max()) == 0
+    s = alignment.sweep_exponents(sw, 1e-12)
+    for key, crit in (("R", alignment.ratio_exponent_criterion(eps)), ("h", alignment.output_exponent_criterion(eps)),
+                      ("med", alignment.alignment_exponent_criterion(eps)),
+                      ("max", alignment.alignment_exponent_criterion(eps))):
+        assert math.isfinite(s[key]), key
+        assert not crit(s[key]), (key, s[key])

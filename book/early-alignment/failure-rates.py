@@ -240,11 +240,11 @@ if "grid" in P.sections:
                      "untrained network is the zero network)", tiny_spurious, ex.TINY_SPURIOUS, source_value="failure (spec's table)",
                      valid=g.valid_runs(tiny, small))
     claims.check("Thm2/lambda-star-common", "a scale below which every width fails: min over m of the largest all-fail "
-                 "scale, in the spec's band", min(lam_star.values()), C.within(3e-2, 1e-1), source_value="lambda* independent "
+                 "scale, in the spec's band", min(lam_star.values()), ex.LAMBDA_STAR_BAND, source_value="lambda* independent "
                  "of m; spec: lambda* in [3e-2, 1e-1]", note=f"per width: {lam_star}", valid=ok_grid)
     claims.check("Thm2/lambda-star-width-independent", "the largest all-fail scale is the same for every m >= 100 "
                  "(max / min over widths)", max(stars_big) / max(min(stars_big), 1e-300) if len(stars_big) >= 2 else math.nan,
-                 C.close_to(1.0, atol=1e-9), source_value="horizontal boundary", note=f"m >= 100: {dict(zip(big_m, stars_big))}",
+                 ex.LAMBDA_STAR_SAME, source_value="horizontal boundary", note=f"m >= 100: {dict(zip(big_m, stars_big))}",
                  valid=ok_grid)
     claims.check("Thm2/escape-large-scale", f"at lambda = {top:g} and m >= 100 every run reaches a global minimum "
                  "(share with final L < 1e-6)", min((g.fraction(m, top, ("global",)) for m in big_m), default=math.nan),

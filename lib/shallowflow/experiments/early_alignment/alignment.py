@@ -202,6 +202,34 @@ def loglog_slope(x, y) -> tuple[float, float]:
     return float(coef[0]), float(r2)
 
 
+def sweep_exponents(sw: "Sweep", eps: float) -> dict:
+    """Theorem 1's fitted exponents at tau_eps over the sweep's lambdas: ``med`` (median 1 - cos over S+, every
+    lambda) and ``max`` (max 1 - cos, lambda <= 1e-3) in lambda, ``R`` (max_j |a_j(tau)| / |a_j(0)|) in 1/lambda,
+    ``h`` (max_k |h(x_k)|) in lambda, and ``R2_med`` (the R^2 of the median's fit)."""
+    lam = sw.lam.numpy()
+    small = lam <= 1e-3
+    a = sw.at_tau[eps]
+    med, mx = a["med"].numpy(), a["max"].numpy()
+    return dict(med=loglog_slope(lam, med)[0], max=loglog_slope(lam[small], mx[small])[0],
+                R=loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=loglog_slope(lam, a["h_max"].numpy())[0],
+                R2_med=loglog_slope(lam, med)[1])
+
+
+# Theorem 1's exponents, per epsilon: |a_j(tau_eps)| / |a_j(0)| ~ lambda^(-eps) (Thm1(i)/exponent-eps*),
+# max_k |h(x_k)| at tau_eps ~ lambda^(2(1 - eps)) (Thm1(i)/output-eps*), 1 - cos over S+ ~ lambda^(2 eps)
+# (Thm1(ii)/median-exponent-eps*, Thm1(ii)/max-exponent-eps*)
+def ratio_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(eps - 0.05, eps + 0.05)
+
+
+def output_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(2 * (1 - eps) - 0.15, 2 * (1 - eps) + 0.15)
+
+
+def alignment_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(2 * eps - 0.15, 2 * eps + 0.15)
+
+
 def sweep_phase_times(sw: Sweep) -> dict:
     """tau_2, tau_3 (flow time) per run of the sweep, and the fits of Lemmas 5-6."""
     R = sw.lam.numel()
