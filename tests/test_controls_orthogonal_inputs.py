@@ -7,12 +7,13 @@ The registry (verdicts/003.yml) names these tests in the ``control:`` of the che
 ``xfail(strict=True)`` are findings: the criterion passes the false case (see their reasons).
 """
 import functools
+import math
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, theory, toy
+from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, remarks, theory, toy
 from shallowflow.monitor import segmented_descent
 
 
@@ -141,3 +142,13 @@ def test_appendix_a_still_decreasing_rejects_a_flat_curve():
     v = (~S["saddles"]["ends_on_plateau"][E]).double()
     assert _finite(v)
     assert not appendix_a.E3A_STILL_DECREASING(v)
+
+
+def test_remarks_small_init_has_the_intermediate_saddle():
+    """R2/no-plateau-large-init and R2/single-escape-large-init: the same measurements on the toy trained from a small
+    initialisation (init_scale 1e-6, the chapter's width and step, 20,000 iterations), where Remark 2's claim is
+    false: the loss sits on the plateau L(theta_S) = 0.25 for thousands of iterations and leaves two saddles."""
+    sweep = remarks.run_toy_sweep(60, [1e-6], [0, 1], 1e-3, 20_000)
+    S = remarks.toy_sweep_summary(sweep, 6 / math.sqrt(5))
+    for v, crit in ((S["plateau"], remarks.R2_NO_PLATEAU), (S["saddles"]["escapes"], remarks.R2_SINGLE_ESCAPE)):
+        assert _finite(v) and not crit(v)
