@@ -151,3 +151,17 @@ def test_alignment_exponents_fail_before_the_early_phase(eps):
                       ("max", alignment.alignment_exponent_criterion(eps))):
         assert math.isfinite(s[key]), key
         assert not crit(s[key]), (key, s[key])
+
+
+def test_alignment_spread_does_not_shrink_before_the_early_phase():
+    """S5-omni/spread-exponent (eps = 0.5, the chapter's): the arc around D covered by S+ measured at iteration 0,
+    before the early alignment: the positive neurons still point anywhere at every lambda, so the arc does not
+    shrink as lambda^eps (fitted exponent 0)."""
+    P = SimpleNamespace(width=20, scales=[1e-2, 1e-4, 1e-6, 1e-8], seeds=[0], epsilons=[1e-12], lr=1e-3, time=1e-3,
+                        monitor_every=1, eps2=1e-2, eps3=1e-2)
+    sw = alignment.run_sweep(P)
+    lam = sw.lam.numpy()
+    small = lam <= 1e-3
+    v = alignment.loglog_slope(lam[small], alignment.spread_arc(sw, 1e-12).numpy()[small])[0]
+    assert math.isfinite(v)
+    assert not alignment.spread_exponent_criterion(0.5)(v)

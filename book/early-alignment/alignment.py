@@ -354,10 +354,10 @@ if "sweep" in P.sections:
     claims.check("Lem6/pairwise", "at tau_3 and lambda <= 1e-4 the S+ neurons are still pairwise aligned (min pairwise cos)",
                  th.series_at_capture(sw.run, sw.captures, "tau3", "pair_min_cos")[le4], C.above(1 - 1e-3),
                  source_value="Lemma 6 (2)", valid=ok_sweep)
-    spread = 2 * torch.asin(torch.sqrt(sw.at_tau[e_main]["max"] / 2))
+    spread = ex.spread_arc(sw, e_main)
     claims.check("S5-omni/spread-exponent", f"eps = {e_main:g}: the arc covered by S+ around D shrinks as lambda^eps "
                  "(fitted exponent, lambda <= 1e-3)", ex.loglog_slope(lam[small], spread.numpy()[small])[0],
-                 C.within(e_main - 0.15, e_main + 0.15), source_value="a very small cone around D [T]",
+                 ex.spread_exponent_criterion(e_main), source_value="a very small cone around D [T]",
                  note=f"largest arc at lambda = {lam_min:g}: {float(spread[at_min].max()):.2e} rad", valid=ok_sweep)
 if "general-d" in P.sections:
     claims.check("Thm3/fixed-points", "general d: share of growing clusters at a fixed point of the direction flow",

@@ -230,6 +230,16 @@ def alignment_exponent_criterion(eps: float) -> C.Criterion:
     return C.within(2 * eps - 0.15, 2 * eps + 0.15)
 
 
+def spread_arc(sw: "Sweep", eps: float) -> torch.Tensor:
+    """S5-omni: per run, the arc (rad) around D covered by S+ at tau_eps, 2 asin(sqrt(max (1 - cos) / 2))."""
+    return 2 * torch.asin(torch.sqrt(sw.at_tau[eps]["max"] / 2))
+
+
+def spread_exponent_criterion(eps: float) -> C.Criterion:
+    """S5-omni/spread-exponent: the fitted exponent of that arc in lambda (lambda <= 1e-3) is eps."""
+    return C.within(eps - 0.15, eps + 0.15)
+
+
 def sweep_phase_times(sw: Sweep) -> dict:
     """tau_2, tau_3 (flow time) per run of the sweep, and the fits of Lemmas 5-6."""
     R = sw.lam.numel()
