@@ -152,3 +152,26 @@ def test_remarks_small_init_has_the_intermediate_saddle():
     S = remarks.toy_sweep_summary(sweep, 6 / math.sqrt(5))
     for v, crit in ((S["plateau"], remarks.R2_NO_PLATEAU), (S["saddles"]["escapes"], remarks.R2_SINGLE_ESCAPE)):
         assert _finite(v) and not crit(v)
+
+
+def test_remarks_r4_class_a_is_min_norm_with_two_kinks():
+    """R4/not-min-norm and R4/more-kinks: the same measurements on the runs of the same width sweep (the chapter's
+    lambda 1e-12, step and iterations; widths 16 and 64) whose initialisation satisfies Assumption 3 (class A), where
+    the remark's claim is false: they converge to the minimal norm with two kinks."""
+    sw4 = remarks.run_width_sweep(remarks.r4_datasets(), [16, 64], [0, 1, 2, 3], 1e-12, 0.05, 20_000)
+    S4 = remarks.width_sweep_summary(sw4)
+    A = S4["cls"] == 0
+    assert int(A.sum()) >= 4
+    for v, crit in ((S4["rel_gap"][A], remarks.R4_NOT_MIN_NORM), (S4["directions"][A], remarks.R4_MORE_KINKS)):
+        assert _finite(v) and not crit(v)
+
+
+def test_remarks_r6_untrained_unbalanced_gap_does_not_vanish():
+    """R6/gap-vanishes: unbalanced ORTHO-B runs (the chapter's width and scales) after 2 steps: untrained, their
+    ||theta||^2 ~ lambda^2, so |rel. gap| at the smallest lambda is 1, not 0."""
+    scales = [1e-2, 1e-4, 1e-8, 1e-16]
+    r6 = remarks.run_unbalanced(100, [0, 1], scales, 0.05, 2)
+    un = torch.tensor([k == "unbalanced" for k in r6["kind"]])
+    gap_un = torch.stack([r6["rel_gap"][un & (r6["scale"] == lam)] for lam in scales])  # the chapter's (scales, seeds)
+    v = gap_un[-1].abs()
+    assert _finite(v) and not remarks.R6_GAP_VANISHES(v)
