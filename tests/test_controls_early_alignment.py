@@ -16,6 +16,9 @@ from shallowflow.experiments.early_alignment import alignment, assumption3, fail
 from shallowflow.experiments.early_alignment import theory as th
 
 
+FINDING = dict(strict=True, raises=AssertionError)  # a criterion that passes a false case: a finding
+
+
 def _finite(x) -> bool:
     return bool(torch.isfinite(torch.as_tensor(x, dtype=torch.float64)).all())
 
@@ -59,7 +62,7 @@ def test_alignment_untrained_sweep_fails_theorem1_ii_shares():
         assert _finite(v) and not crit(v), key
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Rem1/aligned-share-grows (largest drop of the aligned share as lambda "
+@pytest.mark.xfail(**FINDING, reason="finding: Rem1/aligned-share-grows (largest drop of the aligned share as lambda "
                    "falls, REM1_NO_DROP) passes an untrained sweep, whose shares are all 0; only its companion "
                    "Rem1/all-aligned-smallest rejects that case")
 def test_alignment_remark1_no_drop_rejects_an_untrained_sweep():
@@ -71,7 +74,7 @@ def test_alignment_remark1_no_drop_rejects_an_untrained_sweep():
     assert not alignment.REM1_NO_DROP(drop)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Thm1(ii)/switched-off-never-move (max change of the neurons inactive at "
+@pytest.mark.xfail(**FINDING, reason="finding: Thm1(ii)/switched-off-never-move (max change of the neurons inactive at "
                    "tau_eps, SWITCHED_OFF_FROZEN) has no learning gate: an untrained sweep keeps the invariant by doing "
                    "nothing and passes")
 def test_alignment_switched_off_criterion_rejects_an_untrained_sweep():
@@ -122,7 +125,7 @@ def test_failure_rates_untrained_grid_has_no_threshold_in_the_band():
     assert not failure_rates.LAMBDA_STAR_BAND(v)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Thm2/lambda-star-width-independent (max / min "
+@pytest.mark.xfail(**FINDING, reason="finding: Thm2/lambda-star-width-independent (max / min "
                    "over m >= 100 of the largest all-fail scale, LAMBDA_STAR_SAME) passes an untrained grid, where every "
                    "width fails at every scale; its companion Thm2/lambda-star-common rejects that case")
 def test_failure_rates_width_independence_rejects_an_untrained_grid():
@@ -165,3 +168,29 @@ def test_alignment_spread_does_not_shrink_before_the_early_phase():
     v = alignment.loglog_slope(lam[small], alignment.spread_arc(sw, 1e-12).numpy()[small])[0]
     assert math.isfinite(v)
     assert not alignment.spread_exponent_criterion(0.5)(v)
+
+
+def test_assumption3_far_outside_assumption3_some_draws_fail():
+    """Lem8/assumption4, Lem8/assumption5, Lem8/assumption5-linear, Lem8/assumption6, Lem8/remark3-not-tight: the same
+    census (the chapter's flow settings, 300 draws, all of them integrated for A5) at eta = 0.9, far above Lemma 8's 1/6 and
+    Remark 3's etas: some draws violate each of A4-A6, so every share is below 1."""
+    P = SimpleNamespace(lemma_etas=[], remark_etas=[0.9], draws=300, flow_draws=300, flow_start=[1e-6, 1e-3],
+                        flow_time=40.0, flow_dt=0.2)
+    cen = assumption3.run_lemma8(P)[0.9]
+    for key in ("a4", "a5", "a5_linear", "a6", "all"):
+        v = [float(cen[key].double().mean())]
+        assert _finite(v) and not assumption3.EVERY_DRAW(v), key
+
+
+def test_spurious_above_lambda_star_the_plateau_is_broken():
+    """E2/plateau-never-broken and E2/final-loss: the Figure 2 run (balanced, the three-point data) from lambda = 1,
+    above lambda*, where Theorem 2's hypothesis fails (width 50, step 1e-2, flow time 50): the loss leaves the OLS
+    plateau and ends far below L_lin*, so min_t L - L_lin* < 0 and |L_final - L_lin*| is not small."""
+    P = SimpleNamespace(width=50, init_scale=1.0, lr=1e-2, steps=5000, seeds=[0, 1], monitor_every=50, eps=0.5,
+                        eps2=1e-2, eps3=1e-2, width_dominated=20, steps_dominated=2, balance_width=10, balance_time=1e-3,
+                        animation_frames=0, control_width=10, control_time=1e-3, control_leak=0.1)
+    fr = spurious.run_figure2(P)
+    end = spurious.end_state(fr)
+    Ls = float(end["L_star"])
+    for v, crit in ((fr.run.loss.amin(1) - Ls, spurious.NEVER_BELOW_OLS), ((end["loss"] - Ls).abs(), spurious.FINAL_AT_OLS)):
+        assert _finite(v) and not crit(v)

@@ -17,6 +17,9 @@ from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias,
 from shallowflow.monitor import segmented_descent
 
 
+FINDING = dict(strict=True, raises=AssertionError)  # a criterion that passes a false case: a finding
+
+
 def _finite(x) -> bool:
     return bool(torch.isfinite(torch.as_tensor(x, dtype=torch.float64)).all())
 
@@ -75,7 +78,7 @@ def test_implicit_bias_untrained_network_is_not_aligned():
     assert _finite(v) and not implicit_bias.ALIGNED(v)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: T1/non-S-small-ortho-B (max norm outside S+,1 u S-,1 at lambda 1e-30 "
+@pytest.mark.xfail(**FINDING, reason="finding: T1/non-S-small-ortho-B (max norm outside S+,1 u S-,1 at lambda 1e-30 "
                    "below 1e-6) passes an untrained network, whose neurons all have norm ~ lambda; the target is "
                    "decided against that case only by its companions (T1/convergence-*, T1/aligned-ortho-B)")
 def test_implicit_bias_untrained_network_fails_non_s_small():
@@ -86,7 +89,7 @@ def test_implicit_bias_untrained_network_fails_non_s_small():
     assert not implicit_bias.NON_S_SMALL(v)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: T1/non-S-decreasing-ortho-B (the largest neuron outside S+,1 u S-,1 "
+@pytest.mark.xfail(**FINDING, reason="finding: T1/non-S-decreasing-ortho-B (the largest neuron outside S+,1 u S-,1 "
                    "shrinks as lambda falls) passes an untrained network, whose norms are proportional to lambda")
 def test_implicit_bias_untrained_network_fails_non_s_decreasing():
     """T1/non-S-decreasing-ortho-B on an untrained network: the norms outside S scale with lambda by construction."""
@@ -133,7 +136,7 @@ def test_appendix_a_untrained_runs_fail_e3a():
         assert _finite(v) and not crit(v)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: E3a/still-decreasing (1 where the run does not "
+@pytest.mark.xfail(**FINDING, reason="finding: E3a/still-decreasing (1 where the run does not "
                    "end on a plateau, metrics.saddle_visits) passes a flat, untrained curve: ends_on_plateau needs an "
                    "escape before the end, and a curve that never fell has none; E3a/loss-small rejects that case")
 def test_appendix_a_still_decreasing_rejects_a_flat_curve():

@@ -327,7 +327,7 @@ claims.check("E2/final-loss", "Figure 2 (g): the loss converges to the OLS loss 
 claims.check("E2/predictions", "h(x_k) equals the OLS predictions (max deviation)", end["pred_err"], ex.PREDICTIONS,
              source_value="<beta*, x_k> [R]", valid=fr.valid["run"])
 claims.check("E2/plateau-never-broken", "the loss never goes below the OLS loss (min_t L - L_lin*)",
-             fr.run.loss.amin(1) - Ls, C.above(-1e-6), source_value="no escape", valid=fr.valid["run"])
+             fr.run.loss.amin(1) - Ls, ex.NEVER_BELOW_OLS, source_value="no escape", valid=fr.valid["run"])
 claims.check("E2/two-cones", "Figure 2 (h): every neuron is active on all points or on none (partial count)",
              end["n_partial"], C.below(0.5), source_value="two cones [T]", valid=fr.valid["run"])
 claims.check("E2/linear-equivalence", "the all-active neurons act as beta*: |sum a_j w_j - beta*|",
