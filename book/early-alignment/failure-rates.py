@@ -212,7 +212,7 @@ if "contrasts" in P.sections:
 if "grid" in P.sections:
     small = [sc for sc in g.scales if sc <= 1e-2]
     big_m = [m for m in g.widths if m >= 100]
-    esc_small = sum(int((g.loss[(m, sc)] < Ls - 1e-5).sum()) for m in g.widths for sc in small) if small else math.nan
+    esc_small = ex.escapes_below_ols(g, g.widths, small, Ls)
     ols_frac = ex.ols_fraction(g, [m for m in g.widths if m >= 10], small)
     tiny = [m for m in g.widths if m <= 5]
     tiny_spurious = ex.tiny_spurious_share(g, tiny, small)
@@ -230,7 +230,7 @@ if "contrasts" in P.sections:
 # %%
 if "grid" in P.sections:
     claims.check("Thm2/no-escape-small-scales", "at lambda <= 1e-2 no run of any width ends below the OLS loss (count)",
-                 esc_small, C.below(0.5), source_value="for any m and lambda <= lambda*",
+                 esc_small, ex.NO_ESCAPE, source_value="for any m and lambda <= lambda*",
                  note=f"widths {g.widths}, scales {small}; spec: 0 runs with L < L* - 1e-5", valid=ok_small)
     claims.check("Thm2/ols-fraction", "at m >= 10 and lambda <= 1e-2 the runs end at the OLS loss (smallest share per cell)",
                  ols_frac, ex.OLS_FRACTION, source_value="spec: >= 95%", valid=ok_small)
@@ -240,11 +240,11 @@ if "grid" in P.sections:
                      "untrained network is the zero network)", tiny_spurious, ex.TINY_SPURIOUS, source_value="failure (spec's table)",
                      valid=g.valid_runs(tiny, small))
     claims.check("Thm2/lambda-star-common", "a scale below which every width fails: min over m of the largest all-fail "
-                 "scale, in the spec's band", min(lam_star.values()), C.within(3e-2, 1e-1), source_value="lambda* independent "
+                 "scale, in the spec's band", min(lam_star.values()), ex.LAMBDA_STAR_BAND, source_value="lambda* independent "
                  "of m; spec: lambda* in [3e-2, 1e-1]", note=f"per width: {lam_star}", valid=ok_grid)
     claims.check("Thm2/lambda-star-width-independent", "the largest all-fail scale is the same for every m >= 100 "
                  "(max / min over widths)", max(stars_big) / max(min(stars_big), 1e-300) if len(stars_big) >= 2 else math.nan,
-                 C.close_to(1.0, atol=1e-9), source_value="horizontal boundary", note=f"m >= 100: {dict(zip(big_m, stars_big))}",
+                 ex.LAMBDA_STAR_SAME, source_value="horizontal boundary", note=f"m >= 100: {dict(zip(big_m, stars_big))}",
                  valid=ok_grid)
     claims.check("Thm2/escape-large-scale", f"at lambda = {top:g} and m >= 100 every run reaches a global minimum "
                  "(share with final L < 1e-6)", min((g.fraction(m, top, ("global",)) for m in big_m), default=math.nan),

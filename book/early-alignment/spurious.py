@@ -324,16 +324,16 @@ if anim2:
 claims.check("E2/final-loss", "Figure 2 (g): the loss converges to the OLS loss L_lin* (a spurious point)",
              (end["loss"] - Ls).abs(), ex.FINAL_AT_OLS, source_value="L_lin* [R]; 0.1750427 from the data",
              note="spec E2.1: |L_final - L_lin*| <= 1e-5", valid=fr.valid["run"])
-claims.check("E2/predictions", "h(x_k) equals the OLS predictions (max deviation)", end["pred_err"], C.below(1e-4),
+claims.check("E2/predictions", "h(x_k) equals the OLS predictions (max deviation)", end["pred_err"], ex.PREDICTIONS,
              source_value="<beta*, x_k> [R]", valid=fr.valid["run"])
 claims.check("E2/plateau-never-broken", "the loss never goes below the OLS loss (min_t L - L_lin*)",
-             fr.run.loss.amin(1) - Ls, C.above(-1e-6), source_value="no escape", valid=fr.valid["run"])
+             fr.run.loss.amin(1) - Ls, ex.NEVER_BELOW_OLS, source_value="no escape", valid=fr.valid["run"])
 claims.check("E2/two-cones", "Figure 2 (h): every neuron is active on all points or on none (partial count)",
              end["n_partial"], C.below(0.5), source_value="two cones [T]", valid=fr.valid["run"])
 claims.check("E2/linear-equivalence", "the all-active neurons act as beta*: |sum a_j w_j - beta*|",
-             end["lin_err"], C.below(1e-3), source_value="Lemma 7 (3) [R]", valid=fr.valid["run"])
+             end["lin_err"], ex.LINEAR_EQUIVALENCE, source_value="Lemma 7 (3) [R]", valid=fr.valid["run"])
 claims.check("E2/single-neuron", "positive all-active neurons share one direction: min cos(w_j, beta*)",
-             end["min_cos_beta"], C.above(0.999), source_value="single neuron [T]", valid=fr.valid["run"])
+             end["min_cos_beta"], ex.SINGLE_NEURON, source_value="single neuron [T]", valid=fr.valid["run"])
 claims.check("E2/moved-from-D", "their direction moved from D towards beta* (median cos to beta* minus to D)",
              end["median_cos_beta"] - end["median_cos_D"], C.above(0.0, strict=True),
              source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(th.misalignment(o.beta[None], D)[0]):.4f}", valid=fr.valid["run"])
@@ -344,9 +344,9 @@ claims.check("E2/negative-none-all-active", "no negative neuron is active on all
              note="a criterion of the spec, not a claim of the paper: Fig. 2 (h) and Lemma 20 allow negative neurons "
                   "in the all-active cone", valid=fr.valid["run"])
 claims.check("E2/relu-ols", "h is the positive part of the OLS line on [-1, 1] (sup distance)", end["sup_relu_ols"],
-             C.below(1e-3), source_value="Theorem 4 [T]", valid=fr.valid["run"])
+             ex.RELU_OLS, source_value="Theorem 4 [T]", valid=fr.valid["run"])
 claims.check("E2/ols-on-hull", "h equals the OLS line on the data hull [x_1, x_3] (sup distance)", end["sup_hull"],
-             C.below(1e-4), source_value="Theorem 4 [T]", valid=fr.valid["run"])
+             ex.OLS_ON_HULL, source_value="Theorem 4 [T]", valid=fr.valid["run"])
 gate_note = (f"counted on runs that trained (gate: L(0)/L(T) >= {ex.LEARNED_LOSS_FALL:g} and |theta_T - theta_0| >= "
              f"{ex.LEARNED_MOVED:g} |theta_0|); runs that passed it: {int(inv['gate']['passed'].sum())} of "
              f"{inv['gate']['passed'].numel()}")

@@ -240,14 +240,14 @@ def paired(quantity, scales):
 
 # %%
 claims.check("E3a/loss-small", "the loss converges towards 0: final L / initial L (both label variants)",
-             S["loss_ratio"][E3a], C.below(1e-3), source_value="loss -> 0",
+             S["loss_ratio"][E3a], ex.E3A_LOSS_SMALL, source_value="loss -> 0",
              note="zero at the resolution of a linear loss plot; the next check asks that it is still falling", valid=ok_runs)
 claims.check("E3a/still-decreasing", "the run does not end on a plateau (1: still falling at the end)",
-             (~S["saddles"]["ends_on_plateau"][E3a]).double(), C.is_true("all runs"), source_value="loss -> 0", valid=ok_runs)
+             (~S["saddles"]["ends_on_plateau"][E3a]).double(), ex.E3A_STILL_DECREASING, source_value="loss -> 0", valid=ok_runs)
 claims.check("E3a/intermediate-saddle", "similar phenomena: escapes from saddles (2: one intermediate saddle)",
-             S["saddles"]["escapes"][E3a], C.above(2), source_value="similar training phenomena", valid=ok_runs)
+             S["saddles"]["escapes"][E3a], ex.E3A_INTERMEDIATE_SADDLE, source_value="similar training phenomena", valid=ok_runs)
 claims.check("E3a/realign", "neurons realign while growing: max turning of grown neurons (rad)",
-             S["max_turning"][E3a], C.above(0.05), source_value="Figure 4d: neurons realign", valid=ok_runs)
+             S["max_turning"][E3a], ex.E3A_REALIGN, source_value="Figure 4d: neurons realign", valid=ok_runs)
 claims.check("E3b/norm-above-small-init", "init_scale >= 1: rel. gap to the minimal norm minus that of the small-scale "
              "run (same labels and seed)", paired(S["rel_gap"], large), ex.NORM_ABOVE_SMALL_INIT,
              source_value="necessity of small initialisation for implicit bias", valid=ok_runs)

@@ -218,7 +218,7 @@ steps_check.check(claims, "T1/gap-at-min-lam-ortho-B", f"ortho-B: |rel.gap| at l
 for name, tb in tables.items():
     dec = ex.decreasing_to_floor(run.ens[name], tb["abs_gap"], 1e-12)
     steps_check.check(claims, f"T1/gap-decreasing-{name}", f"{name}: |rel.gap| decreases as lambda decreases, per seed "
-                      "(until it is below 1e-12)", dec["ok"], dec["lr"], C.is_true("every seed"),
+                      "(until it is below 1e-12)", dec["ok"], dec["lr"], ex.GAP_DECREASING,
                       source_value="monotone -> 0", valid=ok_runs)
 for name in ("ortho-B", "ortho-C"):
     if name not in tables:
@@ -250,11 +250,11 @@ for name in run.ens:
                         for r in c["diff"]], dtype=torch.float64)
     if name in ("ortho-B", "ortho-C"):
         steps_check.check(claims, f"T1/cauchy-decreasing-{name}", f"{name}: ||theta_lambda - theta_lambda'|| decreases "
-                          "along consecutive lambdas (until below 1e-10)", dec, c["lr"], C.is_true("every seed"),
+                          "along consecutive lambdas (until below 1e-10)", dec, c["lr"], ex.CAUCHY_DECREASING,
                           source_value="Cauchy in lambda", valid=ok_runs)
     if name == "ortho-B":
         steps_check.check(claims, "T1/cauchy-last-ortho-B", f"ortho-B: the last distance ({c['pairs'][-1][0]:.0e} vs "
-                          f"{c['pairs'][-1][1]:.0e})", c["diff"][:, -1], c["lr"], C.below(1e-3), source_value="< 1e-3 (spec)", valid=ok_runs)
+                          f"{c['pairs'][-1][1]:.0e})", c["diff"][:, -1], c["lr"], ex.CAUCHY_LAST, source_value="< 1e-3 (spec)", valid=ok_runs)
         print("ortho-B consecutive distances (seed 0, smallest dt):",
               [f"{v:.2e}" for v in c["diff"][(c["lr"] == min(P.lrs)) & (c["seed"] == P.seeds[0])][0].tolist()])
 
@@ -272,12 +272,12 @@ for name in run.ens:
 tb = tables["ortho-B"]
 dec = ex.decreasing_to_floor(run.ens["ortho-B"], tb["other_max"], 0.0)
 steps_check.check(claims, "T1/non-S-decreasing-ortho-B", "ortho-B: the largest neuron outside S+,1 u S-,1 shrinks as "
-                  "lambda decreases (per seed)", dec["ok"], dec["lr"], C.is_true("every seed"), source_value="-> 0", valid=ok_runs)
+                  "lambda decreases (per seed)", dec["ok"], dec["lr"], ex.NON_S_DECREASING, source_value="-> 0", valid=ok_runs)
 sel = tb["lam"] == lam_ref
 steps_check.check(claims, "T1/non-S-small-ortho-B", f"ortho-B: max norm outside S+,1 u S-,1 at lambda = {lam_ref:.0e}",
-                  tb["other_max"][sel], tb["lr"][sel], C.below(1e-6), source_value="-> 0", valid=ok_runs)
+                  tb["other_max"][sel], tb["lr"][sel], ex.NON_S_SMALL, source_value="-> 0", valid=ok_runs)
 steps_check.check(claims, "T1/aligned-ortho-B", f"ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at lambda = "
-                  f"{lam_ref:.0e}", 1 - tb["inside_min_cos"][sel], tb["lr"][sel], C.below(1e-8),
+                  f"{lam_ref:.0e}", 1 - tb["inside_min_cos"][sel], tb["lr"][sel], ex.ALIGNED,
                   source_value="collinear with D+ / -D-", valid=ok_runs)
 
 # %% [markdown]

@@ -323,19 +323,19 @@ display(ex.worst_case_frame(view, {"t1": "first", "1-cos_plus": "max", "1-cos_mi
 
 # %%
 steps_check.check(claims, "L2/i-align-plus", "(i) min over S+,1 of <w_bar, D+>/||D+|| minus (1 - 2 lambda^eps), "
-                  "every lambda of lemma_lams", l2["cos_plus"] - l2["bound_cos"], l2["lr"], C.above(0.0),
+                  "every lambda of lemma_lams", l2["cos_plus"] - l2["bound_cos"], l2["lr"], ex.L2_ALIGNED,
                   source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/ii-align-minus", "(ii) min over S-,1 of <w_bar, -D->/||D-|| minus (1 - 2 lambda^eps)",
-                  l2["cos_minus"] - l2["bound_cos"], l2["lr"], C.above(0.0), source_value=">= 0", valid=ok_runs)
+                  l2["cos_minus"] - l2["bound_cos"], l2["lr"], ex.L2_ALIGNED, source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/iii-small-norms", "(iii) max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))",
                   l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
 for lam in P.lemma_lams:
     sel = l2["lam"] == lam
     tag = fnd.lam_label(lam)
     steps_check.check(claims, f"L2/quantisation-plus-{tag}", f"lambda = {tag}: S+,1 directions within 1e-2 of D_bar+",
-                      l2["quant_plus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)", valid=ok_runs)
+                      l2["quant_plus"][sel], l2["lr"][sel], ex.L2_QUANTISED, source_value="one direction (spec: 1e-2)", valid=ok_runs)
     steps_check.check(claims, f"L2/quantisation-minus-{tag}", f"lambda = {tag}: S-,1 directions within 1e-2 of -D_bar-",
-                      l2["quant_minus"][sel], l2["lr"][sel], C.below(1e-2), source_value="one direction (spec: 1e-2)", valid=ok_runs)
+                      l2["quant_minus"][sel], l2["lr"][sel], ex.L2_QUANTISED, source_value="one direction (spec: 1e-2)", valid=ok_runs)
 
 # %% [markdown]
 # ## Phase 2: the logistic ODE

@@ -461,9 +461,9 @@ claims.check("R1/sigma1-gd-limit", "with sigma'(0) = 1, sup |z| of GD scales lik
 claims.check("R2/min-norm-small-init", "init_scale <= 1e-2: |rel. gap| of ||theta||^2 to 6/sqrt(5)",
              vals(S2["norm_gap"][i_small]), ex.R2_MIN_NORM_SMALL, source_value="minimal norm", valid=ok_sweep)
 claims.check("R2/no-plateau-large-init", "init_scale >= 0.1: longest stretch with L within 1% of 0.25 (iterations)",
-             vals(S2["plateau"][i_large]), C.below(100), source_value="no intermediate saddle", valid=ok_sweep)
+             vals(S2["plateau"][i_large]), ex.R2_NO_PLATEAU, source_value="no intermediate saddle", valid=ok_sweep)
 claims.check("R2/single-escape-large-init", "init_scale >= 0.1: number of saddle escapes (1: no intermediate saddle)",
-             vals(S2["saddles"]["escapes"][i_large]), C.within(1, 1), source_value="no intermediate saddle", valid=ok_sweep)
+             vals(S2["saddles"]["escapes"][i_large]), ex.R2_SINGLE_ESCAPE, source_value="no intermediate saddle", valid=ok_sweep)
 if i_01:
     claims.check("R2/min-norm-init-0.1", "init_scale 0.1 (lambda 0.1/sqrt(m)): |rel. gap| to the minimal norm",
                  S2["norm_gap"][i_01], ex.R2_MIN_NORM_LARGER, source_value="seems to converge to a min-norm interpolator", valid=ok_sweep)
@@ -491,9 +491,9 @@ Bt = B & (S4["dataset"] == 0)
 Cc = S4["cls"] == 2
 claims.check("R4/converges-without-A3", "A3 fails but every label covered (class B): final L",
              vals(S4["final_loss"][B]), C.below(1e-10), source_value="the loss should still converge to 0", valid=ok_r4)
-claims.check("R4/not-min-norm", "class B: rel. gap of ||theta||^2 to the minimum", vals(S4["rel_gap"][B]), C.above(1e-2),
+claims.check("R4/not-min-norm", "class B: rel. gap of ||theta||^2 to the minimum", vals(S4["rel_gap"][B]), ex.R4_NOT_MIN_NORM,
              source_value="the l2 norm will not be minimal", valid=ok_r4)
-claims.check("R4/more-kinks", "class B: number of kinks (grown directions)", vals(S4["directions"][B]), C.above(3),
+claims.check("R4/more-kinks", "class B: number of kinks (grown directions)", vals(S4["directions"][B]), ex.R4_MORE_KINKS,
              source_value="more than two kinks", valid=ok_r4)
 claims.check("R4/saddle-per-kink", "class B, distinct labels: escapes minus kinks (0: one saddle per kink)",
              vals(S4["escapes"][Bd] - S4["directions"][Bd]), C.within(0, 0), source_value="one saddle per kink", valid=ok_r4)
@@ -526,7 +526,7 @@ claims.check("R5/large-delta-turns", f"delta = {P.near_delta_large:g}, step {P.o
 
 claims.check("R6/gap-decreases", "unbalanced: rel. gap decreases at every smaller lambda (max ratio gap(next)/gap)",
              (gap_un[1:] / gap_un[:-1]).amax(0), C.below(1.0), source_value="extends to unbalanced init", valid=ok_r6)
-claims.check("R6/gap-vanishes", f"unbalanced, lambda = {P.unbalanced_scales[-1]:g}: |rel. gap|", gap_un[-1].abs(), C.below(1e-6),
+claims.check("R6/gap-vanishes", f"unbalanced, lambda = {P.unbalanced_scales[-1]:g}: |rel. gap|", gap_un[-1].abs(), ex.R6_GAP_VANISHES,
              source_value="extends to unbalanced init", valid=ok_r6)
 
 claims.check("R7/converges", "leaky ReLU: final L", leaky.traj.loss[:, -1], C.below(1e-10), source_value="(not stated)", valid=ok_leaky)

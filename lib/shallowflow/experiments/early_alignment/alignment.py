@@ -174,6 +174,12 @@ def run_sweep(P) -> Sweep:
 REM1_NO_DROP = C.below(0.0, strict=False)
 REM1_ALL_AT_SMALLEST = C.above(1.0)
 
+# Theorem 1 (ii) at the smallest lambda, per run: every S+ neuron in the cone of the maximum D, every S- neuron
+# switched off (G's flat minimum); and the neurons inactive on every point at tau_eps never move again (max change)
+POSITIVE_TO_MAXIMUM = C.above(1.0)
+NEGATIVE_TO_MINIMUM = C.above(1.0)
+SWITCHED_OFF_FROZEN = C.below(0.0, strict=False)
+
 
 def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
     """Remark 1: the mean over seeds of the share of S+ within 1e-3 of D at tau_eps, per scale from the largest
@@ -194,6 +200,44 @@ def loglog_slope(x, y) -> tuple[float, float]:
     pred = A @ coef
     r2 = 1 - ((ly - pred) ** 2).sum() / max(((ly - ly.mean()) ** 2).sum(), 1e-300)
     return float(coef[0]), float(r2)
+
+
+def sweep_exponents(sw: "Sweep", eps: float) -> dict:
+    """Theorem 1's fitted exponents at tau_eps over the sweep's lambdas: ``med`` (median 1 - cos over S+, every
+    lambda) and ``max`` (max 1 - cos, lambda <= 1e-3) in lambda, ``R`` (max_j |a_j(tau)| / |a_j(0)|) in 1/lambda,
+    ``h`` (max_k |h(x_k)|) in lambda, and ``R2_med`` (the R^2 of the median's fit)."""
+    lam = sw.lam.numpy()
+    small = lam <= 1e-3
+    a = sw.at_tau[eps]
+    med, mx = a["med"].numpy(), a["max"].numpy()
+    return dict(med=loglog_slope(lam, med)[0], max=loglog_slope(lam[small], mx[small])[0],
+                R=loglog_slope(1 / lam, a["a_ratio"].numpy())[0], h=loglog_slope(lam, a["h_max"].numpy())[0],
+                R2_med=loglog_slope(lam, med)[1])
+
+
+# Theorem 1's exponents, per epsilon: |a_j(tau_eps)| / |a_j(0)| ~ lambda^(-eps) (Thm1(i)/exponent-eps*),
+# max_k |h(x_k)| at tau_eps ~ lambda^(2(1 - eps)) (Thm1(i)/output-eps*), 1 - cos over S+ ~ lambda^(2 eps)
+# (Thm1(ii)/median-exponent-eps*, Thm1(ii)/max-exponent-eps*)
+def ratio_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(eps - 0.05, eps + 0.05)
+
+
+def output_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(2 * (1 - eps) - 0.15, 2 * (1 - eps) + 0.15)
+
+
+def alignment_exponent_criterion(eps: float) -> C.Criterion:
+    return C.within(2 * eps - 0.15, 2 * eps + 0.15)
+
+
+def spread_arc(sw: "Sweep", eps: float) -> torch.Tensor:
+    """S5-omni: per run, the arc (rad) around D covered by S+ at tau_eps, 2 asin(sqrt(max (1 - cos) / 2))."""
+    return 2 * torch.asin(torch.sqrt(sw.at_tau[eps]["max"] / 2))
+
+
+def spread_exponent_criterion(eps: float) -> C.Criterion:
+    """S5-omni/spread-exponent: the fitted exponent of that arc in lambda (lambda <= 1e-3) is eps."""
+    return C.within(eps - 0.15, eps + 0.15)
 
 
 def sweep_phase_times(sw: Sweep) -> dict:

@@ -127,6 +127,17 @@ RULES = RULES + (Rule.work(("widths", "scales", "seeds", "large_width", "large_s
 # chapter and the tests use these very objects.
 OLS_FRACTION = C.above(0.95)  # Thm2/ols-fraction: smallest share of runs per cell ending at the OLS loss (spec)
 ESCAPE_SHARE = C.above(1.0)  # Thm2/escape-large-scale: smallest share per width reaching a global minimum
+NO_ESCAPE = C.below(0.5)  # Thm2/no-escape-small-scales: runs ending below the OLS loss (count)
+LAMBDA_STAR_BAND = C.within(3e-2, 1e-1)  # Thm2/lambda-star-common: min over widths of the largest all-fail scale
+LAMBDA_STAR_SAME = C.close_to(1.0, atol=1e-9)  # Thm2/lambda-star-width-independent: max / min of it over m >= 100
+
+
+def escapes_below_ols(g: "Grid", widths, scales, L_star: float, atol: float = 1e-5) -> float:
+    """Thm2/no-escape-small-scales: the number of runs of the cells (widths x scales) whose final loss is below the
+    OLS loss ``L_star`` by more than ``atol`` (NaN without a scale)."""
+    if not scales:
+        return math.nan
+    return sum(int((g.loss[(m, sc)] < L_star - atol).sum()) for m in widths for sc in scales)
 
 
 def ols_fraction(g: "Grid", widths, scales) -> float:

@@ -56,6 +56,12 @@ def _phase1_iterations(P) -> float:
 # L*_lin, a value the source states as a formula of the data (the figure evaluates it on the three points)
 SOURCE_LIMIT = "Theorem 2: the OLS loss"
 FINAL_AT_OLS = C.below(1e-5)  # E2/final-loss (spec E2.1): |L_final - L_lin*| <= 1e-5
+NEVER_BELOW_OLS = C.above(-1e-6)  # E2/plateau-never-broken: min over the run of L - L_lin*
+PREDICTIONS = C.below(1e-4)  # E2/predictions: max |h(x_k) - <beta*, x_k>|
+LINEAR_EQUIVALENCE = C.below(1e-3)  # E2/linear-equivalence: |sum a_j w_j - beta*| over the all-active neurons
+SINGLE_NEURON = C.above(0.999)  # E2/single-neuron: min cos(w_j, beta*) over the positive all-active neurons
+RELU_OLS = C.below(1e-3)  # E2/relu-ols: sup distance of h to relu(<beta*, (x, 1)>) on [-1, 1]
+OLS_ON_HULL = C.below(1e-4)  # E2/ols-on-hull: sup distance of h to the OLS line on [x_1, x_3]
 
 # The invariants of Lemma 1 (the sign of every a_j is constant) and Lemma 4 (3) (the S0 neurons never move) hold for
 # a network that does not train at all. Two safeguards make their checks able to fail for the right reason:

@@ -130,6 +130,10 @@ def nonorthogonal_summary(run: NonOrthoRun, interval=(-2.5, 3.0)) -> dict:
 CONVERGED = 1e-3
 NORM_ABOVE_SMALL_INIT = C.above(0.01)  # E3b/norm-above-small-init: rel. gap minus the reference run's
 MORE_KINKS = C.above(1)  # E3b/more-kinks: kinks of h minus the reference run's
+E3A_LOSS_SMALL = C.below(1e-3)  # E3a/loss-small: final L / initial L
+E3A_STILL_DECREASING = C.is_true("all runs")  # E3a/still-decreasing: 1 where the run does not end on a plateau
+E3A_INTERMEDIATE_SADDLE = C.above(2)  # E3a/intermediate-saddle: escapes from saddles
+E3A_REALIGN = C.above(0.05)  # E3a/realign: max turning of the grown neurons (rad)
 
 
 def reference_scale(run: NonOrthoRun, S: dict, scales) -> float | None:

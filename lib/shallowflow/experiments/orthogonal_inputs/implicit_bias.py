@@ -147,6 +147,12 @@ SOURCE_LEMMA5_BOUND = "Lemma 5: ||∇L||²/L ≥ ||D-||"
 # network, ||theta||^2 ~ 0, rel.gap = -1) passed "rel.gap < 1e-6" and "rel.gap decreases"; a norm below the minimum
 # is no implicit bias, so both checks read the absolute gap (a trained interpolator has rel.gap >= 0 up to rounding)
 GAP_AT_MIN_LAM = C.below(1e-6)
+GAP_DECREASING = C.is_true("every seed")  # T1/gap-decreasing-*: decreasing_to_floor(|rel.gap|)["ok"] per seed
+CAUCHY_DECREASING = C.is_true("every seed")  # T1/cauchy-decreasing-*: consecutive distances decrease, per seed
+CAUCHY_LAST = C.below(1e-3)  # T1/cauchy-last-ortho-B: the last consecutive distance
+NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decreasing_to_floor(...)["ok"] per seed
+NON_S_SMALL = C.below(1e-6)  # T1/non-S-small-ortho-B: max norm outside S+,1 u S-,1 at the smallest lambda
+ALIGNED = C.below(1e-8)  # T1/aligned-ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at the smallest lambda
 
 
 @dataclass

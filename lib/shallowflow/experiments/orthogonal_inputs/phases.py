@@ -112,6 +112,8 @@ def slope_fits(ens: Ensemble, values: torch.Tensor) -> dict:
 # -ln(lambda)/||D_-||)"): the exits on the lines -ln(lambda)/||D_+|| and -ln(lambda)/||D_-||, formulas of the data
 PHASE_ORDER = C.above(1.0)  # E0/phase-order: every run (at lemma_lams) shows the schematic's order of the phases
 SOURCE_EXIT_LINES = {"exit 1": "Fact 1: -ln λ / ||D+||", "exit 2": "Fact 1: -ln λ / ||D-||"}
+L2_ALIGNED = C.above(0.0)  # L2/i-align-plus, L2/ii-align-minus: min cosine at t1 minus the bound 1 - 2 lambda^eps
+L2_QUANTISED = C.below(1e-2)  # L2/quantisation-*: max distance of the S+,1 (S-,1) directions to D_bar+ (-D_bar-)
 
 SCHEMA = {
     "profile": PROFILE,

@@ -188,6 +188,11 @@ class ToySweep:
 # Pass criteria of the R2 checks whose null scenario the tests run (tests/test_null_orthogonal_inputs.py)
 R2_MIN_NORM_SMALL = C.below(1e-3)  # init_scale <= 1e-2: ||theta||^2 within 1e-3 (relative) of the minimum
 R2_MIN_NORM_LARGER = C.below(1e-2)  # init_scale 0.1 and 1: within 1e-2
+R2_NO_PLATEAU = C.below(100)  # R2/no-plateau-large-init: longest stretch with L within 1% of 0.25 (iterations)
+R2_SINGLE_ESCAPE = C.within(1, 1)  # R2/single-escape-large-init: number of saddle escapes
+R4_NOT_MIN_NORM = C.above(1e-2)  # R4/not-min-norm: class B rel. gap of ||theta||^2 to the minimum
+R4_MORE_KINKS = C.above(3)  # R4/more-kinks: class B number of kinks (grown directions)
+R6_GAP_VANISHES = C.below(1e-6)  # R6/gap-vanishes: unbalanced |rel. gap| at the smallest lambda
 # the source's level drawn on the R2 figure (003 Section 3.2): "For larger values of lambda [...] the parameters
 # empirically seem to also converge towards a minimal norm interpolator" (Theorem 1 for small lambda); the minimal
 # ||theta||^2 of the toy is a value of the data (6/sqrt(5), theory.min_norm_interpolator)

@@ -29,6 +29,12 @@ from .theory import variation_norm_lp
 # chapter and the tests use these very objects.
 FINAL_LOSS = C.below(1e-10)  # E1/final-loss: the loss reaches 0
 KINKS = C.below(1e-3)  # E1/kinks: max deviation of the grown neurons' kinks from -0.5 and 2
+FUNCTION = C.below(1e-3)  # E1/function: sup distance of h to h* on [-1.5, 3]
+GROWN_NEURONS = C.is_true("all runs")  # E1/grown-neurons: the grown neurons are exactly S+,1 and S-,1
+PHASE1_ALIGN_PLUS = C.above(0.999)  # E1/phase1-align-plus: min cos(w_j, D+) over S+,1 at the end of Phase 1
+PHASE1_SMALL = C.below(1e-3)  # E1/phase1-small: max ||w_j|| at the end of Phase 1
+PHASE1_LOSS = C.below(1e-3)  # E1/phase1-loss: |L - L(theta0)| at the end of Phase 1
+PHASE1_KINKS_PLUS = C.below(0.05)  # E1/phase1-kinks-plus: |median kink of S+,1 + 0.5| at the end of Phase 1
 
 
 # E2 describes the typical loss curve of Figure 2e (one run of the authors): each E2 check measures the share
