@@ -10,12 +10,18 @@ import torch
 
 from shallowflow import data as datasets
 from shallowflow import init, metrics, train
+from shallowflow import verdicts as C
 from shallowflow.config import DTYPE
 from shallowflow.models import Params
 from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
+
+# the chapter's criteria on Lemma 5 (the negative controls of tests/test_controls_weakly_interacting.py use them)
+EXACT_VS_MC = C.below(4.0)  # the exact P(I) against Monte Carlo: largest deviation in standard errors
+MARGIN = C.above(0.0)  # a probability margin of Lemma 5's bounds (P - (1 - eps) or (1 - eps) - P)
+EXCEEDS = C.above(0.0, strict=True)  # the counterexample's Monte Carlo P(I) strictly above 1 - eps
 
 SCHEMA = {
     "profile": PROFILE,
