@@ -75,3 +75,18 @@ def test_lemma5_monte_carlo_checks_reject_the_other_data():
         own = IN.monte_carlo(n, p, draws, seed=n * 100 + p)
         assert IN.EXACT_VS_MC(abs(own - ex) / se)
         assert rejects(IN.EXCEEDS, [own - 0.95])
+
+
+def test_prop3_checks_reject_the_other_start():
+    """Prop3/collapse and Prop3/signs on the run of run_prop3 whose start satisfies Assumption 1 (|a_j(0)| >=
+    ||w_j(0)||, the same w): the loss reaches 0, so |L - 25| is 25 and PROP3_COLLAPSE rejects it, and a_2 stays
+    negative, so the collapse of the second layer to one sign (PROP3_SIGNS) fails; the unbalanced start passes both.
+    Prop3/control the other way round: on the unbalanced start (Assumption 1 violated) the loss stays at 25, which
+    PROP3_CONVERGES rejects."""
+    p3 = IN.run_prop3(NS(prop3_lr=1e-2, prop3_time=100.0))
+    assert bool(p3["finite"].all())
+    collapsed = lambda i: bool((p3["a"][i] > 0).all() and (p3["Zx2"][i] <= 0).all())  # noqa: E731
+    assert rejects(IN.PROP3_COLLAPSE, abs(float(p3["L"][1]) - 25.0))
+    assert not IN.PROP3_SIGNS(collapsed(1))
+    assert IN.PROP3_COLLAPSE(abs(float(p3["L"][0]) - 25.0)) and IN.PROP3_SIGNS(collapsed(0))
+    assert rejects(IN.PROP3_CONVERGES, float(p3["L"][0])) and IN.PROP3_CONVERGES(float(p3["L"][1]))

@@ -170,11 +170,11 @@ claims.check("Lemma5-iff/both-cases", "both cases occur (runs with I, runs witho
              bool(iff["event"].any() and (~iff["event"]).any()), C.is_true(), source_value="P(I) near 1/2",
              valid=C.NO_TRAINING)
 claims.check("Prop3/collapse", "without Assumption 1 the loss stays at y_2^2/4 = 25", abs(float(p3["L"][0]) - 25.0),
-             C.below(1e-6), source_value="L >= y_2^2/4", valid=p3["finite"][:1])
+             IN.PROP3_COLLAPSE, source_value="L >= y_2^2/4", valid=p3["finite"][:1])
 claims.check("Prop3/signs", "both a_j > 0 and <w_j, x_2> <= 0 at the end",
-             bool((p3["a"][0] > 0).all() and (p3["Zx2"][0] <= 0).all()), C.is_true(), source_value="collapse of the second layer",
+             bool((p3["a"][0] > 0).all() and (p3["Zx2"][0] <= 0).all()), IN.PROP3_SIGNS, source_value="collapse of the second layer",
              valid=p3["finite"][:1])
-claims.check("Prop3/control", "the same w with Assumption 1 reaches L < 1e-20", float(p3["L"][1]), C.below(1e-20),
+claims.check("Prop3/control", "the same w with Assumption 1 reaches L < 1e-20", float(p3["L"][1]), IN.PROP3_CONVERGES,
              source_value="converges", valid=p3["finite"][1:])
 claims.check("C.2/no-reactivation", "sigma'(0) = 0: a neuron at the kink with a_j r_i > 0 stays there (max |<w, x>|)",
              kink["max_zero_path"], C.below(1e-300, strict=False), source_value="no reactivation",
