@@ -167,7 +167,7 @@ agree = (iff["event"] == iff["fitted"]).double()
 claims.check("Lemma5-iff/agreement", "orthogonal data: residuals vanish iff I holds (fraction of runs that agree)",
              float(agree.mean()), C.close_to(1.0, atol=1e-12), source_value="iff", valid=iff["finite"])
 claims.check("Lemma5-iff/both-cases", "both cases occur (runs with I, runs without)",
-             bool(iff["event"].any() and (~iff["event"]).any()), C.is_true(), source_value="P(I) near 1/2",
+             bool(iff["event"].any() and (~iff["event"]).any()), IN.IFF_BOTH_CASES, source_value="P(I) near 1/2",
              valid=C.NO_TRAINING)
 claims.check("Prop3/collapse", "without Assumption 1 the loss stays at y_2^2/4 = 25", abs(float(p3["L"][0]) - 25.0),
              IN.PROP3_COLLAPSE, source_value="L >= y_2^2/4", valid=p3["finite"][:1])
