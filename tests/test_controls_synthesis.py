@@ -123,10 +123,11 @@ def plateaus():
 
 
 def test_plateau_slopes_reject_the_other_activations_network(plateaus):
-    """Plateau/tanh-003 (and relu-003, the evidence of 003-constant-off-orthogonal): the slope's interval over a
+    """Plateau/tanh-003, Plateau/sigmoid-003 (and relu-003, the evidence of 003-constant-off-orthogonal): the slope's interval over a
     prediction, measured on the other activation's network (on 003's data ReLU's rate ||D+|| and tanh's linearised
     rate sigma'(0) ||v|| differ by 11%): a tanh plateau read against ReLU's prediction, and a ReLU plateau against
-    tanh's, must fail BAND with the whole interval outside it; each against its own prediction passes."""
+    tanh's, must fail BAND with the whole interval outside it; each against its own prediction passes.  The same for
+    Plateau/sigmoid-003 against tanh (sigmoid'(0) = 1/4, tanh'(0) = 1)."""
     PLA, run = plateaus
     for key in ("003",):
         relu, tanh = run.fits[key, "relu"], run.fits[key, "tanh"]
@@ -135,3 +136,8 @@ def test_plateau_slopes_reject_the_other_activations_network(plateaus):
             assert rejects(PLA.BAND, false)
             assert min(false) > 1.05 or max(false) < 0.95  # rejected for where the interval lies, not for its width
         assert PLA.BAND(PLA.interval_over(tanh, tanh.predicted)) and PLA.BAND(PLA.interval_over(relu, relu.predicted))
+    # Plateau/sigmoid-003: sigmoid's linearised rate sigma'(0) ||v|| has sigma'(0) = 1/4, tanh's has 1
+    sig, tanh = run.fits["003", "sigmoid"], run.fits["003", "tanh"]
+    for false in (PLA.interval_over(sig, tanh.predicted), PLA.interval_over(tanh, sig.predicted)):
+        assert rejects(PLA.BAND, false) and (min(false) > 1.05 or max(false) < 0.95)
+    assert PLA.BAND(PLA.interval_over(sig, sig.predicted))
