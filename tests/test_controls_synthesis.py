@@ -141,3 +141,19 @@ def test_plateau_slopes_reject_the_other_activations_network(plateaus):
     for false in (PLA.interval_over(sig, tanh.predicted), PLA.interval_over(tanh, sig.predicted)):
         assert rejects(PLA.BAND, false) and (min(false) > 1.05 or max(false) < 0.95)
     assert PLA.BAND(PLA.interval_over(sig, sig.predicted))
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="finding: Bias/min-norm-exists-002 cannot fail for the right "
+                   "reason: its criterion C.below(inf) rejects only a non-finite minimum, and theory.min_squared_norm_1d "
+                   "raises on data with no interpolator instead of returning inf")
+def test_bias_min_norm_exists_on_data_without_an_interpolator():
+    """Bias/min-norm-exists-002's false case: 002's data with two points at the same x and opposite labels (no
+    network interpolates them). The chapter's measurement should be an infinite minimum that C.below(math.inf)
+    rejects; it raises instead, so the check has no negative control (not linked)."""
+    from shallowflow import theory
+    from shallowflow.experiments.synthesis.sources import chosen
+
+    data = chosen([2])[0].dataset()
+    X, y = data.X.cpu().clone(), data.y.cpu().clone()
+    X[1], y[1] = X[0], -y[0]
+    assert not C.below(math.inf)(theory.min_squared_norm_1d(X, y))
