@@ -216,7 +216,7 @@ claims.check("Lemma15/in-scope", "the counterexample is inside the lemma's scope
              note=f"smallest distance between two sequences {min(r['min_distance'] for r in l15.values()):.3g}",
              valid=C.NO_TRAINING)
 claims.check("Thm2/full-rank", f"sigma_N / sigma_1 of the last-layer factor over {len(ratios)} draws (smallest)", ratios.min(),
-             C.above(1e-10, strict=True), source_value="full rank for a.e. alpha", valid=C.NO_TRAINING)
+             D.THM2_FULL_RANK, source_value="full rank for a.e. alpha", valid=C.NO_TRAINING)
 claims.check("Lemma10/narrow-control", "a layer of width N - 1 never gives rank N (largest rank - N)", narrow.max() - P.N,
              C.below(0.0), source_value="needs d_l >= N", valid=C.NO_TRAINING)
 claims.check("Lemma10/spoiled-control", "alpha^1 = 0 (all images equal): rank at most 1", spoiled.max(), C.below(1.0, strict=False),

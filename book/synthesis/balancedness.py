@@ -139,9 +139,9 @@ def gd_values(act, f):
     return vals, ok
 
 
-conserved = C.below(100 * P.rtol)
-moves = C.above(1e-4)
-first_order = C.within(0.8, 1.25)
+conserved = ex.conserved(P.rtol)
+moves = ex.MOVES
+first_order = ex.FIRST_ORDER
 criteria = {}
 
 # %%
@@ -181,7 +181,7 @@ if smooth:
     ok_s = np.concatenate([run.flow_ok[k, a].numpy() for k, a in smooth])
     claims.check("Balance/drift-law", "sigmoid and tanh, exact flow: the drift is the integral of "
                  "-2 a_j sum_k dl_k [sigma(z_jk) - z_jk sigma'(z_jk)] (largest gap over largest drift, Simpson's rule)",
-                 np.concatenate([run.law[k, a].numpy() for k, a in smooth]), C.below(1e-2),
+                 np.concatenate([run.law[k, a].numpy() for k, a in smooth]), ex.DRIFT_LAW,
                  source_value="d/dt (a_j^2 - ||w_j||^2) (000 spec, B2, derived)", valid=ok_s)
 
 # %% [markdown]

@@ -112,12 +112,12 @@ R = run.results
 if "003" in R:
     r = R["003"]
     claims.check("Bias/min-norm-003", "003's data: GD from a small scale reaches zero loss with the minimum norm: "
-                 "||theta||^2 / min over interpolators", (r.norm2 / r.min_norm2), C.close_to(1.0, rtol=1e-3),
+                 "||theta||^2 / min over interpolators", (r.norm2 / r.min_norm2), ex.MIN_NORM,
                  source_value="minimum-norm interpolator (003 Thm 1)", valid=r.valid & (r.loss < 1e-10))
 if "002" in R:
     r = R["002"]
     claims.check("Bias/spurious-002", "002's data: GD ends at the affine least-squares fit, not at an interpolator: "
-                 "final loss / affine fit's loss", r.loss / r.ols, C.close_to(1.0, rtol=1e-6),
+                 "final loss / affine fit's loss", r.loss / r.ols, ex.AT_OLS,
                  source_value="spurious OLS point (002 Thm 2, Fig. 2)", valid=r.valid)
     claims.check("Bias/min-norm-exists-002", "002's data: an interpolator exists (the linear program's minimum "
                  "||theta||^2 is finite), so the spurious point is not forced by the data", [r.min_norm2],
@@ -125,7 +125,7 @@ if "002" in R:
 if "001" in R:
     r = R["001"]
     claims.check("Bias/converges-001", "001's data: GD reaches zero loss from a small scale (final loss)", r.loss,
-                 C.below(1e-10), source_value="global convergence (001 Thm 1)", valid=r.valid)
+                 ex.ZERO_LOSS, source_value="global convergence (001 Thm 1)", valid=r.valid)
 
 # %% [markdown]
 # ### Verdicts

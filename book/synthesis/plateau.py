@@ -130,7 +130,7 @@ display(HTML(html_table(ex.table(run))))
 # (000's criterion for its Fig. 3.1).
 
 # %% tags=["remove-cell"]
-band = C.within(0.95, 1.05)
+band = ex.BAND
 orthogonal = [k for k in run.sources if k == "003"]
 
 # %%

@@ -211,14 +211,14 @@ fin = torch.cat([S[n]["finite"] for n in S])
 fails = [int((~S[n]["converged"]).sum()) for n in S]
 runs = [len(S[n]["converged"]) for n in S]
 claims.check("Thm1/success", "L -> 0 with probability >= 1 - eps (eps = 0.05): binomial p-value of the failures "
-             "per n under a failure rate eps", [binom_pvalue(f, k, P.eps) for f, k in zip(fails, runs)], C.above(0.05),
+             "per n under a failure rate eps", [binom_pvalue(f, k, P.eps) for f, k in zip(fails, runs)], CV.BINOMIAL,
              source_value=">= 1 - eps", valid=fin,
              note=f"failures per n: {fails} of {runs}; deviation from the spec: {max(runs)} runs cannot resolve "
                   "a rate of 1 - eps, so the criterion is a one-sided binomial test")
 logp = [n for n in S if T.width_rule(n, P.eps) < n]
 claims.check("Thm1/log-width", "the theorem's regime p ~ log n < n: binomial p-value of the failures at every n whose width "
              "p = floor(log(n/eps)/log(4/3)) + 1 is below n", [binom_pvalue(fails[list(S).index(n)], runs[list(S).index(n)], P.eps) for n in logp],
-             C.above(0.05), source_value="p ~ log n", valid=torch.cat([S[n]["finite"] for n in logp]) if logp else None,
+             CV.BINOMIAL, source_value="p ~ log n", valid=torch.cat([S[n]["finite"] for n in logp]) if logp else None,
              note=f"widths per n: {[(n, T.width_rule(n, P.eps)) for n in S]}; n with p < n: {logp}")
 claims.check("Thm1/bound6", "eq. (6) holds at every iterate of every run (violations, tolerance 1e-9)",
              int(sum(int(S[n]["v6"].sum()) for n in S)), C.below(0.5), source_value="0", valid=fin)
@@ -227,7 +227,7 @@ claims.check("Thm1/late-mu", "late mu >= C/n: final mu n / C over converged runs
              torch.cat([S[n]["late"] for n in S])[conv], C.above(1.0), source_value=">= 1", valid=fin[conv])
 scale_fails = [int((~s["converged"]).sum()) for s in SC]
 claims.check("Thm1/any-scale", "convergence for any initialisation scale: binomial p-value of the failures at every "
-             "scale", [binom_pvalue(f, len(th["scale_seeds"]), P.eps) for f in scale_fails], C.above(0.05),
+             "scale", [binom_pvalue(f, len(th["scale_seeds"]), P.eps) for f in scale_fails], CV.BINOMIAL,
              source_value="any scale", valid=torch.cat([s["finite"] for s in SC]),
              note=f"scales {P.scales}, failures {scale_fails}; lr / max(1, s^2) for large s")
 claims.check("Lemma7/gram-runs", "Lemma 7's two bounds hold at every iterate (violations), Theorem 1 and scale runs",
@@ -235,7 +235,7 @@ claims.check("Lemma7/gram-runs", "Lemma 7's two bounds hold at every iterate (vi
              source_value="0", valid=torch.cat([fin] + [s["finite"] for s in SC]))
 last = cor["rows"][-1]
 claims.check("Cor1/success", f"fresh data, d = {last['kappa']:g} n^2: binomial p-value of the failures",
-             binom_pvalue(int((~last["converged"]).sum()), len(P.seeds), P.eps), C.above(0.05), source_value=">= 1 - eps",
+             binom_pvalue(int((~last["converged"]).sum()), len(P.seeds), P.eps), CV.BINOMIAL, source_value=">= 1 - eps",
              valid=last["finite"], note=f"{int(last['converged'].sum())}/{len(P.seeds)} converged")
 cm = torch.cat([r["late_mu_n"][r["converged"]] for r in cor["rows"]])
 claims.check("Cor1/late-mu", "late mu n >= 0.6 (App-B constants), converged runs, every kappa", cm, C.above(0.6),

@@ -132,11 +132,11 @@ print(f"a_1 r_1 = {kink['a_r']:.3f} > 0; with sigma'(0) = 0 (library, torch) max
 
 # %%
 claims.check("Lemma5/exact-vs-mc", "the exact P(I) formula agrees with Monte Carlo (largest deviation in standard errors)",
-             max(r["z"] for r in mc), C.below(4.0), source_value="[derived] exact formula", valid=C.NO_TRAINING)
+             max(r["z"] for r in mc), IN.EXACT_VS_MC, source_value="[derived] exact formula", valid=C.NO_TRAINING)
 claims.check("Lemma5/sufficient", "p >= 4 log(n/eps) gives P(I) >= 1 - eps (margin P - (1 - eps), whole grid)",
-             [r["P"]["suf"] - (1 - r["eps"]) for r in l5], C.above(0.0), source_value=">= 1 - eps", valid=C.NO_TRAINING)
+             [r["P"]["suf"] - (1 - r["eps"]) for r in l5], IN.MARGIN, source_value=">= 1 - eps", valid=C.NO_TRAINING)
 claims.check("Lemma5/sufficient-code", "the authors' p = floor(log(n/eps)/log(4/3)) + 1 gives P(I) >= 1 - eps (margin)",
-             [r["P"]["code"] - (1 - r["eps"]) for r in l5], C.above(0.0), source_value=">= 1 - eps", valid=C.NO_TRAINING)
+             [r["P"]["code"] - (1 - r["eps"]) for r in l5], IN.MARGIN, source_value=">= 1 - eps", valid=C.NO_TRAINING)
 claims.check("Lemma5/proof-bound", "P(I) >= 1 - n (3/4)^p (margin, at p = 4 log(n/eps))", [r["P"]["suf"] - r["bound"] for r in l5],
              C.above(-1e-12), source_value="proof of Lemma 5", valid=C.NO_TRAINING)
 claims.check("Lemma5/necessary-orthogonal", "p <= 3 log(n/eps) - 2 gives P(I) <= 1 - eps on orthogonal data (margin (1 - eps) - P)",
@@ -160,21 +160,21 @@ claims.check("Lemma5/counterexample-outside-A2", "the identical-inputs counterex
              source_value="Assumption 2 (the data of Theorem 1)", valid=C.NO_TRAINING)
 claims.check("Lemma5/counterexample", "identical inputs, positive labels, p = floor(3 log(n/eps) - 2), eps = 0.05: the Monte "
              "Carlo P(I) exceeds 1 - eps (margin P - (1 - eps), every n of the Monte Carlo grid)",
-             [r["mc"] - 0.95 for r in ident], C.above(0.0, strict=True), source_value="P(I) <= 1 - eps (Lemma 5, any data)", valid=C.NO_TRAINING,
+             [r["mc"] - 0.95 for r in ident], IN.EXCEEDS, source_value="P(I) <= 1 - eps (Lemma 5, any data)", valid=C.NO_TRAINING,
              note="Monte Carlo with App-B initialisations, independent of the formula 1 - (3/4)^p: "
                   + ", ".join(f"n = {r['n']}, p = {r['p']}: {r['mc']:.4f}" for r in ident))
 agree = (iff["event"] == iff["fitted"]).double()
 claims.check("Lemma5-iff/agreement", "orthogonal data: residuals vanish iff I holds (fraction of runs that agree)",
              float(agree.mean()), C.close_to(1.0, atol=1e-12), source_value="iff", valid=iff["finite"])
 claims.check("Lemma5-iff/both-cases", "both cases occur (runs with I, runs without)",
-             bool(iff["event"].any() and (~iff["event"]).any()), C.is_true(), source_value="P(I) near 1/2",
+             bool(iff["event"].any() and (~iff["event"]).any()), IN.IFF_BOTH_CASES, source_value="P(I) near 1/2",
              valid=C.NO_TRAINING)
 claims.check("Prop3/collapse", "without Assumption 1 the loss stays at y_2^2/4 = 25", abs(float(p3["L"][0]) - 25.0),
-             C.below(1e-6), source_value="L >= y_2^2/4", valid=p3["finite"][:1])
+             IN.PROP3_COLLAPSE, source_value="L >= y_2^2/4", valid=p3["finite"][:1])
 claims.check("Prop3/signs", "both a_j > 0 and <w_j, x_2> <= 0 at the end",
-             bool((p3["a"][0] > 0).all() and (p3["Zx2"][0] <= 0).all()), C.is_true(), source_value="collapse of the second layer",
+             bool((p3["a"][0] > 0).all() and (p3["Zx2"][0] <= 0).all()), IN.PROP3_SIGNS, source_value="collapse of the second layer",
              valid=p3["finite"][:1])
-claims.check("Prop3/control", "the same w with Assumption 1 reaches L < 1e-20", float(p3["L"][1]), C.below(1e-20),
+claims.check("Prop3/control", "the same w with Assumption 1 reaches L < 1e-20", float(p3["L"][1]), IN.PROP3_CONVERGES,
              source_value="converges", valid=p3["finite"][1:])
 claims.check("C.2/no-reactivation", "sigma'(0) = 0: a neuron at the kink with a_j r_i > 0 stays there (max |<w, x>|)",
              kink["max_zero_path"], C.below(1e-300, strict=False), source_value="no reactivation",

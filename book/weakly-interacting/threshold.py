@@ -365,7 +365,7 @@ if f45 is not None:
                  C.within(0.0, 1.0), source_value="sub-linear", valid=fin5,
                  note=f"exponent {exp5['beta']:.3f}; bracketed at p = {ps.astype(int).tolist()}; deviation from the spec "
                       "(slopes decreasing at every step)")
-    claims.check("Fig5/log-fits-better", "the logarithmic fit's residual <= the linear fit's", log5["rss"] - lin5["rss"], C.below(0.0, strict=False),
+    claims.check("Fig5/log-fits-better", "the logarithmic fit's residual <= the linear fit's", log5["rss"] - lin5["rss"], TH.LOG_FITS_BETTER,
                  source_value="hard to tell", valid=fin5)
     claims.check("Fig5/below-dp", "N(30, p) < 30 p (bracketed thresholds)", N5 / (P.fig5_d * ps) if len(N5) else [math.nan], C.below(1.0),
                  source_value="n <= C d p", valid=fin5)

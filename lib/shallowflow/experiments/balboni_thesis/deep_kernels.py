@@ -12,6 +12,7 @@ import math
 import numpy as np
 import torch
 
+from ... import verdicts as C
 from ...params import PROFILE, Int, Ints, Rule, array_bytes
 
 SCHEMA = {
@@ -210,6 +211,10 @@ def dkm_last_factor(X, alphas, bases, act) -> torch.Tensor:
     for alpha, B in zip(alphas, bases[:-1]):
         Z = act(Z) @ (alpha @ act(B)).T
     return act(bases[-1]) @ act(Z).T
+
+
+# Theorem 2's criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it the false cases)
+THM2_FULL_RANK = C.above(1e-10, strict=True)  # smallest sigma_N / sigma_1 of the last-layer factor over the draws
 
 
 def theorem2(draws: int, N: int, width: int, layers: int, seed: int, act: str = "tanh", d_last=None,

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import torch
 
+from ... import verdicts as C
 from ...deep import dual as ddual
 from ...params import PROFILE, Float, Int, Ints, Rule, array_bytes, gd_work
 
@@ -98,6 +99,13 @@ def chi1(sw2: float, sb2: float) -> float:
     """chi_1 = sw2 E tanh'(sqrt(q*) z)^2: the order-to-chaos line is chi_1 = 1."""
     q = q_fixed_point(sw2, sb2)
     return sw2 * gauss(lambda z: (1 - np.tanh(math.sqrt(q) * z) ** 2) ** 2)
+
+
+# I-1's criteria (the chapter's; the negative controls of tests/test_controls_balboni_thesis.py use them too)
+I1_ORDERED = C.below(1e-3)  # ordered phase: 1 - c at the last depth
+I1_CHAOTIC = C.below(0.99)  # chaotic phase: c at the last depth stays below 1
+I1_FIXED_POINT = C.below(0.05)  # chaotic phase: |c - c*| at the last depth
+I1_GRADIENT_RATIO = C.within(0.95, 1.05)  # back-propagated squared-gradient ratio per layer over chi_1
 
 
 def simulate_mft(sw2: float, sb2: float, width: int, depth: int, seed: int, c0: float = 0.3, batch: int = 16) -> dict:

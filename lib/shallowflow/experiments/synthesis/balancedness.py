@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import init, metrics, theory
+from ... import verdicts as C
 from ...flow import gradient_flow
 from ...models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, ensemble_bytes, gd_bytes, gd_work
@@ -30,6 +31,17 @@ from .sources import KEYS, chosen
 ACTIVATIONS = ("relu", "sigmoid", "tanh")
 GD_THIN = 16  # gradient descent keeps every 16th state of the flow's grid (the drift needs no quadrature)
 MAX_DIM = 100  # the largest input dimension among the sources' datasets (001's d = 100)
+
+# the chapter's criteria (fixed in advance; the negative controls of tests/test_controls_synthesis.py use them too)
+FIRST_ORDER = C.within(0.8, 1.25)  # a drift of first order in the step: (drift ratio) / (step ratio) in 000 B2's band
+MOVES = C.above(1e-4)  # an exact flow moves the quantity: a hundred times the largest conserved drift by default
+DRIFT_LAW = C.below(1e-2)  # the measured drift is the source term's integral: they agree to 1%
+
+
+def conserved(rtol: float):
+    """An exact flow conserves the quantity: its drift stays below 100 x its relative tolerance."""
+    return C.below(100 * rtol)
+
 
 SCHEMA = {
     "profile": PROFILE,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import init, metrics, theory
+from ... import verdicts as C
 from ...models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import gradient_descent
@@ -31,6 +32,10 @@ from .sources import KEYS, chosen
 
 MAX_DIM, MAX_N = 100, 10  # the largest input dimension and number of points among the sources' datasets
 STOP = 1e-12  # a run stops once its loss is below this
+# the chapter's criteria (the negative controls of tests/test_controls_synthesis.py use them too)
+MIN_NORM = C.close_to(1.0, rtol=1e-3)  # ||theta||^2 over the minimum over interpolators
+AT_OLS = C.close_to(1.0, rtol=1e-6)  # final loss over the affine least-squares fit's loss
+ZERO_LOSS = C.below(1e-10)  # the final loss of a run that converged
 
 SCHEMA = {
     "profile": PROFILE,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import init
+from ... import verdicts as C
 from ...models import Network, Params
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import geometric_schedule, gradient_descent
@@ -154,6 +155,11 @@ def table(run: PLRun) -> list[dict]:
                          "mu at the end": float(final_mu(r)[i].median()),
                          "final loss": float(r.loss[-1, i].median())})
     return rows
+
+
+def final_local_pl(target: float):
+    """The chapter's criterion on the PL ratio at the end of training: equal to ``target`` to 1e-3 (relative)."""
+    return C.close_to(target, rtol=1e-3)
 
 
 def local_pl_orthogonal(data) -> float:

@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import init, metrics, theory
+from ... import verdicts as C
 from ...models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import gradient_descent
 from .sources import KEYS, chosen
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
+BAND = C.within(0.95, 1.05)  # the chapter's criterion on a slope's interval over a prediction (000 spec T3's band)
 MAX_DIM = 100  # the largest input dimension among the sources' datasets (001's d = 100)
 SLOWEST_RATE = 0.01  # a lower bound on every dataset's escape rate (sigmoid on 000's data: 0.0139), for the budget
 

@@ -11,12 +11,17 @@ import numpy as np
 import torch
 
 from shallowflow import checkpoint
+from shallowflow import verdicts as C
 from shallowflow import data as datasets
 from shallowflow.config import DTYPE
 from shallowflow.params import PROFILE, STEP_BUDGET, Bool, Float, Floats, Int, Ints, Rule, array_bytes, gd_work, memory_limit
 
 from . import reductions as RD
 from . import theory as T
+
+# the chapter's criterion on the binomial p-value of the failures under a failure rate eps (Thm1, Cor1); the
+# negative controls of tests/test_null_weakly_interacting.py and tests/test_controls_weakly_interacting.py use it
+BINOMIAL = C.above(0.05)
 
 SCHEMA = {
     "profile": PROFILE,

@@ -10,12 +10,22 @@ import torch
 
 from shallowflow import data as datasets
 from shallowflow import init, metrics, train
+from shallowflow import verdicts as C
 from shallowflow.config import DTYPE
 from shallowflow.models import Params
 from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD
 from . import theory as T
+
+# the chapter's criteria on Lemma 5 (the negative controls of tests/test_controls_weakly_interacting.py use them)
+EXACT_VS_MC = C.below(4.0)  # the exact P(I) against Monte Carlo: largest deviation in standard errors
+MARGIN = C.above(0.0)  # a probability margin of Lemma 5's bounds (P - (1 - eps) or (1 - eps) - P)
+EXCEEDS = C.above(0.0, strict=True)  # the counterexample's Monte Carlo P(I) strictly above 1 - eps
+IFF_BOTH_CASES = C.is_true()  # the iff study: runs with the event I and runs without it both occur
+PROP3_COLLAPSE = C.below(1e-6)  # Prop. 3: |L - y_2^2/4| at the end, the loss stuck at 25
+PROP3_SIGNS = C.is_true()  # Prop. 3: the second layer collapsed to one sign, <w_j, x_2> <= 0
+PROP3_CONVERGES = C.below(1e-20)  # Prop. 3's control: with Assumption 1 the loss reaches 0
 
 SCHEMA = {
     "profile": PROFILE,

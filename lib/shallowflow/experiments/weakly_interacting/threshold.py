@@ -11,6 +11,7 @@ import torch
 from scipy import optimize
 
 from shallowflow import checkpoint, metrics, progress
+from shallowflow import verdicts as C
 from shallowflow import data as datasets
 from shallowflow.params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_bytes, gd_work
 
@@ -425,6 +426,11 @@ def linear_fit(x, y):
 def power_fit(x, y):
     beta, lc = np.polyfit(np.log(x), np.log(y), 1)
     return dict(beta=float(beta), c=float(math.exp(lc)))
+
+
+# Fig5/log-fits-better's criterion on the logarithmic fit's residual minus the linear fit's (the chapter's; the
+# negative control of tests/test_controls_weakly_interacting.py uses it too)
+LOG_FITS_BETTER = C.below(0.0, strict=False)
 
 
 def log_fit(x, y):

@@ -1,0 +1,116 @@
+"""Negative controls for source 001 (issue 42, item 6): each deciding check, fed a case where its claim is false
+(built by the chapter's own package functions, at tiny size), must FAIL the chapter's own criterion on the same
+measurement; each value is asserted finite first (a NaN that a criterion rejects proves nothing)."""
+import math
+from types import SimpleNamespace as NS
+
+import numpy as np
+
+from shallowflow.experiments.weakly_interacting import convergence as CV
+from shallowflow.experiments.weakly_interacting import initialisation as IN
+from shallowflow.experiments.weakly_interacting import theory as T
+
+
+def rejects(criterion, measured) -> bool:
+    values = np.asarray(measured, dtype=float).reshape(-1)
+    assert values.size and np.isfinite(values).all(), measured  # the control must measure something
+    return not criterion(measured)
+
+
+def _untrained_pvalue(G, y, seeds, p, d, scale=1.0):
+    """The chapter's measurement (the binomial p-value of the failures under eps = 0.05) on runs with step 0."""
+    run, Cn = CV.run_gram(G, y, seeds, p, d, 0.0, 50, scale=scale)
+    s = CV.summary(run, Cn, G.shape[-1])
+    assert not bool(s["converged"].any()) and bool(s["finite"].all())  # the null is what it says
+    return CV.binom_pvalue(int((~s["converged"]).sum()), len(seeds), 0.05)
+
+
+def test_theorem1_log_width_and_scales_reject_untrained_runs():
+    """Thm1/log-width (the book's n = 50, whose width p = floor(log(n/eps)/log(4/3)) + 1 = 25 is below n) and
+    Thm1/any-scale (initialisation scales 0.1 and 3 at n = 10) on runs that do not train (step 0, so L never
+    reaches 0), on data satisfying Assumption 2 (the chapter's rejection): the binomial p-value of the failures
+    must fail CV.BINOMIAL."""
+    n, d = 50, 10 ** 6
+    p = T.width_rule(n, 0.05)
+    assert p < n
+    G, y, kept, _ = CV.valid_gram_seeds(n, d, list(range(8)), tag=1)
+    assert len(kept) >= 5
+    assert rejects(CV.BINOMIAL, [_untrained_pvalue(G, y, kept, p, d)])
+    G, y, kept, _ = CV.valid_gram_seeds(10, d, list(range(8)), tag=2)
+    for scale in (0.1, 3.0):
+        assert rejects(CV.BINOMIAL, [_untrained_pvalue(G, y, kept, T.width_rule(10, 0.05), d, scale)])
+
+
+def test_corollary1_success_rejects_untrained_runs():
+    """Cor1/success on fresh data in d = kappa n^2 (kappa = 800, n = 10: the smoke profile's, the corollary's
+    sampling, no rejection) with step 0: the binomial p-value of the failures must fail CV.BINOMIAL."""
+    n, kappa = 10, 800.0
+    d = int(kappa * n * n)
+    G, y = CV.gram_data(n, d, list(range(8)), tag=3, extra=int(round(1000 * kappa)))
+    assert rejects(CV.BINOMIAL, [_untrained_pvalue(G, y, list(range(8)), T.width_rule(n, 0.05), d)])
+
+
+def test_lemma5_sufficiency_margins_reject_the_necessity_width():
+    """Lemma5/sufficient and Lemma5/sufficient-code: the margin P(I) - (1 - eps) of the exact orthogonal-data formula,
+    at the necessity width p <= 3 log(n/eps) - 2 (below both sufficient widths, where the claim does not hold),
+    must fail IN.MARGIN on the chapter's (n, eps) grid; at the sufficient widths it passes."""
+    rows = IN.run_lemma5(NS(lemma5_ns=[10, 100, 1000], lemma5_eps=[0.01, 0.05, 0.1]))
+    assert all(r["p"]["nec"] < min(r["p"]["code"], r["p"]["suf"]) for r in rows)
+    assert rejects(IN.MARGIN, [r["P"]["nec"] - (1 - r["eps"]) for r in rows])
+    assert IN.MARGIN([r["P"]["suf"] - (1 - r["eps"]) for r in rows])
+
+
+def test_lemma5_monte_carlo_checks_reject_the_other_data():
+    """Lemma5/exact-vs-mc: the exact formula (orthogonal data, half the labels negative) against a Monte Carlo on
+    identical inputs with positive labels (data the formula is not for) deviates by far more than IN.EXACT_VS_MC's
+    four standard errors; Lemma5/counterexample: on orthogonal data (where necessity holds) the Monte Carlo P(I) at
+    the necessity width is not above 1 - eps, so IN.EXCEEDS rejects it."""
+    draws = 10000
+    for n in (10, 40):
+        p = T.lemma5_p_necessary(n, 0.05)
+        ex = T.well_init_probability(n - n // 2, n // 2, p)
+        se = math.sqrt(max(ex * (1 - ex), 1e-12) / draws)
+        wrong = IN.monte_carlo(n, p, draws, seed=n * 100 + p + 1, identical=True)
+        assert rejects(IN.EXACT_VS_MC, abs(wrong - ex) / se)
+        own = IN.monte_carlo(n, p, draws, seed=n * 100 + p)
+        assert IN.EXACT_VS_MC(abs(own - ex) / se)
+        assert rejects(IN.EXCEEDS, [own - 0.95])
+
+
+def test_prop3_checks_reject_the_other_start():
+    """Prop3/collapse and Prop3/signs on the run of run_prop3 whose start satisfies Assumption 1 (|a_j(0)| >=
+    ||w_j(0)||, the same w): the loss reaches 0, so |L - 25| is 25 and PROP3_COLLAPSE rejects it, and a_2 stays
+    negative, so the collapse of the second layer to one sign (PROP3_SIGNS) fails; the unbalanced start passes both.
+    Prop3/control the other way round: on the unbalanced start (Assumption 1 violated) the loss stays at 25, which
+    PROP3_CONVERGES rejects."""
+    p3 = IN.run_prop3(NS(prop3_lr=1e-2, prop3_time=100.0))
+    assert bool(p3["finite"].all())
+    collapsed = lambda i: bool((p3["a"][i] > 0).all() and (p3["Zx2"][i] <= 0).all())  # noqa: E731
+    assert rejects(IN.PROP3_COLLAPSE, abs(float(p3["L"][1]) - 25.0))
+    assert not IN.PROP3_SIGNS(collapsed(1))
+    assert IN.PROP3_COLLAPSE(abs(float(p3["L"][0]) - 25.0)) and IN.PROP3_SIGNS(collapsed(0))
+    assert rejects(IN.PROP3_CONVERGES, float(p3["L"][0])) and IN.PROP3_CONVERGES(float(p3["L"][1]))
+
+
+def test_iff_both_cases_rejects_a_width_where_the_event_always_holds():
+    """Lemma5-iff/both-cases: at p = n = 60 neurons (far above the width rule) every point has a correctly signed,
+    active neuron in every run, so the study has no run without the event I and IN.IFF_BOTH_CASES must fail;
+    at the chapter's p = 14 both cases occur."""
+    def both(p):
+        iff = IN.run_iff(NS(iff_n=60, iff_p=p, iff_seeds=list(range(3000, 3010)), iff_horizon=1e-3))
+        return bool(iff["event"].any() and (~iff["event"]).any())
+
+    assert not IN.IFF_BOTH_CASES(both(60))
+    assert IN.IFF_BOTH_CASES(both(14))
+
+
+def test_fig5_log_fit_criterion_rejects_linear_thresholds():
+    """Fig5/log-fits-better: thresholds exactly linear in p (N = 3 p, the growth the source calls hard to tell from
+    logarithmic, made plainly linear), through the chapter's own fits, give a logarithmic residual above the linear
+    one, so TH.LOG_FITS_BETTER must fail; the authors' Fig. 5 data pass it."""
+    from shallowflow.experiments.weakly_interacting import threshold as TH
+
+    ps = np.array([20.0, 30.0, 40.0, 60.0])  # the smoke grid's widths, and one more
+    assert rejects(TH.LOG_FITS_BETTER, TH.log_fit(ps, 3 * ps)["rss"] - TH.linear_fit(ps, 3 * ps)["rss"])
+    p, N = np.array(TH.AUTHORS_FIG5["p"], float), np.array(TH.AUTHORS_FIG5["N"], float)
+    assert TH.LOG_FITS_BETTER(TH.log_fit(p, N)["rss"] - TH.linear_fit(p, N)["rss"])
