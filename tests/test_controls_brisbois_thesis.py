@@ -131,3 +131,72 @@ def test_t1_negative_ratio_and_slope_fail_on_untrained_networks():
     _, dm, _ = T.key_vectors(d4)
     pred_slope = 1 / (T.time_factor("mean") * 1e-3 * float(dm.norm()))
     assert _rejects(X.T1_SLOPE, [slope / pred_slope])
+
+
+# -- balancedness-complexity ---------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import balancedness_complexity as B  # noqa: E402
+
+
+def _grid(act, scales, steps, init="balanced", seeds=(0, 1), data=None, snaps=None, lr=1e-3):
+    data = data or D.get("brisbois-orthogonal", device="cpu")
+    return Cm.train_grid(data, [act], M, Cm.combos(scales, list(seeds), inits=(init,), lrs=(lr,)), steps,
+                         snapshots=snaps or range(0, steps + 1, max(1, steps // 20)), record_every=100,
+                         stop_below=1e-24)[act], data
+
+
+def test_fig3_10_balancedness_fails_on_an_unbalanced_start():
+    """Fig3.10/relu (largest l-infinity error |a_j - s_j ||w_j|| | over training, below 1e-8) and Fig3.10/sigmoid,
+    Fig3.10/tanh (final l1-average error / mean |a_j|, below 0.1): the chapter's 'normal' start (a_j drawn
+    independently of w_j) is not balanced: ReLU at lambda = 1e-6 keeps an absolute error far above 1e-8 (its
+    conserved a_j^2 - ||w_j||^2 is not 0); Sigmoid and Tanh at lambda = 1 (lazy: no neuron grows to hide its
+    initial imbalance) keep relative errors of the order of the weights."""
+    e, _ = _grid("relu", [1e-6], 1000, init="normal")
+    assert _rejects(B.FIG310_RELU, B.balance_errors(e)["linf"].amax(0))
+    for act in ("sigmoid", "tanh"):
+        e, _ = _grid(act, [1.0], 1000, init="normal")
+        err = B.balance_errors(e)
+        assert _rejects(B.FIG310_SMOOTH, err["l1"][-1] / err["mean_a"][-1]), act
+
+
+def test_b3_relu_signs_fail_for_the_other_activation():
+    """B3/relu-signs and C.3/relu-signs (ReLU output weights keep their sign: no neuron flips): the claim is ReLU's
+    (a_j = s_j ||w_j|| along the flow); the same measurement on Sigmoid, same start (lambda = 1e-6, balanced), finds
+    neurons whose a_j changes sign."""
+    e, _ = _grid("sigmoid", [1e-6], 2000, seeds=(0,))
+    assert _rejects(B.SIGNS_KEPT, [B.sign_flips(e.traj.snap_a[:, 0].numpy(), metrics.signs(e.p0)[0].numpy())])
+
+
+def test_fig3_11_lazy_linear_fails_in_the_rich_regime():
+    """Fig3.11/{relu,sigmoid,tanh}-lazy-linear (||theta*|| / ||theta^0|| within [0.85, 1.15] at lambda >= 1): in the
+    rich regime (lambda = 1e-6, the claim is false there) the neurons grow by orders of magnitude."""
+    for act in T.ACTIVATIONS:
+        e, _ = _grid(act, [1e-6], 5000)
+        assert _rejects(B.LAZY_LINEAR, B.final_norms(e) / B.initial_norms(e)), act
+
+
+def test_fig3_11_sigmoid_rich_constant_fails_on_untrained_runs():
+    """Fig3.11/sigmoid-rich-constant (max/min of ||theta*|| over the rich lambda, below 1.01; ReLU and Tanh:
+    tests/test_null_brisbois_thesis.py): untrained runs keep their initial norms, proportional to lambda."""
+    e, _ = _grid("sigmoid", [1e-4, 1e-2], 20, seeds=(0,), lr=UNTRAINED_LR)
+    assert _rejects(B.RICH_CONSTANT, [B.rich_constant_ratio(B.final_norms(e))])
+
+
+def test_t0_min_norm_fails_on_a_lazy_interpolator():
+    """T0/relu-min-norm, T0/dataset-1.1.1, T0/dataset-1.1.4 (|| theta* || within 1e-3 of the min-norm value
+    sqrt(2 sum |y_k| / ||x_k||)) and T0/relu-1e-2 (within 5e-3): the claim is the rich limit's; a lazy (lambda = 1)
+    ReLU network trained to zero loss on each dataset interpolates with a norm far from the minimum."""
+    for variant in ("1.1.0", "1.1.1", "1.1.4"):
+        d = D.get("brisbois-orthogonal", variant=variant, device="cpu")
+        e, _ = _grid("relu", [1.0], 2000, data=d)
+        assert float(e.traj.loss[:, -1].max()) < 1e-10  # an interpolator: the false case is its norm, not its fit
+        dist = np.abs(B.final_norms(e) / T.relu_min_norm(d) - 1)
+        assert _rejects(B.T0_MIN_NORM, dist) and _rejects(B.T0_NEAR_MIN_NORM, dist), variant
+
+
+def test_thm6_zero_loss_fails_without_training_and_for_a_stuck_sigmoid():
+    """Thm6/zero-loss (final MSE below 1e-10): an untrained ReLU network keeps L(0) = 1; a rich Sigmoid network (the
+    theorem is ReLU's) is still on its plateau after 5000 epochs."""
+    e, _ = _grid("relu", [1e-6], 20, lr=UNTRAINED_LR)
+    assert _rejects(B.THM6_ZERO_LOSS, e.traj.loss[:, -1].numpy())
+    e, _ = _grid("sigmoid", [1e-6], 5000)
+    assert _rejects(B.THM6_ZERO_LOSS, e.traj.loss[:, -1].numpy())
