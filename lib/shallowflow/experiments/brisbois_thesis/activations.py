@@ -166,6 +166,21 @@ SIMULTANEOUS = C.within(0.9, 1.1)
 STRAIGHT = C.below(0.1)
 POSITIVE_FIRST = C.above(0.0, strict=True)
 TYPICAL = Cm.TYPICAL
+#: Fig. 3.1: plateaus per rich curve (Appendix C.1's detector, Cm.plateau_table): two for ReLU, one for Sigmoid/Tanh;
+#: Fig. 3.5: two plateaus (four phases) on ReLU's curve; Fig. 3.2: no plateau at the lazy scale
+FIG31_PLATEAUS = {act: C.within(want, want) for act, want in (("relu", 2), ("sigmoid", 1), ("tanh", 1))}
+FIG35_PHASES = C.within(2, 2)
+NO_PLATEAU = C.below(0, strict=False)
+#: Fig. 3.2: R^2 of log L against t on 1e-20 < L < 1e-3 (:func:`loglinear_r2`), linear convergence at the lazy scale
+LINEAR_RATE = C.above(0.999)
+#: Fig. 3.6 (lazy ReLU): cluster variances at the end / at initialisation (:func:`cluster_variances`), and
+#: ||theta_T - theta_0|| / ||theta_0|| (:func:`relative_movement`)
+RANDOM_ORIENTATIONS = C.within(0.8, 1.25)
+SMALL_MOVEMENT = C.below(0.2)
+#: Figs 3.9 / 3.20 (rich ReLU): the smallest cosine of a grown neuron with its data direction (:func:`direction_cosines`)
+ALIGNED_DIRECTIONS = C.above(0.999)
+#: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
+ZERO_LOSS = C.below(1e-10)
 
 
 def fig37_scale(P) -> float:
