@@ -314,3 +314,88 @@ def test_multidimensional_checks_fail_on_untrained_networks():
         assert _rejects(MD.zero_loss(P.goal), res.traj.loss[:, -1].numpy()), act
         if act != "relu":
             assert _rejects(MD.ONE_COMPONENT, res.evr[:, 0].numpy()), act
+
+
+# -- pl-analysis ----------------------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import pl_analysis as PL  # noqa: E402
+
+
+def test_pl1_regimes_and_t2_rate_fail_on_the_other_regime():
+    """PL1/rich-saddle (min_t mu_t below 1e-6) and PL1/lazy-bounded (above 1e-2), three activations, and T2/relu-rate
+    (|ReLU final-phase decay rate / the rich interpolator's local PL rate - 1| below 0.01): each regime is the other's
+    false case.  The lazy runs (lambda = 1) have mu_t bounded away from 0 along the path (no saddle) and the lazy
+    ReLU converges at an NTK rate, not the rich interpolator's; the rich runs (lambda = 1e-6) start on the saddle,
+    mu_t ~ 0."""
+    P = SimpleNamespace(width=10, steps=3000, pl_scales=[1e-6, 1.0], every=300, lr=1e-3)
+    pl = PL.run_pl1(P)
+    rich = [PL.min_mu(pl[a])[1e-6] for a in T.ACTIVATIONS]
+    lazy = [PL.min_mu(pl[a])[1.0] for a in T.ACTIVATIONS]
+    assert _rejects(PL.RICH_SADDLE, lazy) and _rejects(PL.LAZY_BOUNDED, rich)
+    v = pl["relu"]
+    lazy_relu = v["ens"].runs(scale=1.0)[0]
+    assert float(v["ens"].traj.loss[lazy_relu, -1]) < 1e-20  # converged through the rate window
+    data = D.get("brisbois-orthogonal", device="cpu")
+    rate = PL.final_rate(v["ens"].traj.loss[lazy_relu].numpy())
+    assert _rejects(PL.T2_RATE, [abs(rate / T.final_rate(data, P.lr) - 1)])
+
+
+# -- quasi-orthogonal -----------------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import quasi_orthogonal as Q  # noqa: E402
+
+
+def test_quasi_orthogonal_alignment_checks_fail_in_the_lazy_regime():
+    """Fig3.25/orientation-plus, /orientation-minus, /delta-sweep-directions (grown neurons within 0.02 of -1/xbar_k),
+    Fig3.25/two-plateaus, /delta-sweep (two plateaus), Fig3.26/orientation-2 (s = -1 neurons within 0.05 of the smaller
+    abscissa), /other-negative (s = +1 orientations negative), /moves-away (a later residual above 0.1 at the negative
+    point): the claims are the rich regime's; a lazy start (lambda = 1) trained to zero loss keeps its random
+    orientations, has no two-plateau profile and fits the negative point without leaving it."""
+    P = SimpleNamespace(width=20, init_scale=1.0, lr=1e-3, steps=3000, seeds=[0, 1, 2, 3], deltas=[0.1], delta_a=1.0,
+                        delta_b=10.0, snap_every=100)
+    run = Q.run_quasi(P)
+    a, b = Q.measure(run, Q.entry(run, "a")), Q.measure(run, Q.entry(run, "b"))
+    sw = Q.measure(run, Q.entry(run, "sweep", -0.1))
+    assert float(torch.cat([a["final_loss"], b["final_loss"], sw["final_loss"]]).max()) < 1e-6  # they did learn
+    assert _rejects(Q.ORIENTATION, a["dev_plus"]) and _rejects(Q.ORIENTATION, a["dev_minus"])
+    assert _rejects(Q.ORIENTATION, torch.maximum(sw["dev_plus"], sw["dev_minus"]))
+    assert _rejects(Q.TWO_PLATEAUS, a["plateaus"]) and _rejects(Q.TWO_PLATEAUS, sw["plateaus"])
+    small = float(b["data"].x1d.min())
+    assert _rejects(Q.ORIENTATION_2, (b["k_minus"] - small).abs().nan_to_num(0.0).amax(1))
+    assert _rejects(Q.OTHER_NEGATIVE, b["k_plus"].nan_to_num(-1e9).amax(1))
+    assert _rejects(Q.MOVES_AWAY, b["later_neg"])
+
+
+def test_quasi_orthogonal_slowdown_fails_on_an_untrained_network():
+    """Fig3.26/slowdown (more than three plateaus on the delta = 10 curve): the flat curve of an untrained network
+    (step 1e-12) shows no new slowdown."""
+    P = SimpleNamespace(width=20, init_scale=1e-10, lr=UNTRAINED_LR, steps=1000, seeds=[0, 1, 2, 3], deltas=[0.1],
+                        delta_a=1.0, delta_b=10.0, snap_every=100)
+    run = Q.run_quasi(P)
+    assert _rejects(Q.SLOWDOWN, Q.measure(run, Q.entry(run, "b"))["plateaus"])
+
+
+# -- non-orthogonal -------------------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import non_orthogonal as N  # noqa: E402
+
+
+def _nonorth(act, scale, lr, steps, seeds=(0, 1, 2)):
+    ds = D.brisbois_nonorthogonal("1.3.3")
+    P = SimpleNamespace(width=M, steps=steps, lr=lr, record_every=10, stop_below=1e-12)
+    return N.summary(N._train(act, [scale], list(seeds), P, ds), ds, 1e-6)
+
+
+def test_non_orthogonal_convergence_checks_fail_on_untrained_networks():
+    """Fig3.28/converges-0.001, C.30/converges, C.32/converges, C.34/converges (the fraction of runs reaching the loss
+    goal is one) and Fig3.29/converges (final loss below the goal), Dataset 1.3.3: untrained networks (step 1e-12)
+    keep L(0)."""
+    for act in ("relu", "sigmoid", "tanh"):
+        s = _nonorth(act, 1e-3, UNTRAINED_LR, 100)
+        assert _rejects(N.ALL_CONVERGED, [float(s["converged"].double().mean())]), act
+        assert _rejects(N.zero_loss(1e-6), s["last"].numpy()), act
+
+
+def test_c31_few_kinks_fails_on_a_lazy_interpolator():
+    """C.31/few-kinks (at the smallest converged lambda at most n = 5 kinks of h in [-2, 2]): the claim is the rich
+    regime's; lazy ReLU networks (lambda = 2.5) trained to the loss goal on Dataset 1.3.3 interpolate with many kinks."""
+    s = _nonorth("relu", 2.5, 1e-3, 5000)
+    assert bool(s["converged"].all())
+    assert _rejects(N.FEW_KINKS, s["kinks"].numpy())
