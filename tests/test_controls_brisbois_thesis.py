@@ -511,3 +511,68 @@ def test_label_variant_fig3_14_3_15_fail_on_other_regimes():
     Ts = Cm.first_epoch_below(e.traj, 0.01)
     assert (Ts > 0).all()
     assert _rejects(LV.SMALL_W, Cm.converged_only(e.traj.final.W.flatten(1).norm(dim=1), Ts))
+
+
+# -- instability-transition -----------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import instability_transition as IT  # noqa: E402
+
+
+def test_c8_plateau_counts_fail_on_the_other_panel():
+    """C.8/relu-1 (no plateau at lambda = 1), C.8/relu-0.01, C.8/relu-1e-06 (two plateaus) and C.8/sigmoid-1e-06 (one):
+    each panel's count is the other regime's false case.  The chapter's run_transition (ReLU at lambda = 1e-6 and 1,
+    Sigmoid at 1e-6, m = 10, 25000 epochs) and Appendix C.1's detector: the rich ReLU curve fails the lazy panel's
+    criterion, the lazy one fails the rich panels', the lazy ReLU curve fails Sigmoid's."""
+    scales = [1e-6, 1e-2, 1.0]
+    P = SimpleNamespace(width=10, steps=25000, seeds=[0], relu_scales=[1e-6, 1.0], sigmoid_scales=[1e-6],
+                        tanh_scales=[1e-6], c8_scales=[1e-6, 1.0], lr=1e-3)
+    tr = IT.run_transition(P)
+    e, tab = tr["ens"]["relu"], tr["tables"]["relu"]
+    rich, lazy = [[tab[r]["count"] for r in e.runs(scale=lam)] for lam in (1e-6, 1.0)]
+    assert all(t["T"] > 0 for t in tab)  # both regimes trained to L < 0.01
+    assert _rejects(IT.c8_criterion("relu", 1.0, scales), rich)
+    assert _rejects(IT.c8_criterion("relu", 1e-6, scales), lazy)
+    assert _rejects(IT.c8_criterion("relu", 1e-2, scales), lazy)
+    assert _rejects(IT.c8_criterion("sigmoid", 1e-6, scales), lazy)
+
+
+def test_c11_spike_fails_below_the_critical_step():
+    """C.11/peak-epoch (the largest loss at epoch 15-40) and C.11/peak-value (in [1e4, 5e4]): the spike is the claim
+    for alpha above alpha_crit = 4/m; the chapter's Sigmoid, m = 600, lambda = 1e-6 at 0.75 alpha_crit has none (its
+    largest loss is the initial one).  C.11/initial-loss (L(theta^0) within 1e-4 of 1, a small start): a lazy start
+    (lambda = 1) is far from it."""
+    data = D.get("brisbois-orthogonal", device="cpu")
+    lr = 0.75 * T.sigmoid_alpha_crit(600)
+    e = Cm.train_grid(data, ["sigmoid"], 600, Cm.combos([1e-6], [0], lrs=(lr,)), 200)["sigmoid"]
+    k, v = IT.spike(e.traj.loss)
+    assert _rejects(IT.C11_PEAK_EPOCH, k) and _rejects(IT.C11_PEAK_VALUE, v)
+    e = Cm.train_grid(data, ["sigmoid"], 600, Cm.combos([1.0], [0], lrs=(1e-2,)), 1)["sigmoid"]
+    assert _rejects(IT.C11_INITIAL_LOSS, e.traj.loss[:, 0].numpy())
+
+
+# -- width-grid -----------------------------------------------------------------------------------------------------------
+from shallowflow.experiments.brisbois_thesis import width_grid as G  # noqa: E402
+
+
+def test_width_grid_appendix_checks_fail_on_the_other_regime():
+    """The chapter's run_grid (m = 10, alpha in {1e-3, 0.6}, lambda in {1e-6, 1}, 30 time units): C.9/two-plateaus
+    (ReLU: two plateaus per converged curve) and C.10/one-plateau (Sigmoid: one) fail on the lazy (lambda = 1) curves,
+    which converge without a plateau; C.9/explodes (ReLU's initial MSE / 1e5 above 1, the claim at lambda = 100)
+    fails at lambda = 1; C.12/stable (largest max_t L / L0 at most 1.05, Tanh) fails for Sigmoid at alpha = 0.6 > 4/m,
+    the other activation's unstable step."""
+    P = SimpleNamespace(widths=[10], lrs=[1e-3, 0.6], scales=[1e-6, 1.0], budget=30, max_epochs=30000, fig33_scale=1e-6)
+    rows = G.run_grid(P)
+    lazy = {a: G.select(rows, act=a, scale=1.0, lr=1e-3) for a in ("relu", "sigmoid")}
+    assert all(r["T"] > 0 for rs in lazy.values() for r in rs)
+    assert _rejects(G.TWO_PLATEAUS, [r["count"] for r in lazy["relu"]])
+    assert _rejects(G.ONE_PLATEAU, [r["count"] for r in lazy["sigmoid"]])
+    assert _rejects(G.EXPLODES, [r["L0"] / 1e5 for r in lazy["relu"]])
+    assert _rejects(G.STABLE, [max(r["Lmax"] / r["L0"] for r in G.select(rows, act="sigmoid", scale=1e-6, lr=0.6))])
+
+
+def test_width_grid_convergence_counts_fail_on_a_short_budget():
+    """C.9/converges, C.10/low-alpha-converges, C.12/converges (no run at small lambda fails to reach L < 0.01 within
+    its budget): with 1000 epochs at alpha = 1e-3 no rich run (lambda = 1e-6) of any activation is trained."""
+    P = SimpleNamespace(widths=[10], lrs=[1e-3], scales=[1e-6], budget=1, max_epochs=1000, fig33_scale=1e-6)
+    rows = G.run_grid(P)
+    for act in T.ACTIVATIONS:
+        assert _rejects(G.ALL_REACH, [sum(1 for r in G.select(rows, act=act) if r["T"] < 0)]), act
