@@ -576,3 +576,31 @@ def test_width_grid_convergence_counts_fail_on_a_short_budget():
     rows = G.run_grid(P)
     for act in T.ACTIVATIONS:
         assert _rejects(G.ALL_REACH, [sum(1 for r in G.select(rows, act=act) if r["T"] < 0)]), act
+
+
+# -- more activations and balancedness-complexity ------------------------------------------------------------------------
+def test_fig3_2_fast_and_monotone_fail_outside_the_lazy_regime():
+    """Fig3.2/{act}-fast (epochs to L < 0.01 at the lazy scale / at lambda = 1e-2, below 0.2), read on converged runs:
+    a rich numerator (lambda = 1e-6, no lazy run) is slower than lambda = 1e-2, not five times faster.
+    Fig3.2/{act}-monotone (the largest relative loss increase, none): the chapter's Sigmoid at a step above
+    alpha_crit = 4/m (m = 600, alpha = 1e-2, Fig. C.11) spikes before it converges."""
+    for act in T.ACTIVATIONS:
+        e, _ = _act_runs(act, 1e-6, 30000, seeds=(0,))
+        e2, _ = _act_runs(act, 1e-2, 30000, seeds=(0,))
+        T6, T2 = Cm.first_epoch_below(e.traj, 0.01), Cm.first_epoch_below(e2.traj, 0.01)
+        assert (T6 > 0).all() and (T2 > 0).all(), act
+        assert _rejects(A.FAST, Cm.converged_only(T6, T6) / Cm.converged_only(T2, T2)), act
+    data = D.get("brisbois-orthogonal", device="cpu")
+    e = Cm.train_grid(data, ["sigmoid"], 600, Cm.combos([1e-6], [0], lrs=(1e-2,)), 4000)["sigmoid"]
+    T_ = Cm.first_epoch_below(e.traj, 0.01)
+    assert (T_ > 0).all()
+    assert _rejects(A.MONOTONE, Cm.converged_only(A.largest_increase(e.traj.loss), T_))
+
+
+def test_b2_step_independent_fails_for_relu():
+    """B2/sigmoid-step-independent, B2/tanh-step-independent (the drift of a_j^2 - ||w_j||^2 at alpha = 1e-2 over that at
+    1e-3, within [0.8, 1.25]): for ReLU the drift is GD's O(alpha) finite-step effect (B1), so the same ratio is about
+    the step ratio 10 (read at lambda = 1e-2, where ReLU's drift is above rounding, as B1 reads it)."""
+    P = SimpleNamespace(width=M, seeds=[0], balance_scales=[1e-2], balance_lrs=[1e-3, 1e-2], balance_time=5.0)
+    bal = B.run_balancedness(P)
+    assert _rejects(B.B2_STEP_INDEPENDENT, B.drift_ratios(bal["relu"], P.balance_lrs, P.balance_scales)[1e-2])
