@@ -317,14 +317,14 @@ for act, e in res.grids.items():
     claims.check(f"Fig3.2/{act}-no-plateau", f"{act}, lambda = {P.lazy_scale:g}: plateaus detected", np.array([tables[act][r]["count"] for r in lz]),
                  A.NO_PLATEAU, source_value="no plateau", valid=valid[lz])
     Lz = e.traj.loss[lz]
-    incr = torch.where(Lz[:, :-1] > 1e-16, (Lz[:, 1:] - Lz[:, :-1]) / Lz[:, :-1].clamp_min(1e-300), torch.zeros_like(Lz[:, 1:])).amax(1)
+    incr = A.largest_increase(Lz)
     claims.check(f"Fig3.2/{act}-monotone", f"{act}, lambda = {P.lazy_scale:g}: largest relative loss increase while L > 1e-16",
-                 Cm.converged_only(incr, [tables[act][r]["T"] for r in lz]), C.below(0.0, strict=False), source_value="monotone", valid=valid[lz],
+                 Cm.converged_only(incr, [tables[act][r]["T"] for r in lz]), A.MONOTONE, source_value="monotone", valid=valid[lz],
                  note="below 1e-16 the loss is at the float64 resolution of the residuals; nan: a run that never reached L < 0.01")
     T1e2 = np.array([tables[act][sel(e, scale=max(rich), init=mt['init'], seed=mt['seed'])[0]]["T"] for mt in [e.meta[r] for r in lz]], dtype=float)
     claims.check(f"Fig3.2/{act}-fast", f"{act}: epochs to L < 0.01 at lambda = {P.lazy_scale:g} / at lambda = {max(rich):g}",
                  Cm.converged_only([tables[act][r]["T"] for r in lz], [tables[act][r]["T"] for r in lz]) / Cm.converged_only(T1e2, T1e2),
-                 C.below(0.2), source_value="much fewer", valid=valid[lz],
+                 A.FAST, source_value="much fewer", valid=valid[lz],
                  note="nan: a run that never reached L < 0.01 (its T of -1 would make a negative ratio)")
     claims.check(f"Fig3.2/{act}-linear-rate", f"{act}, lambda = {P.lazy_scale:g}: R^2 of log L against t on 1e-20 < L < 1e-3",
                  [A.loglinear_r2(e.traj.loss[r].numpy()) for r in lz], A.LINEAR_RATE, source_value="linear convergence", valid=valid[lz])
