@@ -604,3 +604,11 @@ def test_b2_step_independent_fails_for_relu():
     P = SimpleNamespace(width=M, seeds=[0], balance_scales=[1e-2], balance_lrs=[1e-3, 1e-2], balance_time=5.0)
     bal = B.run_balancedness(P)
     assert _rejects(B.B2_STEP_INDEPENDENT, B.drift_ratios(bal["relu"], P.balance_lrs, P.balance_scales)[1e-2])
+
+
+def test_fig3_11_relu_explosion_fails_at_a_moderate_scale():
+    """Fig3.11/relu-explodes (initial MSE / 1e5 above 1) and Fig3.11/relu-no-convergence (final MSE at least 0.01): the
+    claims are lambda = 100's; at lambda = 1 the ReLU network starts with a moderate loss and converges."""
+    e, _ = _grid("relu", [1.0], 2000)
+    assert _rejects(B.EXPLODES, e.traj.loss[:, 0].numpy() / 1e5)
+    assert _rejects(B.NO_CONVERGENCE, e.traj.loss[:, -1].numpy())

@@ -121,12 +121,8 @@ flow = B.flow_drift(P, P.balance_time)
 ratio = {}
 for act in T.ACTIVATIONS:
     v = bal[act]
-    e = v["ens"]
     lo, hi = sorted(P.balance_lrs)
-    pairs = [(e.runs(scale=lam, lr=lo, seed=mt["seed"])[0], e.runs(scale=lam, lr=hi, seed=mt["seed"])[0])
-             for lam in P.balance_scales for mt in [e.meta[r] for r in e.runs(scale=lam, lr=lo)]]
-    ratio[act] = {lam: np.array([v["drift"][b] / v["drift"][a] for a, b in pairs if e.meta[a]["scale"] == lam])
-                  for lam in P.balance_scales}
+    ratio[act] = B.drift_ratios(v, P.balance_lrs, P.balance_scales)
     print(f"{act:8s}: drift ratio alpha {hi:g} / alpha {lo:g}: " +
           ", ".join(f"lambda {lam:g}: {ratio[act][lam].round(3).tolist()}" for lam in P.balance_scales) +
           f"; exact gradient flow (lambda {lam_f:g}): drift {flow[act]['drift']:.3e}, final MSE {flow[act]['loss']:.1e}")
@@ -251,7 +247,7 @@ claims.check("B1/relu-drift-linear", f"ReLU (lambda {lam_b1:g}): drift at alpha 
 for act in ("sigmoid", "tanh"):
     rr = runs_of(act, scale=lam_f, lr=min(P.balance_lrs))
     claims.check(f"B2/{act}-step-independent", f"{act} (lambda {lam_f:g}): drift at alpha {max(P.balance_lrs):g} / at alpha {min(P.balance_lrs):g}",
-                 ratio[act][lam_f], C.within(0.8, 1.25), source_value="thesis: finite step or numerical error", valid=v[act][rr])
+                 ratio[act][lam_f], B.B2_STEP_INDEPENDENT, source_value="thesis: finite step or numerical error", valid=v[act][rr])
     # the thesis's finite-step explanation, as the thesis states it: the deviation comes from GD's finite step, so it
     # grows with the step as the ReLU drift does (B1): an O(alpha) total drift over a fixed time, ratio = step ratio
     step_ratio = max(P.balance_lrs) / min(P.balance_lrs)
@@ -306,14 +302,14 @@ for act in T.ACTIVATIONS:
     big = [r for r, mt in enumerate(e.meta) if mt["scale"] >= 100]
     if act == "relu" and big:
         claims.check("Fig3.11/relu-explodes", "ReLU, lambda = 100: initial MSE / 1e5 (the outputs explode)",
-                     e.traj.loss[big, 0].numpy() / 1e5, C.above(1.0), source_value="initial loss of several millions",
+                     e.traj.loss[big, 0].numpy() / 1e5, B.EXPLODES, source_value="initial loss of several millions",
                      valid=np.isfinite(e.traj.loss[big, 0].numpy()))
         # a run that overflowed (non-finite loss or parameters) is evidence neither for nor against non-convergence:
         # it is left out and named; the claim is judged on the finite runs (none: nan, the check fails)
         fin = [r for r in big if cv[act][r]]
         claims.check("Fig3.11/relu-no-convergence", "ReLU, lambda = 100: no convergence, final MSE >= 0.01 on every finite run "
                      "(an overflowed run is no evidence either way)",
-                     e.traj.loss[fin, -1].numpy() if fin else np.array([np.nan]), C.above(0.01), source_value="no convergence",
+                     e.traj.loss[fin, -1].numpy() if fin else np.array([np.nan]), B.NO_CONVERGENCE, source_value="no convergence",
                      valid=cv[act][fin] if fin else None,
                      note=f"runs that overflowed, left out as evidence: {len(big) - len(fin)} of {len(big)} "
                           f"(runs {[r for r in big if not cv[act][r]]})")

@@ -139,6 +139,21 @@ def sign_flips(a: np.ndarray, s: np.ndarray) -> int:
     return int((np.sign(a) != s[None]).any(0).sum())
 
 
+def drift_ratios(v: dict, balance_lrs, balance_scales) -> dict:
+    """B1 / B2: per lambda, the drift of a_j^2 - ||w_j||^2 at the larger step over that at the smaller, one per seed
+    (``v``: one activation's :func:`run_balancedness` entry)."""
+    e = v["ens"]
+    lo, hi = sorted(balance_lrs)
+    pairs = [(e.runs(scale=lam, lr=lo, seed=mt["seed"])[0], e.runs(scale=lam, lr=hi, seed=mt["seed"])[0])
+             for lam in balance_scales for mt in [e.meta[r] for r in e.runs(scale=lam, lr=lo)]]
+    return {lam: np.array([v["drift"][b] / v["drift"][a] for a, b in pairs if e.meta[a]["scale"] == lam])
+            for lam in balance_scales}
+
+
+#: B2 (Sigmoid, Tanh): the drift does not depend on the step (ratio of the drifts at the two steps within [0.8, 1.25])
+B2_STEP_INDEPENDENT = _C.within(0.8, 1.25)
+
+
 def flow_drift(P, t_end: float) -> dict:
     """Lemma 5 / B2 under the exact gradient flow of the MSE (no step at all): per activation, the drift of
     a_j^2 - ‖w_j‖^2 at t_end (max over neurons), lambda = the smallest balance scale, first seed."""
@@ -249,6 +264,9 @@ LAZY_LINEAR = _C.within(0.85, 1.15)
 T0_MIN_NORM = _C.below(1e-3)
 T0_NEAR_MIN_NORM = _C.below(5e-3)
 THM6_ZERO_LOSS = _C.below(1e-10)
+#: Fig. 3.11, ReLU at lambda = 100: the initial MSE over 1e5 (the outputs explode) and the final MSE (no convergence)
+EXPLODES = _C.above(1.0)
+NO_CONVERGENCE = _C.above(0.01)
 
 
 def rich_constant_ratio(norms: np.ndarray) -> float:
