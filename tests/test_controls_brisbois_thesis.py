@@ -612,3 +612,17 @@ def test_fig3_11_relu_explosion_fails_at_a_moderate_scale():
     e, _ = _grid("relu", [1.0], 2000)
     assert _rejects(B.EXPLODES, e.traj.loss[:, 0].numpy() / 1e5)
     assert _rejects(B.NO_CONVERGENCE, e.traj.loss[:, -1].numpy())
+
+
+def test_fig3_31_groups_turn_fails_on_orthogonal_data():
+    """Fig3.31/groups-turn (the largest turn of a tight cluster's mean direction after the alignment, above 0.1 rad):
+    the claim needs non-orthogonal data (Dataset 1.3.2); on the orthogonal Dataset 1.1.0 the chapter's ReLU run
+    (lambda = 1e-6, trained to zero loss) aligns its groups on the data directions and they keep them."""
+    ds = D.get("brisbois-orthogonal", device="cpu")
+    tr = TP._train("relu", ds, [1e-6], [0, 1], M, 25000, SimpleNamespace(lr=1e-3, stop_below=1e-12), record_every=10)
+    assert float(tr.loss[:, -1].max()) < 1e-10
+    ends = TP.plateau_end(tr)
+    assert (ends > 0).all()
+    turns = [TP.cluster_turn(tr, r, int(ends[r])) for r in range(tr.loss.shape[0])]
+    assert all(turns)  # tight clusters to read
+    assert _rejects(TP.GROUPS_TURN, TP.largest_tight_turn(turns))

@@ -239,9 +239,9 @@ if "grid" in P.sections:
                  low_s if bool(torch.isfinite(stuck).all()) else float("nan"), T.TYPICAL,
                  source_value="no decrease after 1e6 epochs",
                  note=f"L(10^6)/L(0) per seed {dict(zip(lS.seeds, (round(float(v), 5) for v in stuck)))}", valid=lS.valid)
-    best_turn = [max([c for n, c, s1, s2 in tu if s1 < 0.05] or [0.0]) for tu in turns]
+    best_turn = T.largest_tight_turn(turns)
     claims.check("Fig3.31/groups-turn", "ReLU, Dataset 1.3.2: largest turn (rad) of a cluster's mean direction after the alignment, "
-                 "among clusters that end tight (circular std < 0.05)", best_turn, C.above(0.1),
+                 "among clusters that end tight (circular std < 0.05)", best_turn, T.GROUPS_TURN,
                  source_value="groups change direction together", valid=ok(eR.traj, iR))
     claims.check("Fig3.32/one-orientation", f"Tanh, lambda = {P.fig32_scale:g}: axial concentration of neurons at epoch {k1}", conc,
                  T.ONE_ORIENTATION, source_value="one orientation (epochs < 400,000)", valid=ok(trT, iT))

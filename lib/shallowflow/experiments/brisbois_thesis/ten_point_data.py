@@ -431,6 +431,16 @@ DOUBTS = C.above(1e-3)
 SIGNS_KEPT = C.is_true()
 
 
+def largest_tight_turn(turns: list[list[tuple]], tight: float = 0.05) -> list[float]:
+    """Fig. 3.31, per run (one :func:`cluster_turn` list each): the largest turn of a cluster's mean direction after
+    the alignment among the clusters that end tight (circular std below ``tight``); 0 where none."""
+    return [max([c for n, c, s1, s2 in tu if s1 < tight] or [0.0]) for tu in turns]
+
+
+#: Fig. 3.31: on non-orthogonal data the groups of neurons change direction together after the alignment (radians)
+GROUPS_TURN = C.above(0.1)
+
+
 def balance_error(tr: train.Trajectory) -> tuple[torch.Tensor, torch.Tensor]:
     """Per run, over the stored epochs: max of the l1-average abs(a_j - s_j norm(w_j)) over mean abs(a_j), and whether every
     a_j kept the sign of a_j^0 (s_j) and stayed nonzero."""
