@@ -85,7 +85,7 @@ def test_fig2_8_aligned_fails_mid_alignment():
     assert _rejects(X.FIG28_FINAL_BREAKPOINTS, err)
 
 
-@pytest.mark.xfail(strict=True, reason="finding: orientation_errors reads only neurons with ||w|| >= 10 lambda and "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: orientation_errors reads only neurons with ||w|| >= 10 lambda and "
                    "gives 0 where none has grown, so an untrained network and a lazy (lambda = 1) network that "
                    "interpolates without aligning both pass Fig2.8/aligned-8000 and Fig2.8/final-breakpoints")
 def test_fig2_8_aligned_on_networks_without_grown_neurons():
@@ -236,7 +236,7 @@ def test_fig3_2_no_plateau_fails_in_the_rich_regime():
         assert _rejects(A.NO_PLATEAU, [t["count"] for t in tab]), act
 
 
-@pytest.mark.xfail(strict=True, reason="finding: loglinear_r2 reads only the window 1e-20 < L < 1e-3, the final local "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: loglinear_r2 reads only the window 1e-20 < L < 1e-3, the final local "
                    "convergence of any run that converges: a rich (saddle-to-saddle) run passes Fig3.2/*-linear-rate")
 def test_fig3_2_linear_rate_on_a_rich_run():
     """Fig3.2/{act}-linear-rate (R^2 of log L against t, above 0.999, 'linear convergence' of the lazy regime): a rich
@@ -424,7 +424,7 @@ def test_wide_alignment_checks_fail_on_untrained_networks():
             assert _rejects(TP.WIDE_ALIGN, w["conc"].numpy()), act
 
 
-@pytest.mark.xfail(strict=True, reason="finding: C.22/align's measure (distinct directions within cos 0.99 per grown "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: C.22/align's measure (distinct directions within cos 0.99 per grown "
                    "neuron, below 0.5) holds by construction in the plane for the book's m = 200 (and the smoke "
                    "tier's 60): directions 8 degrees apart fill the circle with about 22 classes, so the isotropic "
                    "initial draw gives about 0.15 (0.36 at m = 60)")
