@@ -296,7 +296,7 @@ for act, e in res.grids.items():
     counts = np.array([tables[act][r]["count"] for r in rr])
     want = 2 if act == "relu" else 1
     claims.check(f"Fig3.1/{act}-plateaus", f"{act}: number of plateaus per rich curve of the figure (balanced initialisation; detector C.1), every lambda and seed",
-                 counts, C.within(want, want), source_value=f"{want}", valid=valid[rr],
+                 counts, A.FIG31_PLATEAUS[act], source_value=f"{want}", valid=valid[rr],
                  note="the figure shows the balanced initialisation only; normal-initialised curves (the text's 'very similar', "
                       f"checked by Fig3.1/{act}-normal-like-balanced): plateau counts "
                       f"{[int(tables[act][r]['count']) for r in rn]} over lambda {sorted(rich)} x seeds")
@@ -315,19 +315,19 @@ for act, e in res.grids.items():
                  note="the spec gives no tolerance; the book's is fixed at [0.8, 1.25]", valid=valid[rb])
     lz = sel(e, scale=P.lazy_scale)
     claims.check(f"Fig3.2/{act}-no-plateau", f"{act}, lambda = {P.lazy_scale:g}: plateaus detected", np.array([tables[act][r]["count"] for r in lz]),
-                 C.below(0, strict=False), source_value="no plateau", valid=valid[lz])
+                 A.NO_PLATEAU, source_value="no plateau", valid=valid[lz])
     Lz = e.traj.loss[lz]
-    incr = torch.where(Lz[:, :-1] > 1e-16, (Lz[:, 1:] - Lz[:, :-1]) / Lz[:, :-1].clamp_min(1e-300), torch.zeros_like(Lz[:, 1:])).amax(1)
+    incr = A.largest_increase(Lz)
     claims.check(f"Fig3.2/{act}-monotone", f"{act}, lambda = {P.lazy_scale:g}: largest relative loss increase while L > 1e-16",
-                 Cm.converged_only(incr, [tables[act][r]["T"] for r in lz]), C.below(0.0, strict=False), source_value="monotone", valid=valid[lz],
+                 Cm.converged_only(incr, [tables[act][r]["T"] for r in lz]), A.MONOTONE, source_value="monotone", valid=valid[lz],
                  note="below 1e-16 the loss is at the float64 resolution of the residuals; nan: a run that never reached L < 0.01")
     T1e2 = np.array([tables[act][sel(e, scale=max(rich), init=mt['init'], seed=mt['seed'])[0]]["T"] for mt in [e.meta[r] for r in lz]], dtype=float)
     claims.check(f"Fig3.2/{act}-fast", f"{act}: epochs to L < 0.01 at lambda = {P.lazy_scale:g} / at lambda = {max(rich):g}",
                  Cm.converged_only([tables[act][r]["T"] for r in lz], [tables[act][r]["T"] for r in lz]) / Cm.converged_only(T1e2, T1e2),
-                 C.below(0.2), source_value="much fewer", valid=valid[lz],
+                 A.FAST, source_value="much fewer", valid=valid[lz],
                  note="nan: a run that never reached L < 0.01 (its T of -1 would make a negative ratio)")
     claims.check(f"Fig3.2/{act}-linear-rate", f"{act}, lambda = {P.lazy_scale:g}: R^2 of log L against t on 1e-20 < L < 1e-3",
-                 [A.loglinear_r2(e.traj.loss[r].numpy()) for r in lz], C.above(0.999), source_value="linear convergence", valid=valid[lz])
+                 [A.loglinear_r2(e.traj.loss[r].numpy()) for r in lz], A.LINEAR_RATE, source_value="linear convergence", valid=valid[lz])
     if act != "relu":
         pred = T.plateau_slope(data, act) / P.lr
         claims.check(f"T3/{act}", f"{act}: epochs to L < L0/2 per unit ln(1/lambda) / 1/(2 alpha sigma'(0) ||v||) = {pred:.0f}",
@@ -346,22 +346,22 @@ claims.check("Fig3.4/alignment-tighter", f"ReLU: share of seeds whose axial vari
                   + (f"; {Cm.describe_seeds(align['seeds'], align['rejected'])}" if align["rejected"] else ""))
 r5 = sel(relu, scale=max(rich), init="balanced")
 claims.check("Fig3.5/phases", f"ReLU, lambda = {max(rich):g}, balanced initialisation (the figure's): two plateaus (four phases) on every curve",
-             np.array([tables['relu'][r]["count"] for r in r5]), C.within(2, 2), source_value="phases visible",
+             np.array([tables['relu'][r]["count"] for r in r5]), A.FIG35_PHASES, source_value="phases visible",
              valid=rv[r5], note="normal-initialised curves at this scale (not in the figure): plateau counts "
              f"{[int(tables['relu'][r]['count']) for r in sel(relu, scale=max(rich), init='normal')]}")
 lv = var[P.lazy_scale]
 claims.check("Fig3.6/random-orientations", f"ReLU, lambda = {P.lazy_scale:g}: cluster variances at the end of training / at initialisation",
              Cm.converged_only([lv["plus"] / lv["plus_init"], lv["minus"] / lv["minus_init"]], [tables["relu"][lazy_r[0]]["T"]] * 2),
-             C.within(0.8, 1.25), source_value="random orientations", note="nan: the run never reached L < 0.01 (not a trained network)",
+             A.RANDOM_ORIENTATIONS, source_value="random orientations", note="nan: the run never reached L < 0.01 (not a trained network)",
              valid=rv[sel(relu, scale=P.lazy_scale)][:1].repeat(2))
 claims.check("Fig3.6/small-movement", "ReLU, lambda = 1: ||theta_T - theta_0|| / ||theta_0||",
-             Cm.converged_only(move, [tables["relu"][r]["T"] for r in lazy_r]), C.below(0.2),
+             Cm.converged_only(move, [tables["relu"][r]["T"] for r in lazy_r]), A.SMALL_MOVEMENT,
              source_value="neurons move slightly", valid=rv[lazy_r], note="nan: a run that never reached L < 0.01 (not a trained network)")
 cmin = np.array([min(c["plus"], c["minus"]) for c in cos])
 claims.check("Fig3.9/directions", f"ReLU, lambda = {min(rich):g}: smallest cosine of a grown S+,1 neuron with x_2 and of a grown S-,1 neuron with x_1",
-             cmin, C.above(0.999), source_value="along D+ and -D-", valid=rv[sel(relu, scale=min(rich), init='balanced')])
+             cmin, A.ALIGNED_DIRECTIONS, source_value="along D+ and -D-", valid=rv[sel(relu, scale=min(rich), init='balanced')])
 claims.check("Fig3.20/two-relus", "the final ReLU network is two ReLU functions: grown neurons on exactly the two data directions "
-             "(smallest cosine, as Fig. 3.9)", cmin, C.above(0.999), source_value="two ReLU functions",
+             "(smallest cosine, as Fig. 3.9)", cmin, A.ALIGNED_DIRECTIONS, source_value="two ReLU functions",
              valid=rv[sel(relu, scale=min(rich), init='balanced')])
 sg, th = res.grids["sigmoid"], res.grids["tanh"]
 r6s, r6t = sel(sg, scale=lam6, init="balanced"), sel(th, scale=lam6, init="balanced")
@@ -391,8 +391,8 @@ share_check("Fig3.8/straight", f"the final sup |h - chord| on [-0.5, 2] is {A.ST
             f"{np.nanmin(f38['chord'], initial=np.inf):.3g} .. {np.nanmax(f38['chord'], initial=-np.inf):.3g}",
             "very similar to a straight line too", runs=f38)
 claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the parameter plane shown is an interpolator)",
-             sg.traj.loss[r6s, -1], C.below(1e-10), source_value="zero loss", valid=sg.valid()[r6s])
-claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], C.below(1e-10),
+             sg.traj.loss[r6s, -1], A.ZERO_LOSS, source_value="zero loss", valid=sg.valid()[r6s])
+claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], A.ZERO_LOSS,
              source_value="zero loss", valid=th.valid()[r6t])
 share_check("Conj1/one-direction-simultaneous", "one alignment direction and a joint fit of both labels hold in the same run "
             "(Fig. 3.7's two checks, run by run)", f37["both_flags"],
@@ -400,7 +400,7 @@ share_check("Conj1/one-direction-simultaneous", "one alignment direction and a j
             f"{len(f37['seeds'])} runs", "Conjecture 1",
             reading="the conjecture generalises the runs the thesis observed (Fig. 3.7 shows one), read here as the typical run's")
 claims.check("Conj1/zero-loss", "Sigmoid: zero loss for every rich lambda (final MSE)",
-             sg.traj.loss[[r for lam in rich for r in sel(sg, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 1",
+             sg.traj.loss[[r for lam in rich for r in sel(sg, scale=lam)], -1], A.ZERO_LOSS, source_value="Conjecture 1",
              valid=sg.valid()[[r for lam in rich for r in sel(sg, scale=lam)]])
 share_check("Conj2/sequential", f"one alignment direction (circular std {A.ONE_DIRECTION.text} rad) and the positive label "
             "fitted first hold in the same run (Fig. 3.8, run by run)", f38["sequential_flags"],
@@ -408,7 +408,7 @@ share_check("Conj2/sequential", f"one alignment direction (circular std {A.ONE_D
             f"{len(f38['seeds'])} runs; circular std {metrics.describe_mean(f38['one_dir'])}", "Conjecture 2", runs=f38,
             reading="the conjecture generalises the runs the thesis observed (Fig. 3.8 shows one), read here as the typical run's")
 claims.check("Conj2/zero-loss", "Tanh: zero loss for every rich lambda (final MSE)",
-             th.traj.loss[[r for lam in rich for r in sel(th, scale=lam)], -1], C.below(1e-10), source_value="Conjecture 2",
+             th.traj.loss[[r for lam in rich for r in sel(th, scale=lam)], -1], A.ZERO_LOSS, source_value="Conjecture 2",
              valid=th.valid()[[r for lam in rich for r in sel(th, scale=lam)]])
 for cid, act, grid, conv in (("C.13", "sigmoid", sg, "C.1/converged"), ("C.14", "tanh", th, "C.2/converged")):
     # the thesis fits the S-curve of a trained network: on a run that has not converged there is nothing to fit (nan)

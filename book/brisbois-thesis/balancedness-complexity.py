@@ -121,12 +121,8 @@ flow = B.flow_drift(P, P.balance_time)
 ratio = {}
 for act in T.ACTIVATIONS:
     v = bal[act]
-    e = v["ens"]
     lo, hi = sorted(P.balance_lrs)
-    pairs = [(e.runs(scale=lam, lr=lo, seed=mt["seed"])[0], e.runs(scale=lam, lr=hi, seed=mt["seed"])[0])
-             for lam in P.balance_scales for mt in [e.meta[r] for r in e.runs(scale=lam, lr=lo)]]
-    ratio[act] = {lam: np.array([v["drift"][b] / v["drift"][a] for a, b in pairs if e.meta[a]["scale"] == lam])
-                  for lam in P.balance_scales}
+    ratio[act] = B.drift_ratios(v, P.balance_lrs, P.balance_scales)
     print(f"{act:8s}: drift ratio alpha {hi:g} / alpha {lo:g}: " +
           ", ".join(f"lambda {lam:g}: {ratio[act][lam].round(3).tolist()}" for lam in P.balance_scales) +
           f"; exact gradient flow (lambda {lam_f:g}): drift {flow[act]['drift']:.3e}, final MSE {flow[act]['loss']:.1e}")
@@ -162,7 +158,7 @@ for ax, act in zip(axes, T.ACTIVATIONS):
     ax.set_xlabel("epoch")
 fig.tight_layout()
 plt.show()
-flips = {act: int((np.sign(c3[act]["a"]) != c3[act]["s"][None]).any(0).sum()) for act in T.ACTIVATIONS}
+flips = {act: B.sign_flips(c3[act]["a"], c3[act]["s"]) for act in T.ACTIVATIONS}
 print("neurons whose a_j changes sign during training:", flips, "; smallest |a_j^t| (ReLU):", f"{np.abs(c3['relu']['a']).min():.2e}")
 
 # %% [markdown]
@@ -234,11 +230,11 @@ def runs_of(act, **kw):
 
 rf = runs_of("relu", scale=lam_f, lr=lr_f)
 claims.check("Fig3.10/relu", f"ReLU (lambda {lam_f:g}, alpha {lr_f:g}): largest l-infinity error over training",
-             bal["relu"]["err"]["linf"][:, rf].amax(0), C.below(1e-8), source_value="perfectly balanced", valid=v["relu"][rf])
+             bal["relu"]["err"]["linf"][:, rf].amax(0), B.FIG310_RELU, source_value="perfectly balanced", valid=v["relu"][rf])
 for act in ("sigmoid", "tanh"):
     rs = runs_of(act, scale=lam_f, lr=lr_f)
     claims.check(f"Fig3.10/{act}", f"{act}: final l1-average error / mean |a_j|",
-                 (bal[act]["err"]["l1"][-1, rs] / bal[act]["err"]["mean_a"][-1, rs]), C.below(0.1),
+                 (bal[act]["err"]["l1"][-1, rs] / bal[act]["err"]["mean_a"][-1, rs]), B.FIG310_SMOOTH,
                  source_value="mostly balanced, slight deviations", valid=v[act][rs])
 claims.check("B1/identity", "the one-step identity holds along GD: largest error over 200 steps, three activations",
              max(x["error"] for x in ident.values()), C.below(1e-14), source_value="(derived)", valid=np.concatenate([x["finite"] for x in ident.values()]))
@@ -251,7 +247,7 @@ claims.check("B1/relu-drift-linear", f"ReLU (lambda {lam_b1:g}): drift at alpha 
 for act in ("sigmoid", "tanh"):
     rr = runs_of(act, scale=lam_f, lr=min(P.balance_lrs))
     claims.check(f"B2/{act}-step-independent", f"{act} (lambda {lam_f:g}): drift at alpha {max(P.balance_lrs):g} / at alpha {min(P.balance_lrs):g}",
-                 ratio[act][lam_f], C.within(0.8, 1.25), source_value="thesis: finite step or numerical error", valid=v[act][rr])
+                 ratio[act][lam_f], B.B2_STEP_INDEPENDENT, source_value="thesis: finite step or numerical error", valid=v[act][rr])
     # the thesis's finite-step explanation, as the thesis states it: the deviation comes from GD's finite step, so it
     # grows with the step as the ReLU drift does (B1): an O(alpha) total drift over a fixed time, ratio = step ratio
     step_ratio = max(P.balance_lrs) / min(P.balance_lrs)
@@ -273,12 +269,12 @@ claims.check("Lemma5/flow-relu", "ReLU, exact gradient flow: drift of a_j^2 - ||
 claims.check("Lemma5/gd-relu", f"ReLU, GD at lambda {lam_f:g}: largest |a_j - s_j ||w_j|| | over training (alpha {lr_f:g})",
              bal["relu"]["err"]["linf"][:, rf].amax(0), C.below(1e-8), source_value="a_j = s_j ||w_j||", valid=v["relu"][rf])
 c3v = {act: c3[act]["ens"].valid() for act in T.ACTIVATIONS}
-claims.check("B3/relu-signs", f"ReLU, m = {P.c3_width}: neurons whose a_j^t changes sign", flips["relu"], C.below(0, strict=False),
+claims.check("B3/relu-signs", f"ReLU, m = {P.c3_width}: neurons whose a_j^t changes sign", flips["relu"], B.SIGNS_KEPT,
              source_value="sign(a_j^t) = s_j", valid=c3v["relu"])
 claims.check("B3/relu-nonzero", "ReLU: min_t,j |a_j^t| > 0", float(np.abs(c3["relu"]["a"]).min()), C.above(0.0, strict=True),
              source_value="|a_j^t| > 0", valid=c3v["relu"])
 claims.check("C.3/relu-signs", "Fig. C.3: ReLU output weights keep their sign (neurons that flip)", flips["relu"],
-             C.below(0, strict=False), source_value="a_j^t = s_j ||w_j^t||", valid=c3v["relu"])
+             B.SIGNS_KEPT, source_value="a_j^t = s_j ||w_j^t||", valid=c3v["relu"])
 claims.check("B4/fig3.10", "Fig. 3.10 reproduced: the ReLU and the Sigmoid/Tanh criteria hold",
              all(claims.passed(f"Fig3.10/{a}") for a in T.ACTIVATIONS), C.is_true(), source_value="Fig. 3.10",
              note="the Fig. C.28 half of B4 (Dataset 1.3.2) is checked with C.28", valid=np.concatenate([v[a][runs_of(a, scale=lam_f, lr=lr_f)] for a in T.ACTIVATIONS]))
@@ -298,7 +294,7 @@ for act in T.ACTIVATIONS:
     n0 = B.initial_norms(e)
     claims.check(f"Fig3.11/{act}-lazy-linear", f"{act}: ||theta*|| / ||theta^0|| for lambda >= 1" + (" (ReLU: lambda < 10)" if act == "relu" else "")
                  + " (deviation from the spec: against each run's own initial norm, not sqrt(2md); see the note)",
-                 norms[act][lazy] / n0[lazy], C.within(0.85, 1.15), source_value="linear in lambda",
+                 norms[act][lazy] / n0[lazy], B.LAZY_LINEAR, source_value="linear in lambda",
                  note="deviation from the spec: compared with each run's own initial norm (the spec's amendment); "
                       f"against sqrt(2md) = {np.sqrt(2 * P.width * 3):.2f} the ratios are "
                       f"{np.round(norms[act][lazy] / (np.array([e.meta[r]['scale'] for r in lazy]) * np.sqrt(2 * P.width * 3)), 3).tolist()}",
@@ -306,14 +302,14 @@ for act in T.ACTIVATIONS:
     big = [r for r, mt in enumerate(e.meta) if mt["scale"] >= 100]
     if act == "relu" and big:
         claims.check("Fig3.11/relu-explodes", "ReLU, lambda = 100: initial MSE / 1e5 (the outputs explode)",
-                     e.traj.loss[big, 0].numpy() / 1e5, C.above(1.0), source_value="initial loss of several millions",
+                     e.traj.loss[big, 0].numpy() / 1e5, B.EXPLODES, source_value="initial loss of several millions",
                      valid=np.isfinite(e.traj.loss[big, 0].numpy()))
         # a run that overflowed (non-finite loss or parameters) is evidence neither for nor against non-convergence:
         # it is left out and named; the claim is judged on the finite runs (none: nan, the check fails)
         fin = [r for r in big if cv[act][r]]
         claims.check("Fig3.11/relu-no-convergence", "ReLU, lambda = 100: no convergence, final MSE >= 0.01 on every finite run "
                      "(an overflowed run is no evidence either way)",
-                     e.traj.loss[fin, -1].numpy() if fin else np.array([np.nan]), C.above(0.01), source_value="no convergence",
+                     e.traj.loss[fin, -1].numpy() if fin else np.array([np.nan]), B.NO_CONVERGENCE, source_value="no convergence",
                      valid=cv[act][fin] if fin else None,
                      note=f"runs that overflowed, left out as evidence: {len(big) - len(fin)} of {len(big)} "
                           f"(runs {[r for r in big if not cv[act][r]]})")
@@ -321,21 +317,21 @@ relu = cx["ens"]["relu"]
 t0_idx = [r for r, mt in enumerate(relu.meta) if mt["scale"] <= 1e-4]
 mn = T.relu_min_norm(cx["data"])
 claims.check("T0/relu-min-norm", f"ReLU, lambda <= 1e-4: ||theta*|| / sqrt(2 sum |y_k|/||x_k||) - 1 (= {mn:.5f})",
-             np.abs(norms["relu"][t0_idx] / mn - 1), C.below(1e-3), source_value="1.63807", valid=cv["relu"][t0_idx])
+             np.abs(norms["relu"][t0_idx] / mn - 1), B.T0_MIN_NORM, source_value="1.63807", valid=cv["relu"][t0_idx])
 t2_idx = [r for r, mt in enumerate(relu.meta) if np.isclose(mt["scale"], 1e-2)]
 if t2_idx:
     claims.check("T0/relu-1e-2", "ReLU, lambda = 1e-2: within 0.5% of the min-norm value", np.abs(norms["relu"][t2_idx] / mn - 1),
-                 C.below(5e-3), source_value="within 0.5%", valid=cv["relu"][t2_idx])
+                 B.T0_NEAR_MIN_NORM, source_value="within 0.5%", valid=cv["relu"][t2_idx])
 for variant, (d, e) in cx["others"].items():
     ri = [r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]
     claims.check(f"T0/dataset-{variant}", f"Dataset {variant}, ReLU, lambda <= 1e-4: relative distance to its min-norm value "
-                 f"{T.relu_min_norm(d):.5f}", np.abs(B.final_norms(e)[ri] / T.relu_min_norm(d) - 1), C.below(1e-3),
+                 f"{T.relu_min_norm(d):.5f}", np.abs(B.final_norms(e)[ri] / T.relu_min_norm(d) - 1), B.T0_MIN_NORM,
                  source_value="min-norm interpolator", valid=e.valid()[ri])
 zl = [r for r, mt in enumerate(relu.meta) if mt["scale"] <= 1e-2]
 allz = np.concatenate([relu.traj.loss[zl, -1].numpy()] + [e.traj.loss[:, -1].numpy() for d, e in cx["others"].values()])
 allv = np.concatenate([cv["relu"][zl]] + [e.valid() for d, e in cx["others"].values()])
 claims.check("Thm6/zero-loss", f"ReLU, lambda in [1e-10, 1e-2], Datasets {', '.join(['1.1.0', *cx['others']])}: final MSE within {P.complexity_steps} epochs",
-             allz, C.below(1e-10), source_value="L -> 0", valid=allv)
+             allz, B.THM6_ZERO_LOSS, source_value="L -> 0", valid=allv)
 claims.check("Thm6/min-norm-limit", "and the limit is the min-norm interpolator (the T0 checks on three datasets)",
              all(claims.passed(f"T0/{n}") for n in ["relu-min-norm"] + [f"dataset-{v}" for v in cx["others"]]), C.is_true(),
              source_value="theta* in argmin ||theta||^2", valid=np.concatenate([cv["relu"][t0_idx]] + [e.valid()[[r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]] for d, e in cx["others"].values()]))

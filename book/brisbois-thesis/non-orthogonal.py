@@ -221,11 +221,11 @@ claims.check("Fig3.27/vanishing", "'gradient vanishing often occurs' for very sm
 big = [(a, i) for a in N.ACTS for i, l in enumerate(run["grid"][a].scales) if l >= 10]
 if big:
     claims.check("C.30/large-lambda-trains", "every run with lambda >= 10 on the grid trains (final loss; a non-finite "
-                 "run is named)", [float(S[a]["last"][i]) for a, i in big], C.below(P.goal),
+                 "run is named)", [float(S[a]["last"][i]) for a, i in big], N.zero_loss(P.goal),
                  source_value="ReLU curve at lambda = 10 shown", valid=torch.stack([S[a]["valid"][i] for a, i in big]))
 for l, idx in by_scale:
     claims.check(f"Fig3.28/converges-{l:g}", f"ReLU, lambda = {l:g}: every seed reaches L < {P.goal:g} (fraction)",
-                 float(S28["converged"][idx].double().mean()), C.within(1, 1),
+                 float(S28["converged"][idx].double().mean()), N.ALL_CONVERGED,
                  source_value="converged run shown" if l == P.fig28_scales[0] else "(spec) reproduce also at 1e-3",
                  valid=S28["valid"][idx])
 claims.check("Fig3.28/stuck-at-spurious", f"seeds not converged at lambda = {P.fig28_scales[0]:g}: how many are NOT at "
@@ -241,7 +241,7 @@ claims.check("Fig3.28/saddle-to-saddle", "converged runs: at least two plateaus 
              S28["plateaus"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.above(2),
              source_value="alternating fast and slow phases", valid=S28["valid"])
 it = [i for i, l in enumerate(run["grid"]["tanh"].scales) if l == P.fig29_scale]
-claims.check("Fig3.29/converges", f"Tanh, lambda = {P.fig29_scale:g}: final loss", S["tanh"]["last"][it], C.below(P.goal),
+claims.check("Fig3.29/converges", f"Tanh, lambda = {P.fig29_scale:g}: final loss", S["tanh"]["last"][it], N.zero_loss(P.goal),
              source_value="trained to zero loss", valid=S["tanh"]["valid"][it])
 claims.check("Fig3.29/saddle-to-saddle", f"Tanh, lambda = {P.fig29_scale:g}: at least two plateaus", S["tanh"]["plateaus"][it],
              C.above(2), source_value="saddle-to-saddle", valid=S["tanh"]["valid"][it])
@@ -256,7 +256,7 @@ for act, (tl, tr_) in {"relu": ("C.30", "C.31"), "sigmoid": ("C.32", "C.33"), "t
     conv = [i for i in idx if bool(s["converged"][i])]
     conv.sort(key=lambda i: -e.scales[i])
     claims.check(f"{tl}/converges", f"{act}: every lambda < 10 of the figure on the grid reaches L < {P.goal:g} (fraction)",
-                 float(s["converged"][idx].double().mean()), C.within(1, 1), source_value="curves to zero loss",
+                 float(s["converged"][idx].double().mean()), N.ALL_CONVERGED, source_value="curves to zero loss",
                  valid=s["valid"][idx])
     Ts = N.per_scale(s["T"], e.scales, conv)  # median over the grid seeds at each lambda, largest lambda first
     claims.check(f"{tl}/slower-as-lambda-falls", f"{act}: epochs to L < 0.01 do not decrease as lambda decreases "
@@ -269,7 +269,7 @@ for act, (tl, tr_) in {"relu": ("C.30", "C.31"), "sigmoid": ("C.32", "C.33"), "t
                      "between consecutive converged lambdas)", max([b - a for a, b in zip(ks, ks[1:])]) if len(ks) >= 2 else float("nan"),
                      C.below(0.0, strict=False), source_value="simpler interpolator", valid=s["valid"][conv] if conv else None)
         claims.check(f"{tr_}/few-kinks", "ReLU: at the smallest converged lambda, at most n = 5 kinks",
-                     ks[-1] if ks else float("nan"), C.below(5, strict=False), source_value="close to linear interpolation",
+                     ks[-1] if ks else float("nan"), N.FEW_KINKS, source_value="close to linear interpolation",
                      valid=s["valid"][conv] if conv else None)
     else:
         tv = N.per_scale(s["tv"], e.scales, conv)

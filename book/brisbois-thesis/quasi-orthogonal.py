@@ -132,37 +132,37 @@ for i, title in ((Q.entry(run, "a"), "Fig 3.25"), (Q.entry(run, "b"), "Fig 3.26"
 # %%
 a, b = M[Q.entry(run, "a")], M[Q.entry(run, "b")]
 claims.check("Fig3.25/orientation-plus", f"delta = {P.delta_a:g}: grown s=+1 neurons at orientation -1/xbar_2 = "
-             f"{a['pred_plus']:g} (max deviation)", a["dev_plus"], C.below(0.02), source_value="D_+ (text: 'D~_+ = 1', swapped)",
+             f"{a['pred_plus']:g} (max deviation)", a["dev_plus"], Q.ORIENTATION, source_value="D_+ (text: 'D~_+ = 1', swapped)",
              valid=a["valid"])
 claims.check("Fig3.25/orientation-minus", f"delta = {P.delta_a:g}: grown s=-1 neurons at orientation -1/xbar_1 = "
-             f"{a['pred_minus']:g} (max deviation)", a["dev_minus"], C.below(0.02), source_value="D_- (text: -0.5, swapped)",
+             f"{a['pred_minus']:g} (max deviation)", a["dev_minus"], Q.ORIENTATION, source_value="D_- (text: -0.5, swapped)",
              valid=a["valid"])
 claims.check("Fig3.25/two-plateaus", f"delta = {P.delta_a:g}: the loss has an initial and an intermediate plateau "
-             "(plateaus detected)", a["plateaus"], C.within(2, 2), source_value="unchanged profile", valid=a["valid"])
+             "(plateaus detected)", a["plateaus"], Q.TWO_PLATEAUS, source_value="unchanged profile", valid=a["valid"])
 sweep = [M[i] for i in sw]
 claims.check("Fig3.25/delta-sweep", f"every delta in {P.deltas} (sign -): two plateaus (count per run)",
-             torch.cat([m["plateaus"] for m in sweep]), C.within(2, 2), source_value="for all tested delta",
+             torch.cat([m["plateaus"] for m in sweep]), Q.TWO_PLATEAUS, source_value="for all tested delta",
              valid=torch.cat([m["valid"] for m in sweep]))
 claims.check("Fig3.25/delta-sweep-directions", f"every delta in {P.deltas}: grown neurons at -1/xbar_k "
              "(max deviation over both signs)", torch.cat([torch.maximum(m["dev_plus"], m["dev_minus"]) for m in sweep]),
-             C.below(0.02), source_value="D_+/- = y_k x_k", valid=torch.cat([m["valid"] for m in sweep]))
+             Q.ORIENTATION, source_value="D_+/- = y_k x_k", valid=torch.cat([m["valid"] for m in sweep]))
 claims.check("Fig3.25/both-signs-both-directions", "grown neurons of one sign on the other sign's direction "
              "(count within 0.05)", Cm.converged_only(a["cross"], a["T"]), C.above(1), source_value="'both neurons with s_j = +-1 grow along both "
              "alignment directions'", valid=a["valid"], note="nan: a run that never reached L < 0.01 (its neurons are the initial draw)")
 claims.check("Fig3.26/negative-first", f"delta = {P.delta_b:g} (both inputs positive): -fit epoch minus +fit epoch",
-             (b["neg"] - b["pos"]).double(), C.below(0.0), source_value="negative label fitted first",
+             (b["neg"] - b["pos"]).double(), Q.NEGATIVE_FIRST, source_value="negative label fitted first",
              valid=b["valid"] & (b["pos"] > 0) & (b["neg"] > 0))
 small = float(b["data"].x1d.min())
 claims.check("Fig3.26/orientation-2", f"delta = {P.delta_b:g}: grown s=-1 neurons at the smaller abscissa {small:g} "
-             "(max deviation)", (b["k_minus"] - small).abs().nan_to_num(0.0).amax(1), C.below(0.05), source_value="one direction at the smaller abscissa", valid=b["valid"])
+             "(max deviation)", (b["k_minus"] - small).abs().nan_to_num(0.0).amax(1), Q.ORIENTATION_2, source_value="one direction at the smaller abscissa", valid=b["valid"])
 claims.check("Fig3.26/other-negative", f"delta = {P.delta_b:g}: the s=+1 direction lies in the negative half-line "
-             "(largest grown s=+1 orientation)", b["k_plus"].nan_to_num(-1e9).amax(1), C.below(0.0),
+             "(largest grown s=+1 orientation)", b["k_plus"].nan_to_num(-1e9).amax(1), Q.OTHER_NEGATIVE,
              source_value="other direction negative", valid=b["valid"])
 claims.check("Fig3.26/moves-away", f"delta = {P.delta_b:g}: after the negative point is fitted the model moves away "
-             "from it (largest later residual there)", b["later_neg"], C.above(0.1), source_value="moves away later",
+             "from it (largest later residual there)", b["later_neg"], Q.MOVES_AWAY, source_value="moves away later",
              valid=b["valid"])
 claims.check("Fig3.26/slowdown", f"delta = {P.delta_b:g}: a new slowdown between the initial and intermediate plateaus "
-             "(plateaus detected)", b["plateaus"], C.above(3), source_value="a new slowdown", valid=b["valid"]);
+             "(plateaus detected)", b["plateaus"], Q.SLOWDOWN, source_value="a new slowdown", valid=b["valid"]);
 
 # %% [markdown]
 # ### Verdicts

@@ -253,7 +253,7 @@ if "main" in P.sections:
                  torch.tensor([abs(f.lsq.intercept) / f.lsq.K for f in fits[("main", "sigmoid")]]), C.below(0.05),
                  source_value="passes through (0, 0)", valid=ok(gS))
     claims.check("Fig3.21/procedure", f"Sigmoid: the procedure's curve (k1 = {P.k1:g}, K and k read off) in the best frame, R^2",
-                 mins(("main", "sigmoid"), "procedure"), C.above(0.95), source_value="fit (3.1), Fig 3.21 (d)", valid=ok(gS))
+                 mins(("main", "sigmoid"), "procedure"), S.GOOD_FIT, source_value="fit (3.1), Fig 3.21 (d)", valid=ok(gS))
     claims.check("Fig3.21/lsq-at-least-as-good", "the four-parameter least-squares fit is at least as good (R^2 difference)",
                  mins(("main", "sigmoid"), "lsq") - mins(("main", "sigmoid"), "procedure"), C.above(0.0),
                  source_value="(spec) at least as good", valid=ok(gS))
@@ -263,9 +263,9 @@ if "main" in P.sections:
                  note="the lines through the most distant pairs meet the curve's ends, which sit on the asymptotes, "
                       "so the frame is tilted by about atan(K/u_max)", valid=ok(gS))
     claims.check("Fig3.23/procedure", f"Tanh: the procedure's curve (k1 = {P.k1:g}) in the best frame, R^2",
-                 mins(("main", "tanh"), "procedure"), C.above(0.95), source_value="fit (3.2), Fig 3.23 (d)", valid=ok(gT))
+                 mins(("main", "tanh"), "procedure"), S.GOOD_FIT, source_value="fit (3.2), Fig 3.23 (d)", valid=ok(gT))
     claims.check("Fig3.23/lsq", "Tanh: the four-parameter least-squares fit of (3.2), R^2", mins(("main", "tanh"), "lsq"),
-                 C.above(0.95), source_value="fit (3.2)", valid=ok(gT))
+                 S.GOOD_FIT, source_value="fit (3.2)", valid=ok(gT))
 claims.check("Fig3.23/identity", "Sigmoid(x) = (1 + Tanh(x/2))/2, max error on [-30, 30]", ident_err, C.below(1e-15),
              source_value="eq. (3.3)", valid=C.NO_TRAINING)
 if "appendix-c" in P.sections:
@@ -283,13 +283,13 @@ if "appendix-c" in P.sections:
                                for r, f in enumerate(fits[("appC", "sigmoid")])]), C.above(0.95),
                  source_value="footnote 9: same curve at every epoch", valid=ok(cS))
     claims.check("C.16/s-curve", f"Sigmoid, m = {P.width_c}, alpha = {P.lr:g}: two-sigmoid fit R^2",
-                 mins(("appC", "sigmoid"), "lsq"), C.above(0.95), source_value="S-curve", valid=ok(cS))
+                 mins(("appC", "sigmoid"), "lsq"), S.GOOD_FIT, source_value="S-curve", valid=ok(cS))
     claims.check("C.17/positive-first", f"Tanh, m = {P.width_c}: the share of runs that fit the positive label strictly before "
                  f"the negative one, {first_text}; measured: the interval's lower end (typical: above one half)",
                  first_low, S.TYPICAL, source_value="Tanh ANNs first fit the positive label, then the negative one",
                  note=f"negative minus positive fit epoch per run: {int((neg_t - pos_t).min())} .. {int((neg_t - pos_t).max())}",
                  valid=ok(lab_t))
-    claims.check("C.18/s-curve", f"Tanh, m = {P.width_c}: two-tanh fit R^2", mins(("appC", "tanh"), "lsq"), C.above(0.95),
+    claims.check("C.18/s-curve", f"Tanh, m = {P.width_c}: two-tanh fit R^2", mins(("appC", "tanh"), "lsq"), S.GOOD_FIT,
                  source_value="(deformed) S-curve", valid=ok(cT))
 if "sweep" in P.sections:
     claims.check("Fig3.19/norm-falls-with-m", f"Sigmoid: mean final ||w_j|| decreases with m over {P.widths} (every seed)",
@@ -310,12 +310,12 @@ if "sweep" in P.sections:
 if "main" in P.sections:
     relu = S.find(run, "main", "relu")
     claims.check("C3/fit-r2", "every Sigmoid/Tanh run at lambda <= 1e-6 (all widths, all seeds): least-squares R^2 after rotation",
-                 all_r2, C.above(0.95), source_value="R^2 > 0.95 (spec C3)", valid=all_valid)
+                 all_r2, S.GOOD_FIT, source_value="R^2 > 0.95 (spec C3)", valid=all_valid)
     dirs = metrics.distinct_directions(relu.traj.final.W, cos_tol=1e-3)
     claims.check("Conj3/relu-two-rays", f"ReLU, m = {P.width}: grown neurons point in at most two directions",
-                 dirs, C.below(2, strict=False), source_value="two ReLU functions up to rotation", valid=ok(relu))
+                 dirs, S.TWO_RAYS, source_value="two ReLU functions up to rotation", valid=ok(relu))
     claims.check("Conj3/two-term", "Sigmoid and Tanh: the two-term form explains the neuron disposition (min R^2, all runs "
-                 "at lambda <= 1e-6)", all_r2.min(), C.above(0.95), source_value="f = K1 s(k1 w) + K2 s(k2 w)",
+                 "at lambda <= 1e-6)", all_r2.min(), S.GOOD_FIT, source_value="f = K1 s(k1 w) + K2 s(k2 w)",
                  valid=all_valid);
 
 # %% [markdown]

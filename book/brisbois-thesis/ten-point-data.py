@@ -182,13 +182,8 @@ wide = {}
 for act, tr in run["wide"].items():
     e = T.plateau_end(tr)
     k = min(tr.snap_steps, key=lambda s: abs(s - int(e[0]))) if e[0] > 0 else tr.snap_steps[-1]
-    grown = measures.grown(tr.final.W, 0.1).sum(-1)
-    dirs = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-3)
-    dirs2 = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-2)
-    wide[act] = dict(L=tr.loss[:, -1], valid=measures.finite_runs(tr.loss, tr.final), dirs=dirs, fall=T.late_fall(tr),
-                     epochs=int(tr.loss_steps[-1]),
-                     frac=dirs2.double() / grown.clamp_min(1).double(), grown=grown,
-                     conc=measures.weighted_axial_concentration(tr.final.W))
+    wide[act] = T.wide_measures(tr)
+    grown, dirs, dirs2 = wide[act]["grown"], wide[act]["dirs"], wide[act]["dirs2"]
     print(f"{act:8s} m = {P.wide_width}: final L {float(wide[act]['L'][0]):.1e}; {int(grown[0])} grown neurons (10% of the "
           f"largest) in {int(dirs[0])} directions (cos > 0.999), {int(dirs2[0])} (cos > 0.99); norm-weighted axial "
           f"concentration {float(wide[act]['conc'][0]):.3f}")
@@ -244,12 +239,12 @@ if "grid" in P.sections:
                  low_s if bool(torch.isfinite(stuck).all()) else float("nan"), T.TYPICAL,
                  source_value="no decrease after 1e6 epochs",
                  note=f"L(10^6)/L(0) per seed {dict(zip(lS.seeds, (round(float(v), 5) for v in stuck)))}", valid=lS.valid)
-    best_turn = [max([c for n, c, s1, s2 in tu if s1 < 0.05] or [0.0]) for tu in turns]
+    best_turn = T.largest_tight_turn(turns)
     claims.check("Fig3.31/groups-turn", "ReLU, Dataset 1.3.2: largest turn (rad) of a cluster's mean direction after the alignment, "
-                 "among clusters that end tight (circular std < 0.05)", best_turn, C.above(0.1),
+                 "among clusters that end tight (circular std < 0.05)", best_turn, T.GROUPS_TURN,
                  source_value="groups change direction together", valid=ok(eR.traj, iR))
     claims.check("Fig3.32/one-orientation", f"Tanh, lambda = {P.fig32_scale:g}: axial concentration of neurons at epoch {k1}", conc,
-                 C.above(0.99), source_value="one orientation (epochs < 400,000)", valid=ok(trT, iT))
+                 T.ONE_ORIENTATION, source_value="one orientation (epochs < 400,000)", valid=ok(trT, iT))
     claims.check("Fig3.32/small-until-400k", f"Tanh: L({k4}) / L(0)", Lk4 / L0, C.above(0.99),
                  source_value="small norm, no fit yet", valid=ok(trT, iT))
     claims.check("Fig3.32/small-norm-400k", f"Tanh: largest ||w_j|| at epoch {k4}", wmax4, C.below(0.2),
@@ -264,14 +259,14 @@ if "wide" in P.sections:
                           f"{float(wide[act]['fall'][0]):.3g}: {T.trend_word(float(wide[act]['fall'][0]))}")
         if act == "relu":
             claims.check(f"{tr_}/align", "ReLU: grown neurons gather in few directions (distinct directions within cos 0.99 "
-                         "per grown neuron)", wide[act]["frac"], C.below(0.5), source_value="neurons align",
+                         "per grown neuron)", wide[act]["frac"], T.WIDE_ALIGN_RELU, source_value="neurons align",
                          note="the thesis gives no measure; at most one direction per two grown neurons", valid=wide[act]["valid"])
         else:
             claims.check(f"{tr_}/align", f"{act}: the weight mass lies along one line (norm-weighted axial concentration)",
-                         wide[act]["conc"], C.above(0.9), source_value="tendency to align",
+                         wide[act]["conc"], T.WIDE_ALIGN, source_value="tendency to align",
                          note="the thesis gives no measure; random directions give about 1/sqrt(m)", valid=wide[act]["valid"])
     claims.check("C.22/groups", f"ReLU, m = {P.wide_width}: distinct directions of grown neurons at the end (at most 2n)",
-                 wide["relu"]["dirs"], C.below(20, strict=False), source_value="move in groups", valid=wide["relu"]["valid"])
+                 wide["relu"]["dirs"], T.WIDE_GROUPS, source_value="move in groups", valid=wide["relu"]["valid"])
 if "widths" in P.sections:
     ratios = [float(Tw[j + 1][r] / Tw[j][r]) for j in range(len(P.widths) - 1) for r in range(Tw.shape[1])
               if Tw[j][r] > 0 and Tw[j + 1][r] > 0]
@@ -290,11 +285,11 @@ if "grid" in P.sections:
                          valid=ok(e.traj, ib))
         else:
             claims.check(f"C.28/{act}-doubts", f"{act}: the balance error is not negligible (max over epochs of the l1 error / "
-                         "mean|a|)", bal[act][0], C.above(1e-3), source_value="'doubts about the balancedness'",
+                         "mean|a|)", bal[act][0], T.DOUBTS, source_value="'doubts about the balancedness'",
                          note="the spec gives no criterion (expected O(1e-2)); 'doubt' is read as an error above 0.1%",
                          valid=ok(e.traj, ib))
     claims.check("C.29/relu-signs", "ReLU: every a_j keeps its initial sign at every stored epoch", bool(bal["relu"][1].all()),
-                 C.is_true(), source_value="a_j trajectories do not cross 0",
+                 T.SIGNS_KEPT, source_value="a_j trajectories do not cross 0",
                  valid=ok(run["grid"][("1.3.2", "relu")].traj, T.grid_runs(run["grid"][("1.3.2", "relu")], P.balance_scale)));
 
 # %% [markdown]

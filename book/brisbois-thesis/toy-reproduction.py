@@ -107,7 +107,7 @@ plt.show()
 L0 = L[:, 0]
 exit1 = Cm.first_epoch_below(tr, 0.99 * L0)
 lf = loss_factor(P.loss)  # the plateau where one of the two labels is fitted: L = 0.5 on the MSE, 0.25 on 1/(2n)
-near_half = ((L >= 0.45 * lf) & (L <= 0.55 * lf)).sum(1) * int(tr.loss_steps[1] - tr.loss_steps[0])
+near_half = X.plateau_epochs(tr, lf)
 e6 = Cm.first_epoch_below(tr, 1e-6)
 e10 = Cm.first_epoch_below(tr, 1e-10)
 for r in range(tr.runs):
@@ -175,54 +175,54 @@ inf = lambda e: np.where(e < 0, np.inf, e).astype(float)
 # Fig. 2.7 is one curve, a typical one: each check measures the share of runs that show the behaviour, with its Wilson
 # interval at `level`, and passes when the interval's lower end is above one half (most runs show it)
 def typical(cid, claim, values, criterion, source_value):
-    low, text = Cm.typical_share([criterion(np.array([v])) for v in values], P.level)  # the per-run reading of the criterion
+    low, text = Cm.typical_share(X.run_flags(values, criterion), P.level)  # the per-run reading of the criterion
     claims.check(cid, claim + f" ({criterion.text}): share of runs, lower end of its {P.level:.0%} Wilson interval", low,
                  Cm.TYPICAL, source_value=source_value, note=f"{text}; per run: {C.fmt(values)}", valid=valid)
 
-typical("Fig2.7/initial-plateau", "L stays >= 0.99 L(theta^0) up to epoch ~4000: first epoch below", inf(exit1), C.above(4000),
+typical("Fig2.7/initial-plateau", "L stays >= 0.99 L(theta^0) up to epoch ~4000: first epoch below", inf(exit1), X.FIG27_INITIAL_PLATEAU,
         "about 4000")
 typical("Fig2.7/intermediate-plateau", f"a plateau at L ~ {0.5 * lf:g} (positive label fitted): epochs with L in [{0.45 * lf:g}, "
-        f"{0.55 * lf:g}]", near_half.astype(float), C.above(3000), "intermediate plateau")
-typical("Fig2.7/below-1e-6", "L < 1e-6 by epoch ~20000: first epoch below", inf(e6), C.below(20_000, strict=False), "~0 by 20000")
-typical("Fig2.7/below-1e-10", "L < 1e-10 within 3e4 epochs: first epoch below", inf(e10), C.below(30_000, strict=False),
+        f"{0.55 * lf:g}]", near_half.astype(float), X.FIG27_INTERMEDIATE_PLATEAU, "intermediate plateau")
+typical("Fig2.7/below-1e-6", "L < 1e-6 by epoch ~20000: first epoch below", inf(e6), X.FIG27_BELOW_1E6, "~0 by 20000")
+typical("Fig2.7/below-1e-10", "L < 1e-10 within 3e4 epochs: first epoch below", inf(e10), X.FIG27_BELOW_1E10,
         "zero loss")
 k4 = min(4000, P.steps)
 k8 = min(8000, P.steps)
 k15 = min(15_000, P.steps)
 claims.check("Fig2.8/aligned-4000", f"epoch {k4}: every neuron with ||w|| >= 10 lambda within 0.1 of its orientation (-0.5 or 2)",
-             X.orientation_errors(tr.at(k4), res.scale, res.data), C.below(0.1), source_value="end of alignment", valid=valid)
+             X.orientation_errors(tr.at(k4), res.scale, res.data), X.FIG28_ALIGNED_4000, source_value="end of alignment", valid=valid)
 claims.check("Fig2.8/two-directions-4000", f"epoch {k4}, the end of the alignment phase as the thesis defines it (Phase 1: neurons "
              "small, 'two main directions'): distinct directions of the neurons with ||w|| >= 10 lambda (within cos 0.99, as "
              "Fig3.34/two-rays; small: Fig2.7/initial-plateau)",
-             metrics.distinct_directions(tr.at(k4).W, grown_rel=0.0, grown_threshold=10 * res.scale, cos_tol=1e-2), C.within(2, 2),
+             metrics.distinct_directions(tr.at(k4).W, grown_rel=0.0, grown_threshold=10 * res.scale, cos_tol=1e-2), X.FIG28_TWO_DIRECTIONS,
              source_value="end of alignment: two main directions", valid=valid)
 claims.check("Fig2.8/aligned-8000", f"epoch {k8}: the same within 0.01",
-             X.orientation_errors(tr.at(k8), res.scale, res.data), C.below(0.01), source_value="aligned", valid=valid)
+             X.orientation_errors(tr.at(k8), res.scale, res.data), X.FIG28_ALIGNED, source_value="aligned", valid=valid)
 claims.check("Fig2.8/positive-8000", f"epoch {k8}: positive label reached, |h(x_2) - 1|",
-             (X.h_at(tr.at(k8), res.data)[:, 1] - 1).abs(), C.below(0.1), source_value="reached at 8000", valid=valid)
+             (X.h_at(tr.at(k8), res.data)[:, 1] - 1).abs(), X.FIG28_LABEL_REACHED, source_value="reached at 8000", valid=valid)
 claims.check("Fig2.8/negative-15000", f"epoch {k15}: negative label reached, |h(x_1) + 1|",
-             (X.h_at(tr.at(k15), res.data)[:, 0] + 1).abs(), C.below(0.1), source_value="reached at 15000", valid=valid)
+             (X.h_at(tr.at(k15), res.data)[:, 0] + 1).abs(), X.FIG28_LABEL_REACHED, source_value="reached at 15000", valid=valid)
 claims.check("Fig2.8/final-breakpoints", "final breakpoints at the data: largest orientation error of grown neurons (||w|| >= 10 lambda)",
-             X.orientation_errors(tr.final, res.scale, res.data), C.below(1e-3), source_value="breakpoints -0.5 and 2", valid=valid)
+             X.orientation_errors(tr.final, res.scale, res.data), X.FIG28_FINAL_BREAKPOINTS, source_value="breakpoints -0.5 and 2", valid=valid)
 claims.check("Fig2.8/balanced", "a_j = s_j ||w_j|| at the end: largest |a_j - s_j ||w_j|| |",
-             (tr.final.a - metrics.signs(res.ens.p0) * tr.final.W.norm(dim=-1)).abs().amax(1), C.below(1e-8),
+             X.balance_error(tr.final, res.ens.p0), X.FIG28_BALANCED,
              source_value="Lemma 5", valid=valid)
 ivalid = res.interp.valid()
 kk = res.interp_kinks.numpy()
 order = np.argsort(-np.array(P.interp_scales))  # decreasing lambda
 claims.check("Fig2.9/simpler", "the number of breakpoints is non-increasing as lambda decreases "
              f"(lambda {[P.interp_scales[i] for i in order]}: {kk[order].tolist()})",
-             bool(np.all(np.diff(kk[order]) <= 0)), C.is_true(), source_value="simpler at small lambda", valid=ivalid)
+             bool(np.all(np.diff(kk[order]) <= 0)), X.FIG29_SIMPLER, source_value="simpler at small lambda", valid=ivalid)
 small = [i for i, lam in enumerate(P.interp_scales) if lam <= 1e-6]
 if small:
-    claims.check("Fig2.9/at-most-n", "at lambda <= 1e-6 at most n = 2 breakpoints", kk[small], C.below(res.data.n, strict=False),
+    claims.check("Fig2.9/at-most-n", "at lambda <= 1e-6 at most n = 2 breakpoints", kk[small], X.fig29_at_most_n(res.data),
                  source_value="linear interpolation of the data", valid=ivalid[small])
 tvalid = res.timing.valid()
 rich = [i for i, lam in enumerate(P.timing_scales) if lam <= 1e-6]
 claims.check("T1/negative-ratio", "Dataset 1.1.4: measured / predicted negative-fit epoch, lambda <= 1e-6",
              tf[rich, 0] / p_second[rich], X.T1_RATIO, source_value="ln(1/lambda)/(c alpha ||D_-||)", valid=tvalid[rich])
 claims.check("T1/slope", "Dataset 1.1.4: negative-fit epochs per unit ln(1/lambda) / 1/(c alpha ||D_-||)",
-             slope / pred_slope, C.within(0.95, 1.05), source_value="-ln(lambda) law", valid=tvalid)
+             slope / pred_slope, X.T1_SLOPE, source_value="-ln(lambda) law", valid=tvalid)
 claims.check("T1/dataset-1.1.0", "Dataset 1.1.0: measured / predicted fit epochs (positive, negative), every seed",
              np.concatenate([fits[:, 1] / pred[0], fits[:, 0] / pred[1]]), X.T1_RATIO,
              source_value="8000 and 15000 (snapshots)", valid=np.concatenate([valid, valid]))

@@ -155,17 +155,17 @@ for m in P.widths:
         else:
             r2.append(np.nan)
 claims.check("C.9/converges", "ReLU, lambda <= 1e-4: every (m, alpha) run reaches L < 0.01 within its budget (runs that do not)",
-             sum(1 for r in small if r["T"] < 0), C.below(0, strict=False), source_value="always converges",
+             sum(1 for r in small if r["T"] < 0), G.ALL_REACH, source_value="always converges",
              valid=[r["valid"] for r in small])
 claims.check("C.9/ln-lambda", "ReLU: R^2 of T against ln(1/lambda) over lambda <= 1e-4, smallest over (m, alpha) (NaN: a pair "
              "with fewer than three converged runs)", float(np.min(r2)), C.above(0.98), source_value="linear in ln(lambda)",
              valid=[r["valid"] for r in small])
 claims.check("C.9/two-plateaus", "ReLU, lambda <= 1e-4: plateaus per converged curve (two: initial and intermediate)",
-             [r["count"] for r in small if r["T"] > 0], C.within(2, 2), source_value="initial and intermediate plateaus",
+             [r["count"] for r in small if r["T"] > 0], G.TWO_PLATEAUS, source_value="initial and intermediate plateaus",
              valid=[r["valid"] for r in small if r["T"] > 0])
 big = [r for r in relu if r["scale"] >= 100]
 if big:
-    claims.check("C.9/explodes", "ReLU, lambda = 100: initial MSE / 1e5, every (m, alpha)", [r["L0"] / 1e5 for r in big], C.above(1.0),
+    claims.check("C.9/explodes", "ReLU, lambda = 100: initial MSE / 1e5, every (m, alpha)", [r["L0"] / 1e5 for r in big], G.EXPLODES,
                  source_value="initial loss of several millions", valid=[np.isfinite(r["L0"]) for r in big])
     # "does not converge" holds for an untrained network too: a lambda = 100 run counts only where its (m, alpha)
     # trains at small lambda (the companion C.9/converges), and an overflowed run is evidence neither way (nan: none)
@@ -180,10 +180,10 @@ if big:
 sig = S(rows, act="sigmoid")
 low = [r for r in sig if r["lr"] <= 1e-3 and r["scale"] <= 1e-4]
 claims.check("C.10/low-alpha-converges", "Sigmoid, alpha <= 1e-3, lambda <= 1e-4: runs that do not reach L < 0.01 within the budget",
-             sum(1 for r in low if r["T"] < 0), C.below(0, strict=False), source_value="always zero loss", valid=[r["valid"] for r in low],
+             sum(1 for r in low if r["T"] < 0), G.ALL_REACH, source_value="always zero loss", valid=[r["valid"] for r in low],
              note="not converged: " + ", ".join(f"m {r['width']} alpha {r['lr']:g} lambda {r['scale']:g}" for r in low if r["T"] < 0)[:600])
 claims.check("C.10/one-plateau", "Sigmoid, alpha <= 1e-3, lambda <= 1e-4: plateaus per converged curve", [r["count"] for r in low if r["T"] > 0],
-             C.within(1, 1), source_value="one initial plateau, no intermediate one", valid=[r["valid"] for r in low if r["T"] > 0])
+             G.ONE_PLATEAU, source_value="one initial plateau, no intermediate one", valid=[r["valid"] for r in low if r["T"] > 0])
 rich_sig = [r for r in sig if r["scale"] <= 1e-2]
 agree = [(r["Lmax"] > 1.05 * r["L0"]) == (r["lr"] > T.sigmoid_alpha_crit(r["width"])) for r in rich_sig]
 claims.check("C.10/unstable-above-crit", "Sigmoid, lambda <= 1e-2: the loss rises above 1.05 L0 exactly when alpha > 4/m (runs that disagree)",
@@ -192,10 +192,10 @@ claims.check("C.10/unstable-above-crit", "Sigmoid, lambda <= 1e-2: the loss rise
 # C.12 (Tanh)
 tanh = [r for r in S(rows, act="tanh") if r["scale"] <= 1e-2]
 claims.check("C.12/stable", "Tanh, lambda <= 1e-2, every m and alpha: largest max_t L / L0", max(r["Lmax"] / r["L0"] for r in tanh),
-             C.below(1.05, strict=False), source_value="stable across all settings", valid=[r["valid"] for r in tanh])
+             G.STABLE, source_value="stable across all settings", valid=[r["valid"] for r in tanh])
 claims.check("C.12/converges", "Tanh, lambda <= 1e-2: runs that do not reach L < 0.01 within their budget (an untrained "
              "network is 'stable' too: stability counts only beside training that works)", sum(1 for r in tanh if r["T"] < 0),
-             C.below(0, strict=False), source_value="Fig. C.12's grid of epochs to 0.01", valid=[r["valid"] for r in tanh])
+             G.ALL_REACH, source_value="Fig. C.12's grid of epochs to 0.01", valid=[r["valid"] for r in tanh])
 
 # %% [markdown]
 # ### Verdicts

@@ -166,6 +166,25 @@ SIMULTANEOUS = C.within(0.9, 1.1)
 STRAIGHT = C.below(0.1)
 POSITIVE_FIRST = C.above(0.0, strict=True)
 TYPICAL = Cm.TYPICAL
+#: Fig. 3.1: plateaus per rich curve (Appendix C.1's detector, Cm.plateau_table): two for ReLU, one for Sigmoid/Tanh;
+#: Fig. 3.5: two plateaus (four phases) on ReLU's curve; Fig. 3.2: no plateau at the lazy scale
+FIG31_PLATEAUS = {act: C.within(want, want) for act, want in (("relu", 2), ("sigmoid", 1), ("tanh", 1))}
+FIG35_PHASES = C.within(2, 2)
+NO_PLATEAU = C.below(0, strict=False)
+#: Fig. 3.2: at the lazy scale, the largest relative loss increase while L > 1e-16 (:func:`largest_increase`: none, a
+#: monotone curve) and the epochs to L < 0.01 over those at the largest rich lambda (much fewer)
+MONOTONE = C.below(0.0, strict=False)
+FAST = C.below(0.2)
+#: Fig. 3.2: R^2 of log L against t on 1e-20 < L < 1e-3 (:func:`loglinear_r2`), linear convergence at the lazy scale
+LINEAR_RATE = C.above(0.999)
+#: Fig. 3.6 (lazy ReLU): cluster variances at the end / at initialisation (:func:`cluster_variances`), and
+#: ||theta_T - theta_0|| / ||theta_0|| (:func:`relative_movement`)
+RANDOM_ORIENTATIONS = C.within(0.8, 1.25)
+SMALL_MOVEMENT = C.below(0.2)
+#: Figs 3.9 / 3.20 (rich ReLU): the smallest cosine of a grown neuron with its data direction (:func:`direction_cosines`)
+ALIGNED_DIRECTIONS = C.above(0.999)
+#: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
+ZERO_LOSS = C.below(1e-10)
 
 
 def fig37_scale(P) -> float:
@@ -264,6 +283,13 @@ def relative_movement(ens: Cm.Ensemble, r: int) -> float:
     """‖theta^T - theta^0‖ / ‖theta^0‖ of run r."""
     p0, pT = ens.p0.select(r), ens.traj.final.select(r)
     return float((pT.flat() - p0.flat()).norm() / p0.flat().norm())
+
+
+def largest_increase(L: torch.Tensor) -> torch.Tensor:
+    """Per run (rows of recorded losses L): the largest relative increase L_{t+1} / L_t - 1 over the steps with
+    L_t > 1e-16 (below, the loss is at the float64 resolution of the residuals)."""
+    return torch.where(L[:, :-1] > 1e-16, (L[:, 1:] - L[:, :-1]) / L[:, :-1].clamp_min(1e-300),
+                       torch.zeros_like(L[:, 1:])).amax(1)
 
 
 def loglinear_r2(curve: np.ndarray, lo: float = 1e-20, hi: float = 1e-3) -> float:

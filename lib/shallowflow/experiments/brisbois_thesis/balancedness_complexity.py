@@ -114,12 +114,44 @@ def run_balancedness(P) -> dict:
     ens = Cm.train_grid(data, T.ACTIVATIONS, P.width, grid, steps, snapshots=snaps, record_every=max(1, steps // 2000))
     out = {}
     for act, e in ens.items():
-        s = metrics.signs(e.p0)
-        err = T.balancedness_errors(e.traj.snap_a, e.traj.snap_W, s[None])
+        err = balance_errors(e)
         q0 = metrics.balancedness(e.p0)
         drift = (metrics.balancedness(e.traj.final) - q0).abs().amax(1)
         out[act] = dict(ens=e, err=err, drift=drift.numpy(), snap_steps=np.array(e.traj.snap_steps))
     return out
+
+
+def balance_errors(e: Cm.Ensemble) -> dict:
+    """Per snapshot and run: theory.balancedness_errors of a_j against s_j ||w_j||, s_j the initial output signs."""
+    return T.balancedness_errors(e.traj.snap_a, e.traj.snap_W, metrics.signs(e.p0)[None])
+
+
+#: Fig. 3.10: ReLU, the largest l-infinity error |a_j - s_j ||w_j|| | over training; Sigmoid/Tanh, the final l1-average
+#: error over the mean |a_j| ("mostly balanced, slight deviations")
+FIG310_RELU = _C.below(1e-8)
+FIG310_SMOOTH = _C.below(0.1)
+#: B3 / Fig. C.3: ReLU output weights keep their initial sign (:func:`sign_flips`, the neurons that flip)
+SIGNS_KEPT = _C.below(0, strict=False)
+
+
+def sign_flips(a: np.ndarray, s: np.ndarray) -> int:
+    """The neurons whose output weight a_j^t (snapshots x m) leaves its initial sign s_j (m,) at some snapshot."""
+    return int((np.sign(a) != s[None]).any(0).sum())
+
+
+def drift_ratios(v: dict, balance_lrs, balance_scales) -> dict:
+    """B1 / B2: per lambda, the drift of a_j^2 - ||w_j||^2 at the larger step over that at the smaller, one per seed
+    (``v``: one activation's :func:`run_balancedness` entry)."""
+    e = v["ens"]
+    lo, hi = sorted(balance_lrs)
+    pairs = [(e.runs(scale=lam, lr=lo, seed=mt["seed"])[0], e.runs(scale=lam, lr=hi, seed=mt["seed"])[0])
+             for lam in balance_scales for mt in [e.meta[r] for r in e.runs(scale=lam, lr=lo)]]
+    return {lam: np.array([v["drift"][b] / v["drift"][a] for a, b in pairs if e.meta[a]["scale"] == lam])
+            for lam in balance_scales}
+
+
+#: B2 (Sigmoid, Tanh): the drift does not depend on the step (ratio of the drifts at the two steps within [0.8, 1.25])
+B2_STEP_INDEPENDENT = _C.within(0.8, 1.25)
 
 
 def flow_drift(P, t_end: float) -> dict:
@@ -226,6 +258,15 @@ def final_norms(e: Cm.Ensemble) -> np.ndarray:
 #: rich regimes "appears to occur for lambda values between 10^{-2} and 1"
 SOURCE_FIG311 = dict(rich_up_to=1e-2, transition=(1e-2, 1.0))
 RICH_CONSTANT = _C.below(1.01)
+#: Fig. 3.11 (lazy regime, lambda >= 1): ||theta*|| / ||theta^0|| ("linear in lambda": the parameters barely move)
+LAZY_LINEAR = _C.within(0.85, 1.15)
+#: T0 / Theorem 6: |final_norms / the min-norm value - 1| at lambda <= 1e-4 and at 1e-2; the final MSE (zero loss)
+T0_MIN_NORM = _C.below(1e-3)
+T0_NEAR_MIN_NORM = _C.below(5e-3)
+THM6_ZERO_LOSS = _C.below(1e-10)
+#: Fig. 3.11, ReLU at lambda = 100: the initial MSE over 1e5 (the outputs explode) and the final MSE (no convergence)
+EXPLODES = _C.above(1.0)
+NO_CONVERGENCE = _C.above(0.01)
 
 
 def rich_constant_ratio(norms: np.ndarray) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from ... import data as datasets
+from ... import verdicts as C
 from ... import theory
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
@@ -101,6 +102,25 @@ def run_c11(P) -> dict:
         crit[m] = dict(alpha_crit=ac, lrs=lrs,
                        ens=Cm.train_grid(data, ["sigmoid"], m, Cm.combos([1e-6], seeds[:1], lrs=lrs), P.crit_steps, record_every=1)["sigmoid"])
     return dict(data=data, main=main, crit=crit)
+
+
+#: Fig. C.11 (Sigmoid, m = 600, alpha = 1e-2 > 4/m): L(theta^0), the epoch and the value of the largest loss
+#: (:func:`spike`) in the thesis's ranges
+C11_INITIAL_LOSS = C.within(0.9999, 1.0001)
+C11_PEAK_EPOCH = C.within(15, 40)
+C11_PEAK_VALUE = C.within(1e4, 5e4)
+
+
+def c8_expected(act: str, lam: float, c8_scales) -> int:
+    """Fig. C.8: the plateaus the detector should find on a panel: ReLU at lambda = 1 none, Sigmoid at the smallest
+    scale one, ReLU at lambda <= 1e-2 two (initial and intermediate), none above."""
+    return {("relu", 1.0): 0, ("sigmoid", min(c8_scales)): 1}.get((act, lam), 2 if lam <= 1e-2 else 0)
+
+
+def c8_criterion(act: str, lam: float, c8_scales):
+    """Fig. C.8's criterion on a panel's plateau counts (every seed): exactly :func:`c8_expected`."""
+    w = c8_expected(act, lam, c8_scales)
+    return C.within(w, w)
 
 
 def spike(loss: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:

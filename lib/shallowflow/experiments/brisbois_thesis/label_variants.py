@@ -14,6 +14,7 @@ import torch
 
 from ... import data as datasets
 from ... import metrics
+from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T
@@ -62,6 +63,26 @@ def _grid(data, acts, P, scales, inits=("balanced", "normal"), snaps=None):
     seeds = Cm.assumption5_split(data, P.width, P.seeds)[0]
     snaps = snaps if snaps is not None else sorted(set(range(0, P.steps + 1, P.fit_every)) | {P.steps})
     return Cm.train_grid(data, acts, P.width, Cm.combos(scales, seeds, inits=inits, lrs=[P.lr]), P.steps, snapshots=snaps)
+
+
+#: Dataset 1.1.1 (the roles of 1.1.0's points swapped): the negative label first (positive - negative fit epoch > 0),
+#: fit epochs and epochs to L < 0.01 as 1.1.0's (ratios within 10%); Fig. 3.14 (1.1.2): ReLU shows at most the initial
+#: plateau, Sigmoid reaches L < 0.01 within 100 epochs (lazy only); Fig. 3.15 (1.1.2, lambda 1e-6): ReLU's
+#: ||theta||^2 / 2 (min-norm 2), more than two ReLU directions, Sigmoid's sum_j a_j / 2 and ||theta||^2 / (4/m), its
+#: hidden weights' ||W||_F; Fig. 3.16: more than two directions; Fig. 3.17 (1.1.4): ReLU's negative / positive fit
+#: epochs ~ ||D+|| / ||D-|| = 10, its R^2 against ln(1/lambda), Sigmoid's single plateau
+NEGATIVE_FIRST = C.above(0.0, strict=True)
+SAME_DYNAMICS = C.within(0.9, 1.1)
+NO_INTERMEDIATE = C.below(1, strict=False)
+SIGMOID_LAZY = C.within(0, 100)
+RELU_MIN_NORM = C.within(0.98, 1.02)
+TWO_DIRECTIONS = C.above(2)
+OUTPUT_LAYER = C.within(0.99, 1.01)
+SIGMOID_NORM = C.within(0.9, 1.1)
+SMALL_W = C.below(1e-2)
+RELU_RATIO = C.within(7, 13)
+LN_LAMBDA = C.above(0.98)
+SINGLE_DROP = C.within(1, 1)
 
 
 def run(P) -> dict:

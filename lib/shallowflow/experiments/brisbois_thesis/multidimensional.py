@@ -100,6 +100,15 @@ def two_components(res: Result) -> torch.Tensor:
     return res.evr[:, 0] + res.evr[:, 1]
 
 
+#: Figs 3.35 / 3.36 (Sigmoid, Tanh): the first principal component of the final weights dominates: EVR_1
+ONE_COMPONENT = C.above(0.999)
+
+
+def zero_loss(goal: float):
+    """Figs 3.33 / 3.35 / 3.36: the final loss reaches the loss goal."""
+    return C.below(goal)
+
+
 #: Figs 3.37-3.39: the final weights' variance spreads over more than two components
 SPREAD = C.below(0.99)
 

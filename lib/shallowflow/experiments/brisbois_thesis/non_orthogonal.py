@@ -11,6 +11,7 @@ import torch
 
 from ... import data as D
 from ... import init, metrics, train
+from ... import verdicts as C
 from ...data import augment_bias
 from ...models import Network, Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
@@ -150,6 +151,17 @@ def summary(e: Ensemble, data, goal: float) -> dict:
     hx = net.forward(fin, data.X.cpu())
     return dict(valid=valid, converged=conv, last=last, norm=norm, ratio=norm / e.initial_norm, plateaus=pl,
                 T=T, tv=tv, sup=sup, kinks=kinks, h_data=hx, stopped=tr.stopped_at, grid_h=h, x=x)
+
+
+#: Figs 3.28 / C.30-C.34: the fraction of runs that reach the loss goal (:func:`summary`'s ``converged``) is one;
+#: C.31: at the smallest converged lambda, at most n = 5 kinks of h in [-2, 2] (Dataset 1.3.3 has five points)
+ALL_CONVERGED = C.within(1, 1)
+FEW_KINKS = C.below(5, strict=False)
+
+
+def zero_loss(goal: float):
+    """Fig. 3.29, C.30: the final loss below the loss goal."""
+    return C.below(goal)
 
 
 def breakpoint_deviation(e: Ensemble, data, rel: float = 0.05) -> torch.Tensor:

@@ -16,6 +16,7 @@ from torch.func import hessian, jacrev, vmap
 
 from ... import data as datasets
 from ... import init
+from ... import verdicts as C
 from ...config import DTYPE
 from ...models import Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
@@ -144,6 +145,19 @@ def run_pl1(P) -> dict:
         pr = pl_ratios(th, data, act, P.width)
         out[act] = dict(ens=e, steps=np.array(snaps), **{k: v.reshape(S, R).numpy() for k, v in pr.items()})
     return out
+
+
+def min_mu(v: dict) -> dict:
+    """Per lambda of a run_pl1 activation entry: the smallest mu_t over the evaluations with a finite mu and L > 0."""
+    fin = np.isfinite(v["mu"]) & (v["loss"] > 0)
+    return {mt["scale"]: float(np.min(v["mu"][fin[:, r], r])) for r, mt in enumerate(v["ens"].meta)}
+
+
+#: PL1: min_t mu_t ~ 0 on the rich saddle plateau, bounded away from 0 in the lazy regime; T2: the ReLU final-phase
+#: decay rate (:func:`final_rate`) against theory.final_rate, |measured / predicted - 1|
+RICH_SADDLE = C.below(1e-6)
+LAZY_BOUNDED = C.above(1e-2)
+T2_RATE = C.below(0.01)
 
 
 def final_rate(loss: np.ndarray, lo: float = 1e-20, hi: float = 1e-8) -> float:

@@ -12,6 +12,7 @@ import torch
 
 from ... import data as D
 from ... import init, metrics, train
+from ... import verdicts as C
 from ...models import Network
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import measures
@@ -86,6 +87,19 @@ def run_quasi(P) -> QuasiRun:
     traj = train.gradient_descent(p, per_run, Network("relu"), steps=P.steps, lr=P.lr, loss="mean",
                                   snapshots=snaps, record_every=max(1, P.snap_every // 10))
     return QuasiRun(dsets, labels, deltas, list(P.seeds), traj, groups)
+
+
+#: Fig. 3.25: grown neurons at -1/xbar_k (max deviation, :func:`measure`'s dev_plus / dev_minus); two plateaus
+#: (initial and intermediate); Fig. 3.26 (delta = 10): the s = -1 direction at the smaller abscissa, the s = +1
+#: direction in the negative half-line, the model moving away from the negative point later (largest later
+#: residual), a new slowdown (more than three plateaus), the negative label fitted first
+ORIENTATION = C.below(0.02)
+TWO_PLATEAUS = C.within(2, 2)
+ORIENTATION_2 = C.below(0.05)
+OTHER_NEGATIVE = C.below(0.0)
+MOVES_AWAY = C.above(0.1)
+SLOWDOWN = C.above(3)
+NEGATIVE_FIRST = C.below(0.0)
 
 
 def entry(run: QuasiRun, label: str, delta=None) -> int:

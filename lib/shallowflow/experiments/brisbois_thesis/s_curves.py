@@ -365,8 +365,11 @@ def fits_of(g: Group, P, steps=None) -> list[ScurveFit]:
     return [fit_scurve(points_of(g, r, steps), form, P.k1, refine=P.fit_refine) for r in range(len(g.seeds))]
 
 
-#: Figs 3.18 / C.16 / C.18: the neurons lie on the fitted two-sigmoid (two-tanh) curve: least-squares R^2
+#: Figs 3.18 / 3.21 / 3.23 / C.16 / C.18, C3, Conjecture 3: the neurons lie on the fitted two-sigmoid (two-tanh) curve:
+#: R^2 of the least-squares fit (and of the thesis's procedure, Figs 3.21 / 3.23)
 GOOD_FIT = C.above(0.95)
+#: Conjecture 3 (ReLU): the grown neurons point in at most two directions (metrics.distinct_directions)
+TWO_RAYS = C.below(2, strict=False)
 
 
 def fits_by_group(run, P) -> dict:

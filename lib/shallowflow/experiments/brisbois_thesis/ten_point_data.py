@@ -407,6 +407,40 @@ def cluster_turn(tr: train.Trajectory, r: int, t_align: int, rel: float = 0.05, 
     return out
 
 
+def wide_measures(tr: train.Trajectory) -> dict:
+    """C.21-C.26 (m = wide_width, Dataset 1.3.1), per run: the final loss, validity, distinct directions of the grown
+    neurons (10% of the largest; within cos 0.999: ``dirs``, within cos 0.99: ``dirs2``, and per grown neuron: ``frac``), the late
+    fall of the loss, the epochs trained and the norm-weighted axial concentration of the final weights."""
+    grown = measures.grown(tr.final.W, 0.1).sum(-1)
+    dirs = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-3)
+    dirs2 = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-2)
+    return dict(L=tr.loss[:, -1], valid=measures.finite_runs(tr.loss, tr.final), dirs=dirs, dirs2=dirs2,
+                fall=late_fall(tr), epochs=int(tr.loss_steps[-1]), frac=dirs2.double() / grown.clamp_min(1).double(), grown=grown,
+                conc=measures.weighted_axial_concentration(tr.final.W))
+
+
+#: Fig. 3.32: the axial concentration of the Tanh neurons at the end of alignment (one orientation); C.22 / C.24 /
+#: C.26: the grown ReLU neurons gather in few directions (distinct directions per grown neuron), the Sigmoid/Tanh
+#: weight mass lies along one line, at most 2n = 20 distinct ReLU directions; C.28: the Sigmoid/Tanh balance error
+#: (:func:`balance_error`) is not negligible; C.29: every ReLU a_j keeps its initial sign
+ONE_ORIENTATION = C.above(0.99)
+WIDE_ALIGN_RELU = C.below(0.5)
+WIDE_ALIGN = C.above(0.9)
+WIDE_GROUPS = C.below(20, strict=False)
+DOUBTS = C.above(1e-3)
+SIGNS_KEPT = C.is_true()
+
+
+def largest_tight_turn(turns: list[list[tuple]], tight: float = 0.05) -> list[float]:
+    """Fig. 3.31, per run (one :func:`cluster_turn` list each): the largest turn of a cluster's mean direction after
+    the alignment among the clusters that end tight (circular std below ``tight``); 0 where none."""
+    return [max([c for n, c, s1, s2 in tu if s1 < tight] or [0.0]) for tu in turns]
+
+
+#: Fig. 3.31: on non-orthogonal data the groups of neurons change direction together after the alignment (radians)
+GROUPS_TURN = C.above(0.1)
+
+
 def balance_error(tr: train.Trajectory) -> tuple[torch.Tensor, torch.Tensor]:
     """Per run, over the stored epochs: max of the l1-average abs(a_j - s_j norm(w_j)) over mean abs(a_j), and whether every
     a_j kept the sign of a_j^0 (s_j) and stayed nonzero."""

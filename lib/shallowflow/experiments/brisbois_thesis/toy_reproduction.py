@@ -74,6 +74,48 @@ RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the runs and their sn
 #: positive and negative label data res[pectively]" (m = 60, alpha = 1e-3, lambda = 1e-6/sqrt(60))
 SOURCE_FIG28_EPOCHS = {"end of alignment": 4000, "positive label fitted": 8000, "negative label fitted": 15000}
 T1_RATIO = C.within(0.8, 1.1)
+#: T1/slope: measured / predicted negative-fit epochs per unit ln(1/lambda) (Dataset 1.1.4)
+T1_SLOPE = C.within(0.95, 1.05)
+#: Fig. 2.7, read run by run (:func:`run_flags`), then as a share of runs against ``Cm.TYPICAL``: the first epoch
+#: with L < 0.99 L(0), the epochs spent on the intermediate plateau (:func:`plateau_epochs`), the first epochs
+#: with L < 1e-6 and L < 1e-10 (never: inf)
+FIG27_INITIAL_PLATEAU = C.above(4000)
+FIG27_INTERMEDIATE_PLATEAU = C.above(3000)
+FIG27_BELOW_1E6 = C.below(20_000, strict=False)
+FIG27_BELOW_1E10 = C.below(30_000, strict=False)
+#: Fig. 2.8: the largest orientation error of the grown neurons (:func:`orientation_errors`) at the end of alignment
+#: (epoch 4000), once aligned (epoch 8000) and at the end; the distinct directions at epoch 4000; the label errors
+#: |h(x_k) - y_k| at the fit epochs; the largest |a_j - s_j ||w_j|| | at the end (:func:`balance_error`)
+FIG28_ALIGNED_4000 = C.below(0.1)
+FIG28_TWO_DIRECTIONS = C.within(2, 2)
+FIG28_ALIGNED = C.below(0.01)
+FIG28_LABEL_REACHED = C.below(0.1)
+FIG28_FINAL_BREAKPOINTS = C.below(1e-3)
+FIG28_BALANCED = C.below(1e-8)
+#: Fig. 2.9: the breakpoint counts are non-increasing as lambda decreases
+FIG29_SIMPLER = C.is_true()
+
+
+def fig29_at_most_n(data):
+    """Fig. 2.9 at lambda <= 1e-6: at most n breakpoints (n: the data's number of points)."""
+    return C.below(data.n, strict=False)
+
+
+def run_flags(values, criterion) -> list[bool]:
+    """Fig. 2.7's per-run reading of a criterion: one flag per run's value (shared by :func:`Cm.typical_share`)."""
+    return [criterion(np.array([v])) for v in values]
+
+
+def plateau_epochs(traj, lf: float) -> np.ndarray:
+    """Per run: the recorded epochs with L in [0.45 lf, 0.55 lf] (the intermediate plateau, one label fitted: L = lf/2),
+    times the recording interval."""
+    L = traj.loss.numpy()
+    return ((L >= 0.45 * lf) & (L <= 0.55 * lf)).sum(1) * int(traj.loss_steps[1] - traj.loss_steps[0])
+
+
+def balance_error(p, p0) -> torch.Tensor:
+    """Per run: the largest |a_j - s_j ||w_j|| | of parameters p, s_j the output signs of the initial draw p0."""
+    return (p.a - metrics.signs(p0) * p.W.norm(dim=-1)).abs().amax(1)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ... import data as datasets
+from ... import verdicts as C
 from ...models import Network, Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from ...train import gradient_descent_many
@@ -121,6 +122,16 @@ def run_grid(P) -> list[dict]:
             for tr, meta in zip(trajs, metas):
                 rows.extend(summarise(tr, meta))
     return rows
+
+
+#: C.9 / C.10 / C.12: no run of the (m, alpha, lambda) set fails to reach L < 0.01 within its budget (a count);
+#: ReLU at lambda <= 1e-4 shows two plateaus, Sigmoid at alpha <= 1e-3 one; Tanh's largest max_t L / L0 stays below
+#: 1.05 (stable); ReLU's initial MSE at lambda = 100 over 1e5 (explodes)
+ALL_REACH = C.below(0, strict=False)
+TWO_PLATEAUS = C.within(2, 2)
+ONE_PLATEAU = C.within(1, 1)
+STABLE = C.below(1.05, strict=False)
+EXPLODES = C.above(1.0)
 
 
 def marginal_ratio(T_over_m, T_small_scale: float, T_large_scale: float) -> float:
