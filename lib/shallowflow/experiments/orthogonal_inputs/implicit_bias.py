@@ -148,6 +148,7 @@ SOURCE_LEMMA5_BOUND = "Lemma 5: ||∇L||²/L ≥ ||D-||"
 # is no implicit bias, so both checks read the absolute gap (a trained interpolator has rel.gap >= 0 up to rounding)
 GAP_AT_MIN_LAM = C.below(1e-6)
 GAP_DECREASING = C.is_true("every seed")  # T1/gap-decreasing-*: decreasing_to_floor(|rel.gap|)["ok"] per seed
+LIMIT_LOSS = 1e-20  # Theorem 1's convergence level (T1/convergence-*): a run below it has reached its limit theta^infty
 CAUCHY_DECREASING = C.is_true("every seed")  # T1/cauchy-decreasing-*: consecutive distances decrease, per seed
 CAUCHY_LAST = C.below(1e-3)  # T1/cauchy-last-ortho-B: the last consecutive distance
 NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decreasing_to_floor(...)["ok"] per seed
@@ -309,10 +310,14 @@ def implicit_bias(run: ImplicitRun, name: str) -> dict:
     up, um = unit(k.d_plus.cpu()), unit(-k.d_minus.cpu())
     cos = torch.where(ens.s_plus, (p.W @ up) / nrm, torch.where(ens.s_minus, (p.W @ um) / nrm, torch.ones_like(nrm)))
     other = torch.where(inside, torch.zeros_like(nrm), nrm)
+    t_conv = mon.first_time_below(LIMIT_LOSS, interpolate=False)
+    # theta^infty_lambda, the limit Theorem 1 describes, exists only for a run that reached L < LIMIT_LOSS: a run that
+    # did not (an untrained network, whose norms are lambda times its draw) measures nan, never a vanishing neuron
+    other_max = torch.where(torch.isfinite(t_conv), other.amax(1), torch.full_like(nrm[:, 0], float("nan")))
     return dict(run=torch.arange(ens.runs), lam=ens.lams, lr=ens.lrs, seed=ens.seeds,
-                loss=NET.loss(p, X, y, "half"), t_conv=mon.first_time_below(1e-20, interpolate=False), horizon=T,
+                loss=NET.loss(p, X, y, "half"), t_conv=t_conv, horizon=T,
                 gap=(squared_norms(p) - k.min_sq_norm) / k.min_sq_norm,
-                abs_gap=((squared_norms(p) - k.min_sq_norm) / k.min_sq_norm).abs(), other_max=other.amax(1),
+                abs_gap=((squared_norms(p) - k.min_sq_norm) / k.min_sq_norm).abs(), other_max=other_max,
                 other_arg=other.argmax(1), inside_min_cos=cos.amin(1))
 
 
@@ -383,14 +388,17 @@ def decreasing_to_floor(ens: Ensemble, values: torch.Tensor, floor: float) -> di
 
 
 def cauchy(run: ImplicitRun, name: str) -> dict:
-    """||theta_lambda - theta_lambda'|| for consecutive lambdas (same seed and step size): (G, L-1)."""
+    """||theta_lambda - theta_lambda'|| for consecutive lambdas (same seed and step size): (G, L-1); nan for a pair
+    with a run that never reached L < LIMIT_LOSS (no limit theta^infty_lambda to compare: an untrained ensemble,
+    lambda times one draw, would otherwise make a Cauchy sequence by construction)."""
     ens, p = run.ens[name], run.mon[name].final
+    reached = torch.isfinite(run.mon[name].first_time_below(LIMIT_LOSS, interpolate=False)).tolist()
     rows, lrs, seeds, pairs = [], [], [], []
     for lr in ens.lrs.unique().tolist():
         for seed in ens.seeds.unique().tolist():
             idx = sorted(ens.index(seed=seed, lr=lr), key=lambda i: -float(ens.lams[i]))
             d = [float((((p.a[i] - p.a[j]) ** 2).sum() + ((p.W[i] - p.W[j]) ** 2).sum()).sqrt())
-                 for i, j in zip(idx[:-1], idx[1:])]
+                 if reached[i] and reached[j] else float("nan") for i, j in zip(idx[:-1], idx[1:])]
             rows.append(d)
             lrs.append(lr)
             seeds.append(seed)
