@@ -154,14 +154,16 @@ def run(P) -> ToyResult:
 
 def orientation_errors(p, scale: float, data) -> torch.Tensor:
     """Per run: the largest distance of a neuron's kink -w_2/w_1 from its group's target (-1/x of the
-    data point its sign fits: D_plus for s = +1, -D_minus for s = -1), over neurons with ‖w_j‖ >= 10 lambda."""
+    data point its sign fits: D_plus for s = +1, -D_minus for s = -1), over neurons with ‖w_j‖ >= 10 lambda; nan for
+    a run where no neuron has grown (an untrained or a lazy network has no kink to read: it never aligned)."""
     dp, dm, _ = T.key_vectors(data)
     tgt_plus, tgt_minus = float(-dp[1] / dp[0]), float(-dm[1] / dm[0])
     k = metrics.kinks(p)
     s = metrics.signs(p)
     big = metrics.neuron_norms(p) >= 10 * scale
     dev = torch.where(s > 0, (k - tgt_plus).abs(), (k - tgt_minus).abs())
-    return torch.where(big, dev, torch.zeros_like(dev)).amax(-1)
+    worst = torch.where(big, dev, torch.zeros_like(dev)).amax(-1)
+    return torch.where(big.any(-1), worst, torch.full_like(worst, float("nan")))
 
 
 def h_at(p, data) -> torch.Tensor:
