@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as D
-from ... import init, metrics, train
-from ...models import Network
+from ...engine import data as D
+from ...engine import init, metrics, train
+from ...engine.models import Network
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import measures
 
