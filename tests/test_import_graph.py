@@ -178,3 +178,13 @@ def test_old_names_are_the_moved_modules_themselves():
         assert moved.__spec__.name == f"shallowflow.{new}", old  # the module keeps its own name
     from shallowflow.models import Network  # noqa: F401
     from shallowflow.params import validate  # noqa: F401
+
+
+def test_a_class_known_by_its_module_name_is_still_known():
+    """The CLI tells a configuration error by its class's module name (without importing torch): the name of the
+    module that now defines it."""
+    from shallowflow.engine import config
+    from shallowflow.run import cli
+
+    assert cli._is_config_error(config.ConfigError("SHALLOWFLOW_THREADS"))
+    assert not cli._is_config_error(RuntimeError("ConfigError"))

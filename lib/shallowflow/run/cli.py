@@ -349,8 +349,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _is_config_error(e: BaseException) -> bool:
-    """shallowflow.engine.config.ConfigError: a bad SHALLOWFLOW_* environment variable (its message is one line)."""
-    return type(e).__name__ == "ConfigError" and type(e).__module__ == "shallowflow.engine.config"
+    """A bad SHALLOWFLOW_* variable (shallowflow.engine.environ.ConfigError, re-exported by config): one line."""
+    return type(e).__name__ == "ConfigError" and type(e).__module__ == "shallowflow.engine.environ"
 
 
 def _sigterm(signum, frame):
