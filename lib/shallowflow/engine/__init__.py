@@ -1,4 +1,5 @@
-"""The training engine: two-layer networks trained as ensembles (a leading runs dimension), and what is measured on them.
+"""The training engine: two-layer networks trained as ensembles (a leading runs dimension), and what is
+measured on them.
 
 Modules, each about one idea:
 
