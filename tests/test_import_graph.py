@@ -188,3 +188,13 @@ def test_a_class_known_by_its_module_name_is_still_known():
 
     assert cli._is_config_error(config.ConfigError("SHALLOWFLOW_THREADS"))
     assert not cli._is_config_error(RuntimeError("ConfigError"))
+
+
+def test_the_readme_draws_every_floor():
+    """README's "Layout" gives each package its own line, with its floor number."""
+    text = (PACKAGE.parents[1] / "README.md").read_text()
+    layout = text[text.index("## Layout"):text.index("## The library in one paragraph")]
+    missing = [name for name, floor in FLOORS.items() if name and not any(
+        line.split()[:2] in ([f"{name}/", str(floor)], [f"{name}.py", str(floor)], [f"{name}/<part_pkg>/", str(floor)])
+        for line in layout.splitlines())]
+    assert not missing, f"README's Layout has no line 'name/  floor' for {missing}"
