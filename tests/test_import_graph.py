@@ -198,3 +198,32 @@ def test_the_readme_draws_every_floor():
         line.split()[:2] in ([f"{name}/", str(floor)], [f"{name}.py", str(floor)], [f"{name}/<part_pkg>/", str(floor)])
         for line in layout.splitlines())]
     assert not missing, f"README's Layout has no line 'name/  floor' for {missing}"
+
+
+def test_the_library_imports_no_old_name():
+    """The old flat names (``shallowflow.OLD_NAMES``) are for executed notebooks of earlier builds: a module of the
+    package imports the module where it is now (an old name would hide its floor behind the package's root)."""
+    import shallowflow
+
+    mods = modules()
+    bad = []
+    for name, (path, is_pkg) in sorted(mods.items()):
+        here = name if is_pkg else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = here
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                src = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+                targets = [f"{src}.{a.name}" for a in node.names]
+            else:
+                continue
+            for t in targets:
+                parts = (t or "").split(".")
+                if parts[0] == "shallowflow" and len(parts) > 1 and parts[1] in shallowflow.OLD_NAMES \
+                        and f"shallowflow.{parts[1]}" not in mods:
+                    bad.append(f"{name} (line {node.lineno}) imports shallowflow.{parts[1]}: now "
+                               f"shallowflow.{shallowflow.OLD_NAMES[parts[1]]}")
+    assert not bad, "old names imported by the library:\n" + "\n".join(bad)
