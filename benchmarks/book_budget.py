@@ -54,7 +54,7 @@ def toc_chapters(root: Path = ROOT) -> list[str]:
 
 def has_cli() -> bool:
     try:
-        import shallowflow.cli  # noqa: F401
+        import shallowflow.run.cli  # noqa: F401
     except ImportError:
         return False
     return True
@@ -63,7 +63,7 @@ def has_cli() -> bool:
 def run_chapter(chapter: str, profile: str, out_dir: Path) -> tuple[float, bool, str]:
     """(seconds, ok, message) for one chapter executed in a fresh process."""
     if has_cli():
-        cmd = [sys.executable, "-m", "shallowflow.cli", "run", chapter, "--profile", profile, "--out", str(out_dir),
+        cmd = [sys.executable, "-m", "shallowflow.run.cli", "run", chapter, "--profile", profile, "--out", str(out_dir),
                "--quiet"]
     else:  # fallback: jupytext + papermill directly (profile parameters are not injected)
         nb = out_dir / f"{chapter.replace('/', '__')}.ipynb"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from shallowflow.site import build
 from shallowflow import executor as X
-from shallowflow import sweep as S
+from shallowflow.run import sweep as S
 
 CHAPTER = "orthogonal-inputs/toy"
 FIXED = {"animation_frames": 0}

@@ -5,7 +5,7 @@
                                                            # kernel each, cheapest first), then write both files
     python benchmarks/paper_scale.py --claims DIR --runs FILE   # other measurements (another machine's)
 
-For every chapter (``shallowflow.chapters.all_chapters()``) the JSON gives ``book_s`` (its book-scale time
+For every chapter (``shallowflow.params.chapters.all_chapters()``) the JSON gives ``book_s`` (its book-scale time
 from ``params/timings.json``) and ``paper``:
 
 - ``none``: the chapter has no ``params/paper/`` file (its book scale is the source's);
@@ -273,7 +273,7 @@ def _fmt_s(s: float | None) -> str:
 
 
 def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
-    from shallowflow import chapters
+    from shallowflow.params import chapters
     from shallowflow.executor import estimate as E
 
     timings = json.loads((root / "params" / "timings.json").read_text()).get("book", {})

@@ -33,11 +33,11 @@ import numpy as np
 import torch
 
 import shallowflow  # noqa: F401  (sets the thread count)
-from shallowflow import config, init, kernel
-from shallowflow import data as datasets
-from shallowflow.flow import gradient_flow
-from shallowflow.models import Network
-from shallowflow.train import geometric_schedule, gradient_descent
+from shallowflow.engine import config, init, kernel
+from shallowflow.engine import data as datasets
+from shallowflow.engine.flow import gradient_flow
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import geometric_schedule, gradient_descent
 
 M, LAM, ETA = 60, 1e-6 / math.sqrt(60), 2e-3  # ETA on the paper's 1/(2n) loss
 

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from shallowflow import data, init, train
+from shallowflow.engine import data, init, train
 from shallowflow.experiments.weakly_interacting import reductions as RD
 from shallowflow.experiments.weakly_interacting import theory as T
 

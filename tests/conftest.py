@@ -5,7 +5,7 @@ import torch
 
 os.environ.setdefault("SHALLOWFLOW_DEVICE", "cpu")
 
-from shallowflow import data as datasets  # noqa: E402
+from shallowflow.engine import data as datasets  # noqa: E402
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from shallowflow import chapters
+from shallowflow.params import chapters
 from shallowflow.params import ParameterError, validate
 from shallowflow.experiments.brisbois_thesis import gradients_hessians as G
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import torch
 
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.experiments.brisbois_thesis import s_curves as S
 
 

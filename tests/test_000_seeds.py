@@ -4,8 +4,8 @@ with no usable seed is refused before a kernel starts, naming the parameter."""
 import pytest
 import torch
 
-from shallowflow import chapters
-from shallowflow import data as datasets
+from shallowflow.params import chapters
+from shallowflow.engine import data as datasets
 from shallowflow.experiments.brisbois_thesis import activations as A
 from shallowflow.experiments.brisbois_thesis import balancedness_complexity as B
 from shallowflow.experiments.brisbois_thesis import common as Cm

@@ -9,8 +9,8 @@ import math
 
 import torch
 
-from shallowflow import data as D
-from shallowflow import metrics
+from shallowflow.engine import data as D
+from shallowflow.engine import metrics
 from shallowflow.experiments.brisbois_thesis import ten_point_data as T
 
 P = SimpleNamespace(lr=1e-3, stop_below=1e-10)

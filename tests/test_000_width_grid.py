@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from shallowflow import data as datasets
+from shallowflow.engine import data as datasets
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.experiments.brisbois_thesis import width_grid as G
-from shallowflow.models import Network
-from shallowflow.train import gradient_descent
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import gradient_descent
 
 
 def _old_count(traj) -> int:

@@ -10,8 +10,8 @@ import torch
 
 from shallowflow.experiments.early_alignment import alignment, assumption3
 from shallowflow.experiments.early_alignment import theory as th
-from shallowflow.models import Network
-from shallowflow.train import gradient_descent
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import gradient_descent
 
 
 def _sweep(seeds):
@@ -34,7 +34,7 @@ def test_alignment_sweep_seed_alone_and_in_batch():
 
 def test_unbalanced_contrast_seed_alone_and_in_batch():
     """assumption3's unbalanced contrast: initialise + gradient descent on one dataset, per seed."""
-    from shallowflow import data as datasets
+    from shallowflow.engine import data as datasets
     X, y = datasets.assumption3_sample(0.15, 1, seed=900)
     net = Network("relu")
 
@@ -54,7 +54,7 @@ def test_unbalanced_seeds_is_a_list_of_seeds():
 def test_failure_rates_grid_seed_alone_and_in_batch():
     """failure-rates: a cell's seed list; seed 4's run is the same alone and among others (issue 29)."""
     from shallowflow.experiments.early_alignment import failure_rates
-    from shallowflow import data as datasets
+    from shallowflow.engine import data as datasets
     three = datasets.get("ea-three-point", device="cpu")
     alone = failure_rates.run_grid(three, [10], [1e-2, 1.0], lambda m: [4], lr=1e-2, T=2.0)
     batch = failure_rates.run_grid(three, [10], [1e-2, 1.0], lambda m: [0, 4, 7], lr=1e-2, T=2.0)

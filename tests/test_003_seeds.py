@@ -5,8 +5,8 @@ import torch
 
 from shallowflow.experiments.orthogonal_inputs import implicit_bias, remarks
 from shallowflow.experiments.orthogonal_inputs.theory import make_ensemble
-from shallowflow.models import Network
-from shallowflow.train import gradient_descent
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import gradient_descent
 
 
 def test_toy_sweep_seed_alone_and_in_batch():

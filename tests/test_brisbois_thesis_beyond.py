@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from shallowflow import data as D
+from shallowflow.engine import data as D
 from shallowflow.experiments.brisbois_thesis import measures, multidimensional, non_orthogonal, quasi_orthogonal
 from shallowflow.experiments.brisbois_thesis import s_curves as S
 from shallowflow.experiments.brisbois_thesis import ten_point_data

@@ -6,11 +6,11 @@ import pytest
 import torch
 from torch.func import grad, hessian, vmap
 
-from shallowflow import data as datasets
-from shallowflow import init, metrics, theory
-from shallowflow.models import Network
+from shallowflow.engine import data as datasets
+from shallowflow.engine import init, metrics, theory
+from shallowflow.engine.models import Network
 from shallowflow.params import ParameterError, validate
-from shallowflow.train import gradient_descent
+from shallowflow.engine.train import gradient_descent
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 

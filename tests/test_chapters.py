@@ -2,7 +2,7 @@
 exactly the names of the chapter's parameters cell; the re-run box is generated from them."""
 import pytest
 
-from shallowflow import chapters
+from shallowflow.params import chapters
 from shallowflow.site.rerun import rerun_box
 
 CHAPTERS = chapters.all_chapters()

@@ -1,11 +1,11 @@
-"""shallowflow.checkpoint: a long run split into chunks resumes where it stopped, with identical results."""
+"""shallowflow.engine.checkpoint: a long run split into chunks resumes where it stopped, with identical results."""
 import errno
 import os
 
 import pytest
 import torch
 
-from shallowflow import checkpoint
+from shallowflow.engine import checkpoint
 from shallowflow.outputs import OutputError
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow import executor as X
 
 CHAPTER = "orthogonal-inputs/toy"
@@ -164,7 +164,7 @@ FAKE_RECORD = {"source": "003", "chapter": "book/orthogonal-inputs/toy", "profil
 
 
 def test_the_table_is_wrapped_to_the_width_and_lists_differences(monkeypatch):
-    from shallowflow import terminal
+    from shallowflow.run import terminal
 
     monkeypatch.setattr(terminal, "_book_verdicts", lambda source: {"E1/final-loss": "fail",
                                                                     "E1/a-very-long-check-name-that-wraps": "fail"})

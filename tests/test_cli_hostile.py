@@ -13,9 +13,10 @@ import warnings
 
 import pytest
 
-from shallowflow import cli, params
+from shallowflow.run import cli
+from shallowflow import params
 from shallowflow import executor as X
-from shallowflow import sweep as S
+from shallowflow.run import sweep as S
 from shallowflow.executor import estimate as E
 
 CHAPTER = "orthogonal-inputs/toy"

@@ -3,7 +3,7 @@ import ctypes.util
 import pytest
 import torch
 
-from shallowflow import config
+from shallowflow.engine import config
 
 
 @pytest.mark.parametrize("clock_start", [0.0, 1.5, 59.0, 10_000_000.0])

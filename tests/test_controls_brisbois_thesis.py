@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from shallowflow import data as D
-from shallowflow import metrics
+from shallowflow.engine import data as D
+from shallowflow.engine import metrics
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.experiments.brisbois_thesis import toy_reproduction as X
@@ -277,7 +277,7 @@ def test_activation_zero_loss_checks_fail_on_untrained_networks():
 
 
 # -- s-curves -------------------------------------------------------------------------------------------------------------
-from shallowflow import init  # noqa: E402
+from shallowflow.engine import init  # noqa: E402
 from shallowflow.experiments.brisbois_thesis import s_curves as S  # noqa: E402
 
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from shallowflow import data as datasets
+from shallowflow.engine import data as datasets
 from shallowflow.experiments.early_alignment import alignment, assumption3, failure_rates, spurious
 from shallowflow.experiments.early_alignment import theory as th
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, remarks, theory, toy
-from shallowflow.monitor import segmented_descent
+from shallowflow.engine.monitor import segmented_descent
 
 
 FINDING = dict(strict=True, raises=AssertionError)  # a criterion that passes a false case: a finding

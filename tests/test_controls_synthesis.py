@@ -56,10 +56,10 @@ def test_balance_smooth_drift_checks_reject_relu(balance):
 def test_balance_drift_law_rejects_the_other_activations_source_term():
     """Balance/drift-law: the drift of the exact sigmoid flow against the integral of tanh's source term
     sigma(z) - z sigma'(z) (the wrong law) must fail DRIFT_LAW; against sigmoid's own it passes."""
-    from shallowflow import init
+    from shallowflow.engine import init
     from shallowflow.experiments.synthesis.sources import chosen
-    from shallowflow.flow import gradient_flow
-    from shallowflow.models import Network
+    from shallowflow.engine.flow import gradient_flow
+    from shallowflow.engine.models import Network
 
     data = chosen([3])[0].dataset()
     grid = [4.0 * j / 64 for j in range(65)]
@@ -150,7 +150,7 @@ def test_bias_min_norm_exists_on_data_without_an_interpolator():
     """Bias/min-norm-exists-002's false case: 002's data with two points at the same x and opposite labels (no
     network interpolates them). The chapter's measurement should be an infinite minimum that C.below(math.inf)
     rejects; it raises instead, so the check has no negative control (not linked)."""
-    from shallowflow import theory
+    from shallowflow.engine import theory
     from shallowflow.experiments.synthesis.sources import chosen
 
     data = chosen([2])[0].dataset()

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import init, metrics, theory
+from shallowflow.engine import data as datasets
+from shallowflow.engine import init, metrics, theory
 
 
 def test_toy_is_the_papers(toy):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shallowflow.datafile import DataFileError, read_xy
+from shallowflow.params.datafile import DataFileError, read_xy
 
 LIMIT_GB = 1 / 32
 LIMIT = LIMIT_GB * 2 ** 30
@@ -30,7 +30,8 @@ _DRIVER = r'''
 import contextlib, io, json, os, resource, sys, traceback
 
 jobs = json.loads(sys.stdin.read())
-from shallowflow import cli, datafile
+from shallowflow.params import datafile
+from shallowflow.run import cli
 
 
 def call(job):

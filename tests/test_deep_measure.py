@@ -8,7 +8,7 @@ from torch.func import functional_call, hessian
 
 from shallowflow.deep import dual, measure, models
 from shallowflow.deep import train as dtrain
-from shallowflow.train import DivergenceError
+from shallowflow.engine.train import DivergenceError
 
 
 def _x(n=6, d=5, seed=0):

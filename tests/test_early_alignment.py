@@ -9,12 +9,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import monitor
+from shallowflow.engine import data as datasets
+from shallowflow.engine import monitor
 from shallowflow.experiments.early_alignment import alignment, assumption3, failure_rates, spurious, staircase
 from shallowflow.experiments.early_alignment import theory as ea_theory
-from shallowflow.models import Network, Params
-from shallowflow.train import animation_frames
+from shallowflow.engine.models import Network, Params
+from shallowflow.engine.train import animation_frames
 
 
 @pytest.fixture
@@ -207,7 +207,7 @@ def test_plateaus():
 
 
 def test_train_monitored_matches_one_call(three):
-    from shallowflow.train import gradient_descent
+    from shallowflow.engine.train import gradient_descent
 
     p0 = ea_theory.initialise("balanced", [0, 1], 20, 2, 1e-2)
     one = gradient_descent(p0, three, Network("relu"), steps=300, lr=1e-2, loss="mean")
@@ -267,7 +267,7 @@ def test_animation_frames_subsample_the_schedule():
 
 
 def test_neuron_animation_embeds_one_png_per_frame(three):
-    from shallowflow import plots
+    from shallowflow.site import plots
 
     p = ea_theory.initialise("balanced", [0], 30, 2, 1e-2)
     states = [(k, Params(p.a * (1 + k), p.W * (1 + k))) for k in range(3)]

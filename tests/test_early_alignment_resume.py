@@ -4,11 +4,11 @@ import pytest
 import torch
 from types import SimpleNamespace
 
-from shallowflow import chapters
+from shallowflow.params import chapters
 from shallowflow.experiments.early_alignment import staircase as ex
 from shallowflow.experiments.early_alignment.theory import initialise
-from shallowflow.models import Network
-from shallowflow.train import gradient_descent
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import gradient_descent
 
 
 def tiny(**kw):

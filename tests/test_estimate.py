@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from shallowflow import chapters, cli, params
+from shallowflow.params import chapters
+from shallowflow.run import cli
+from shallowflow import params
 from shallowflow import executor as X
 from shallowflow.executor import estimate as E
 

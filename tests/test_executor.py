@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow import executor as X
-from shallowflow import sweep as S
+from shallowflow.run import sweep as S
 
 CHAPTER = "synthesis/pl-conditioning"  # the cheapest chapter with seeds and verdicts (about 4 s a point)
 FIXED = {}

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli, kernel, outputs
+from shallowflow.run import cli
+from shallowflow.engine import kernel
+from shallowflow import outputs
 from shallowflow import executor as X
-from shallowflow import sweep as S
+from shallowflow.run import sweep as S
 
 CHAPTER = "orthogonal-inputs/toy"
 RUN = ["run", CHAPTER, "--profile", "smoke", "-p", "animation_frames", "0", "-p", "seeds", "[0]", "--quiet"]  # one seed: faults, not the chapter, are under test

@@ -5,11 +5,11 @@ import math
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import init, kernel, metrics
-from shallowflow.flow import FlowError, gradient_flow
-from shallowflow.models import Network, flow_time_per_step
-from shallowflow.train import gradient_descent
+from shallowflow.engine import data as datasets
+from shallowflow.engine import init, kernel, metrics
+from shallowflow.engine.flow import FlowError, gradient_flow
+from shallowflow.engine.models import Network, flow_time_per_step
+from shallowflow.engine.train import gradient_descent
 
 DT = torch.float64
 ENGINES = ["torch"] + (["kernel"] if kernel.available() else [])

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli, outputs
+from shallowflow.run import cli
+from shallowflow import outputs
 from shallowflow import executor as X
 from shallowflow.executor import tasks as T
 from shallowflow.site import build
@@ -152,7 +153,7 @@ def test_an_explicit_out_may_be_a_link_and_a_link_inside_the_repository_is_follo
 
 
 def test_a_checkpoint_folder_linked_out_is_not_used(repo, capsys):
-    from shallowflow import checkpoint
+    from shallowflow.engine import checkpoint
 
     outside = link_out(repo, "artifacts/checkpoints")
     before = snapshot(outside)
@@ -220,7 +221,7 @@ def test_a_smoke_run_publishes_beside_a_deeply_nested_earlier_result(repo, capsy
 def test_a_resumed_sweep_recomputes_a_deeply_nested_point_and_touches_nothing_outside(repo):
     from dask.distributed import Client
 
-    from shallowflow import sweep as S
+    from shallowflow.run import sweep as S
 
     links = {link: link_out(repo, link) for link in ("artifacts/claims", "artifacts/runs", "artifacts/checkpoints")}
     before = {link: snapshot(o) for link, o in links.items()}

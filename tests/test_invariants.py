@@ -6,9 +6,9 @@ so the drift accumulated over a fixed flow time T = k eta is O(eta): halving the
 """
 import torch
 
-from shallowflow import init, metrics, theory
-from shallowflow.models import Network
-from shallowflow.train import gradient_descent
+from shallowflow.engine import init, metrics, theory
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import gradient_descent
 
 
 def test_one_step_changes_balancedness_by_the_exact_second_order_term(toy):

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from shallowflow import kernel
+from shallowflow.engine import kernel
 from shallowflow.verdicts import repo_root
 
 

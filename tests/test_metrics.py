@@ -1,7 +1,7 @@
 import torch
 
-from shallowflow import metrics
-from shallowflow.models import Params
+from shallowflow.engine import metrics
+from shallowflow.engine.models import Params
 
 
 def test_first_below_and_never():

@@ -4,9 +4,9 @@ import itertools
 import pytest
 import torch
 
-from shallowflow import init, theory
-from shallowflow.data import Dataset, orthonormal
-from shallowflow.models import Network, Params, flow_time_per_step, loss_factor
+from shallowflow.engine import init, theory
+from shallowflow.engine.data import Dataset, orthonormal
+from shallowflow.engine.models import Network, Params, flow_time_per_step, loss_factor
 
 
 def _random(R=3, m=7, d=4, n=5, seed=0):

@@ -3,7 +3,7 @@ item 3): each comparative check, fed a null scenario at tiny size through the ch
 FAIL the criterion the notebook applies to the same measured quantity, so that no such check holds by construction."""
 import numpy as np
 
-from shallowflow import metrics
+from shallowflow.engine import metrics
 from shallowflow import verdicts as C
 from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
 from shallowflow.experiments.balboni_thesis import deep_kernels as DK

@@ -6,9 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from shallowflow import data as D
-from shallowflow import init, train, verdicts
-from shallowflow.models import Network
+from shallowflow.engine import data as D
+from shallowflow.engine import init, train
+from shallowflow import verdicts
+from shallowflow.engine.models import Network
 from shallowflow.experiments.brisbois_thesis import multidimensional as MD
 from shallowflow.experiments.brisbois_thesis import s_curves as S
 from shallowflow.experiments.brisbois_thesis import ten_point_data as TP
@@ -273,7 +274,7 @@ def test_fig3_4_alignment_tighter_fails_on_untrained_and_chance_orderings():
     is the lower end of the Wilson interval of the share of seeds, above one half.  Untrained runs (alpha 1e-12:
     the initial draw, the same directions at every lambda) order nothing; orderings drawn at random hold in about a
     sixth of the seeds; both fail the chapter's criterion."""
-    from shallowflow import metrics
+    from shallowflow.engine import metrics
     from shallowflow.experiments.brisbois_thesis import activations as A
     P = SimpleNamespace(width=20, lr=UNTRAINED_LR, steps=200, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0, 1],
                         snap_every=50, align_seeds=[0, 1, 2, 3, 4, 5])
@@ -337,7 +338,7 @@ def test_c15_c17_label_shares_fail_on_untrained_and_reversed_runs():
 
 
 def verdicts_low(flags):
-    from shallowflow import metrics
+    from shallowflow.engine import metrics
     return metrics.typical_share(flags)[0]
 
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import torch
 
-from shallowflow import data as datasets
+from shallowflow.engine import data as datasets
 from shallowflow import verdicts as C
 from shallowflow.experiments.early_alignment import assumption3, failure_rates, spurious
 from shallowflow.experiments.early_alignment import theory as th

@@ -7,7 +7,7 @@ import math
 import torch
 
 from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, remarks, theory, toy
-from shallowflow.monitor import segmented_descent
+from shallowflow.engine.monitor import segmented_descent
 
 
 def _toy(steps, seeds=(0, 1)):

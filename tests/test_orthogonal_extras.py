@@ -4,10 +4,10 @@ import math
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import metrics, theory
+from shallowflow.engine import data as datasets
+from shallowflow.engine import metrics, theory
 from shallowflow.experiments.orthogonal_inputs import high_dim, remarks
-from shallowflow.models import Params
+from shallowflow.engine.models import Params
 
 
 # ---------------------------------------------------------------------------------------------- data

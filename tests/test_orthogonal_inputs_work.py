@@ -9,7 +9,8 @@ import math
 import pytest
 import yaml
 
-from shallowflow import chapters, executor, params
+from shallowflow.params import chapters
+from shallowflow import executor, params
 
 NAMES = ("toy", "appendix-a", "balancedness", "high-dim", "implicit-bias", "phases", "remarks")
 CHAPTERS = [f"orthogonal-inputs/{n}" for n in NAMES]

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import train
-from shallowflow import monitor
+from shallowflow.engine import data as datasets
+from shallowflow.engine import train
+from shallowflow.engine import monitor
 from shallowflow.experiments.orthogonal_inputs import balancedness, implicit_bias, phases
 from shallowflow.experiments.orthogonal_inputs import findings as oi_findings
 from shallowflow.experiments.orthogonal_inputs import theory as oi_theory
-from shallowflow.models import Params
+from shallowflow.engine.models import Params
 
 
 def test_constants_of_ortho_b():

@@ -30,7 +30,7 @@ def test_animation_frames_follow_the_authors_schedule_and_the_loss():
 
 
 def test_kink_animation_is_an_offline_player_with_one_png_per_frame():
-    from shallowflow import plots
+    from shallowflow.site import plots
 
     run = toy.run_toy(small())
     states, _ = toy.animation(run, 3)

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow.params import PROFILE, PROFILES, Float, Floats, Int, Ints, ParameterError, Rule, Str, validate
 
 
@@ -38,7 +38,7 @@ def test_every_chapter_schema_uses_the_one_profile_spec():
     # defines SCHEMA (first entry: the one PROFILE) and RULES (a tuple of Rule)
     import importlib
 
-    from shallowflow import cli
+    from shallowflow.run import cli
     from shallowflow.params import Rule
 
     found = 0

@@ -2,7 +2,7 @@
 import jupytext
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow.verdicts import load_registry
 
 

@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import animation  # noqa: E402
 
-from shallowflow import plots  # noqa: E402
+from shallowflow.site import plots  # noqa: E402
 
 
 def _draw(fig, i):

@@ -3,7 +3,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from shallowflow import plots
+from shallowflow.site import plots
 
 
 def test_theme_is_seaborns_whitegrid_notebook_theme():

@@ -7,12 +7,12 @@ import pytest
 import torch
 from tqdm.std import tqdm as std_tqdm
 
-from shallowflow import init, progress, train
-from shallowflow.config import ConfigError
-from shallowflow.data import Dataset
+from shallowflow.engine import init, progress, train
+from shallowflow.engine.config import ConfigError
+from shallowflow.engine.data import Dataset
 from shallowflow.deep import train as dtrain
-from shallowflow.flow import gradient_flow
-from shallowflow.monitor import train_monitored
+from shallowflow.engine.flow import gradient_flow
+from shallowflow.engine.monitor import train_monitored
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ def toy(runs=3, m=6):
 
 @pytest.mark.parametrize("engine", ["kernel", "torch"])
 def test_gradient_descent_counts_every_iteration_and_is_unchanged(shown, monkeypatch, engine):
-    from shallowflow import kernel
+    from shallowflow.engine import kernel
     if engine == "kernel" and not kernel.available():
         pytest.skip(kernel.reason())
     p0, d = toy()
@@ -184,8 +184,8 @@ def test_deep_training_counts_steps_and_can_be_silenced(shown):
 # ------------------------------------------------------------------------------------------------
 # in real kernels: an interactive notebook shows the bar, a headless execution (papermill, nbval) does not
 CELL = """
-from shallowflow import init, progress, train
-from shallowflow.data import Dataset
+from shallowflow.engine import init, progress, train
+from shallowflow.engine.data import Dataset
 import torch
 progress.DELAY = 0.0
 X = torch.eye(3, dtype=torch.float64); y = torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from shallowflow import chapters
+from shallowflow.params import chapters
 
 S = importlib.import_module("shallowflow.verdicts.scorecard")  # the module (the package exports a function so named)
 

@@ -3,7 +3,7 @@ before training, with one message naming the parameter (validated on the chapter
 import pytest
 import yaml
 
-from shallowflow import chapters
+from shallowflow.params import chapters
 from shallowflow.params import ParameterError, validate
 
 CASES = [

@@ -8,8 +8,8 @@ import sys
 import pytest
 import torch
 
-from shallowflow import config, flow, init, kernel, train
-from shallowflow.models import Network, Params
+from shallowflow.engine import config, flow, init, kernel, train
+from shallowflow.engine.models import Network, Params
 
 X = torch.tensor([[-0.5, 1.0], [2.0, 1.0]], dtype=torch.float64)
 Y = torch.tensor([-1.0, 1.0], dtype=torch.float64)
@@ -96,7 +96,7 @@ def test_cuda_requested_on_a_cpu_machine(monkeypatch):
 
 def test_import_never_raises_on_a_bad_variable():
     env = {**os.environ, "SHALLOWFLOW_THREADS": "abc", "SHALLOWFLOW_DEVICE": "cuda:99"}
-    code = ("import shallowflow, shallowflow.chapters\nfrom shallowflow import config\n"
+    code = ("import shallowflow, shallowflow.params.chapters\nfrom shallowflow.engine import config\n"
             "print(type(config.problem).__name__)\n"
             "try:\n    config.check()\nexcept config.ConfigError as e:\n    print(e)\n")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

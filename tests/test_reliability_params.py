@@ -129,7 +129,7 @@ def test_changed_value_makes_the_run_custom_and_profile_values_do_not():
 
 
 def test_chapter_profiles_are_compared_with_their_files():
-    from shallowflow import chapters
+    from shallowflow.params import chapters
 
     chapter = "orthogonal-inputs/toy"
     mod = chapters.module(chapter)

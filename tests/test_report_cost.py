@@ -96,7 +96,7 @@ def test_a_record_goes_stale_when_the_code_it_ran_changes(tmp_path, monkeypatch)
     assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == [f"params/paper/{chapter}.yml"]
     recorded = digest.chapter_digest(chapter, root=tmp_path)
     assert "lib/shallowflow/experiments/orthogonal_inputs/toy.py" in recorded["parts"]  # the experiment module
-    assert "lib/shallowflow/kernel.py" in recorded["parts"]  # the engine, imported through it
+    assert "lib/shallowflow/engine/kernel.py" in recorded["parts"]  # the engine, imported through it
     assert not any("site/" in k or "executor/" in k for k in recorded["parts"])  # presentation computes nothing
     nb = tmp_path / "book" / f"{chapter}.py"
     nb.write_text(nb.read_text() + "\n# an edit\n")
@@ -104,8 +104,8 @@ def test_a_record_goes_stale_when_the_code_it_ran_changes(tmp_path, monkeypatch)
     reg = tmp_path / "verdicts" / "003.yml"
     reg.write_text(reg.read_text().replace("final-loss: {book: pass", "final-loss: {book: fail", 1))
     assert "verdicts (this chapter's checks)" in digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path))
-    lib = dict(recorded, parts=dict(recorded["parts"], **{"lib/shallowflow/train.py": "0" * 16}))
-    assert "lib/shallowflow/train.py" in digest.changed(lib, digest.chapter_digest(chapter, root=tmp_path))
+    lib = dict(recorded, parts=dict(recorded["parts"], **{"lib/shallowflow/engine/train.py": "0" * 16}))
+    assert "lib/shallowflow/engine/train.py" in digest.changed(lib, digest.chapter_digest(chapter, root=tmp_path))
     assert digest.changed(None, recorded) and "no digest" in digest.changed(None, recorded)[0]
     # the pages: a stale record is shown as stale with what changed, and is not among the current ones
     monkeypatch.setattr(paper, "repo_root", lambda: tmp_path)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from shallowflow import claims as C
+from shallowflow import verdicts as C
 from shallowflow.params import PROFILE, ParameterError, Sections, validate
 
 SEC = {"profile": PROFILE, "sections": Sections("the parts to run", choices=("fig3", "fig4", "capacity"))}
@@ -103,8 +103,8 @@ import zipfile  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from shallowflow import data as D  # noqa: E402
-from shallowflow.datafile import DataFileError, read_xy  # noqa: E402
+from shallowflow.engine import data as D  # noqa: E402
+from shallowflow.params.datafile import DataFileError, read_xy  # noqa: E402
 from shallowflow.params import DataFile  # noqa: E402
 
 DATA = {"profile": PROFILE, "data": DataFile("inputs", names=("digits", "correlated"), min_n=4, max_d=8)}

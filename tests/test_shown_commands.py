@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow import executor as X
 
 ROOT = cli.repo_root()

@@ -13,7 +13,7 @@ def test_moved_target_renames_only_the_moved_modules():
     assert moved_target("shallowflow.sphinx_ext") == "shallowflow.site.ext"
     assert moved_target("shallowflow.buildx.f") is None  # a prefix of a name is not the module
     assert moved_target("shallowflow.site.build.run_book") is None
-    assert moved_target("shallowflow.metrics.share_interval") is None
+    assert moved_target("shallowflow.engine.metrics.share_interval") is None
 
 
 @pytest.mark.parametrize("old,new", sorted(MOVED.items()))

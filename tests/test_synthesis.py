@@ -4,10 +4,10 @@ import math
 import pytest
 import torch
 
-from shallowflow import data as D
-from shallowflow import init, metrics, theory
-from shallowflow.flow import gradient_flow
-from shallowflow.models import Network, Params
+from shallowflow.engine import data as D
+from shallowflow.engine import init, metrics, theory
+from shallowflow.engine.flow import gradient_flow
+from shallowflow.engine.models import Network, Params
 
 
 def _state(seed=0, R=2, m=5, d=3, scale=0.7):

@@ -5,11 +5,10 @@ import math
 import pytest
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import init, kernel
-from shallowflow.models import ACTIVATIONS, LOSSES, OUTPUT_SCALINGS, Network, Params, loss_factor
-from shallowflow.train import (DivergenceError, geometric_schedule, gradient_descent,
-                               gradient_descent_many)
+from shallowflow.engine import data as datasets
+from shallowflow.engine import init, kernel
+from shallowflow.engine.models import ACTIVATIONS, LOSSES, OUTPUT_SCALINGS, Network, Params, loss_factor
+from shallowflow.engine.train import DivergenceError, geometric_schedule, gradient_descent, gradient_descent_many
 
 DT = torch.float64
 ENGINES = ["torch"] + (["kernel"] if kernel.available() else [])

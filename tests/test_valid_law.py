@@ -2,7 +2,7 @@
 
 A run whose loss or parameters went non-finite never counts as evidence (``Claims.check(valid=...)``).
 That rule only protects a check that passes its runs' flags, so every check of every chapter passes
-``valid=`` explicitly: the runs' flags (:func:`shallowflow.metrics.finite_runs` or a mask derived from
+``valid=`` explicitly: the runs' flags (:func:`shallowflow.engine.metrics.finite_runs` or a mask derived from
 them) when the measured values come from trained runs, or ``NO_TRAINING`` when they do not (an exact
 identity, a closed form, a draw at initialisation).  A literal ``valid=None`` is refused too: it reads
 as an omission, not a decision.

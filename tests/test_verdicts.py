@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from shallowflow import verdicts as C
-from shallowflow import metrics
+from shallowflow.engine import metrics
 
 
 REGISTRY = """source: {seed: x.txt, title: A test source}
@@ -199,7 +199,7 @@ def test_invalid_runs_never_count_as_evidence(registry):
 
 
 def test_finite_runs_checks_parameters_and_several_tensors():
-    from shallowflow.models import Params
+    from shallowflow.engine.models import Params
 
     W = torch.zeros(3, 2, 2)
     W[2, 0, 1] = float("inf")

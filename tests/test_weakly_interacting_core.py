@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from shallowflow import data, init, metrics, train
+from shallowflow.engine import data, init, metrics, train
 from shallowflow.experiments.weakly_interacting import reductions as RD
 from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.params import ParameterError, validate

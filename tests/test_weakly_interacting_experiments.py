@@ -6,7 +6,7 @@ from types import SimpleNamespace as NS
 import numpy as np
 import torch
 
-from shallowflow import init
+from shallowflow.engine import init
 from shallowflow.experiments.weakly_interacting import local_pl as LP
 from shallowflow.experiments.weakly_interacting import phase_transitions as PT
 from shallowflow.experiments.weakly_interacting import reductions as RD
@@ -78,7 +78,7 @@ def test_local_pl_rejects_seeds_outside_the_event_and_keeps_the_others():
     assert rejected and kept and sorted(kept + rejected) == seeds
     a, Wn, off = RD.orthogonal_init(LP.generator_seeds(40, rejected), 12, 40, 60)
     s, y = LP.orthogonal_data(40, 60, LP.generator_seeds(40, rejected))
-    from shallowflow import metrics
+    from shallowflow.engine import metrics
     assert not metrics.well_initialised(a, Wn * s[:, None, :], y).any()
 
 

@@ -63,7 +63,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.balboni_thesis import conditioning_at_init as X
 from shallowflow.params import validate
 

@@ -58,7 +58,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.balboni_thesis import deep_kernels as D
 from shallowflow.params import validate
 

@@ -65,7 +65,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.deep import data as ddata
 from shallowflow.experiments.balboni_thesis import part_one as T
 from shallowflow.params import validate

@@ -51,7 +51,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config
+from shallowflow.engine import config
 from shallowflow.experiments.balboni_thesis import pl_lemmas as X
 from shallowflow.params import validate
 

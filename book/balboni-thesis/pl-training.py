@@ -94,7 +94,8 @@ from IPython.display import HTML, Markdown, display
 from scipy.stats import spearmanr
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.balboni_thesis import pl_training as X
 from shallowflow.params import validate
 

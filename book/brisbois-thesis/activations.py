@@ -79,8 +79,9 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots, theory
-from shallowflow.models import Network
+from shallowflow.engine import config, metrics, theory
+from shallowflow.site import plots
+from shallowflow.engine.models import Network
 from shallowflow.experiments.brisbois_thesis import activations as A
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
@@ -147,7 +148,7 @@ for lam in (min(rich), max(rich), P.lazy_scale):
     fig, axes = plt.subplots(1, 5, figsize=(16, 2.8))
     for ax, (name, k) in zip(axes, marks):
         a, W, kk = A.snapshot_at(relu, r, k if k >= 0 else P.steps)
-        from shallowflow.models import Params
+        from shallowflow.engine.models import Params
         plots.neurons_and_function(ax, Params(a[None], W[None]), data, net, title=f"{name} (epoch {kk})")
     fig.suptitle(f"ReLU, lambda = {lam:g}", y=1.02)
     fig.tight_layout()

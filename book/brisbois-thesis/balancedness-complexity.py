@@ -65,7 +65,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import balancedness_complexity as B
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.params import validate
@@ -112,7 +113,7 @@ for act in T.ACTIVATIONS:
 # The thesis reads the Sigmoid/Tanh deviations as "likely due to numerical error or the fact that the balancedness
 # property applies to Gradient Flow, whereas we used GD with a finite step size". If the deviation came from the
 # finite step, GD's drift over a fixed time would grow with the step as ReLU's does (B1: proportional to it), and the
-# exact gradient flow (adaptive Dormand-Prince, {py:func}`shallowflow.flow.gradient_flow`, relative tolerance
+# exact gradient flow (adaptive Dormand-Prince, {py:func}`shallowflow.engine.flow.gradient_flow`, relative tolerance
 # $10^{-11}$, same loss, same time) would not show it; if it came from rounding, the first-order term of each step
 # (B1's identity) would be of the order of float64 rounding.
 

@@ -60,7 +60,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import gradients_hessians as G
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.params import validate

@@ -57,7 +57,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import instability_transition as X
 from shallowflow.experiments.brisbois_thesis import theory as T

@@ -57,7 +57,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import label_variants as LV
 from shallowflow.experiments.brisbois_thesis import theory as T
@@ -113,7 +114,7 @@ axes[0].scatter(W[:, 0], W[:, 1], s=10)
 axes[0].set_title("Fig. 3.15: ReLU, lambda 1e-6, final neurons")
 axes[0].set_xlabel("w_j1")
 axes[0].set_ylabel("w_j2")
-plots.neurons_and_function(axes[1], e.traj.final.select(r6["relu"][0]), D["1.1.2"], __import__("shallowflow.models", fromlist=["Network"]).Network("relu"),
+plots.neurons_and_function(axes[1], e.traj.final.select(r6["relu"][0]), D["1.1.2"], __import__("shallowflow.engine.models", fromlist=["Network"]).Network("relu"),
                            title="final orientations")
 fig.tight_layout()
 plt.show()

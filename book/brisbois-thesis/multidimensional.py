@@ -33,7 +33,7 @@
 # **The non-orthogonal data are not printed.** The text says the inputs were drawn from $U(-1,1)$ and each row
 # divided by its last element, with labels from a teacher as for the orthogonal data ("normal distribution with
 # fixed variance (typically 0.1)", width 10, activation not stated). The book builds them
-# ({py:func}`shallowflow.data.brisbois_multid_nonorthogonal`): rows re-drawn while $|x_{k,5}|<0.1$, a ReLU teacher,
+# ({py:func}`shallowflow.engine.data.brisbois_multid_nonorthogonal`): rows re-drawn while $|x_{k,5}|<0.1$, a ReLU teacher,
 # and seeds `data_seeds`; the teacher's weight scale is read as standard deviation 0.1 (labels of the size of the
 # printed orthogonal ones) and, for ReLU, also as variance 0.1 (std 0.316). Every non-orthogonal result below is
 # over all these generated datasets, so the reader sees how much it depends on the choice.
@@ -64,7 +64,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import metrics, plots
+from shallowflow.engine import metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import multidimensional as MD
 from shallowflow.params import validate
 

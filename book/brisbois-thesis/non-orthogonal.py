@@ -58,9 +58,10 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import metrics, plots
+from shallowflow.engine import metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import non_orthogonal as N
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.params import profile_values, validate
 
 P = validate(globals(), N.SCHEMA, N.RULES)

@@ -57,7 +57,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, data as datasets, metrics, plots
+from shallowflow.engine import config, data as datasets, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import pl_analysis as PL
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.params import validate

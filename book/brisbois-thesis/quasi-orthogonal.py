@@ -58,10 +58,10 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import plots
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import quasi_orthogonal as Q
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.params import validate
 
 P = validate(globals(), Q.SCHEMA, Q.RULES)

@@ -76,9 +76,10 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import metrics, plots
+from shallowflow.engine import metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import s_curves as S
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.params import validate
 
 P = validate(globals(), S.SCHEMA, S.RULES)
@@ -127,7 +128,7 @@ def show_epochs(g, r, title):
     ax[0].set_xlabel("$w_{j,1}$"); ax[0].set_ylabel("$w_{j,2}$"); ax[0].legend(title="epoch", fontsize=7)
     ax[1].set_xlim(-3, 12); ax[1].set_xlabel(r"$-w_{j,2}/w_{j,1}$"); ax[1].set_ylabel(r"$s_j\|w_j\|$")
     grid = torch.linspace(-1, 11, 300, dtype=torch.float64)
-    from shallowflow.data import augment_bias
+    from shallowflow.engine.data import augment_bias
     h = Network(g.activation).forward(g.traj.final.select(r), augment_bias(grid))[0]
     ax[2].plot(grid, h, color="tab:green"); ax[2].scatter(ds.x1d.cpu(), ds.y.cpu(), color="tab:red", zorder=5)
     ax[2].set_xlabel(r"$\bar x$"); ax[2].set_ylabel(r"$h_\theta$")

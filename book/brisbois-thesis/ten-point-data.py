@@ -70,7 +70,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import metrics, plots
+from shallowflow.engine import metrics
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import measures
 from shallowflow.experiments.brisbois_thesis import ten_point_data as T
 from shallowflow.params import profile_values, validate

@@ -67,8 +67,9 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
-from shallowflow.models import Network, loss_factor
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
+from shallowflow.engine.models import Network, loss_factor
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.experiments.brisbois_thesis import toy_reproduction as X

@@ -35,7 +35,7 @@
 # All runs minimise the mean squared error (the thesis's experiments). Every run stops at $L<0.01$ or after
 # $\min(3\times10^5, \text{budget}/\alpha)$ epochs: $3\times10^5$ is the thesis's budget for $n=2$. The whole grid (504 runs) is one
 # call of {py:func}`~shallowflow.experiments.brisbois_thesis.width_grid.run_grid`: per activation, one batched
-# {py:func}`shallowflow.train.gradient_descent_many` per epoch budget, every width, step and scale batched on the C kernel
+# {py:func}`shallowflow.engine.train.gradient_descent_many` per epoch budget, every width, step and scale batched on the C kernel
 # (the activation is a property of a kernel call, hence three of them). Seeds: per width the first draw with Assumption 5
 # (the thesis forced it for ReLU), shared by the three activations. The loss is recorded every $10^{-3}$ time units (every
 # epoch for $\alpha\ge10^{-3}$, every 10 epochs at $10^{-4}$) whatever the budget, and Appendix C.1's detector reads recorded
@@ -58,7 +58,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.brisbois_thesis import common as Cm
 from shallowflow.experiments.brisbois_thesis import theory as T
 from shallowflow.experiments.brisbois_thesis import width_grid as G

@@ -79,8 +79,9 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
-from shallowflow import data as datasets
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
+from shallowflow.engine import data as datasets
 from shallowflow.experiments.early_alignment import alignment as ex
 from shallowflow.experiments.early_alignment import findings as fnd
 from shallowflow.experiments.early_alignment import theory as th

@@ -74,7 +74,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.early_alignment import failure_rates as ex
 from shallowflow.experiments.early_alignment import findings as fnd
 from shallowflow.experiments.early_alignment import theory as th

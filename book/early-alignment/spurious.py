@@ -44,7 +44,7 @@
 # Every run trains the mean squared error of the authors' code, $L=\frac1n\sum_k(h-y)^2$, so a step of size
 # $\eta$ covers $\eta$ units of gradient-flow time $t$ of $L$, and $D$, $G$ and the rates below are those of
 # $L$. Under the convention $\frac12\cdot\frac1n\sum_k(h-y)^2$ the same trajectory takes time $2t$ (the key
-# vector and all rates halve); {py:func}`shallowflow.models.flow_time_per_step` gives the mapping. Losses are
+# vector and all rates halve); {py:func}`shallowflow.engine.models.flow_time_per_step` gives the mapping. Losses are
 # reported in the mean convention ($L_{\rm lin}^*=0.17504$; it would read $0.08752$ under the other).
 # :::
 
@@ -78,7 +78,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.early_alignment import spurious as ex
 from shallowflow.experiments.early_alignment import findings as fnd
 from shallowflow.experiments.early_alignment import theory as th

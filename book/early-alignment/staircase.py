@@ -63,12 +63,13 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots, train
-from shallowflow import data as datasets
+from shallowflow.engine import config, metrics, train
+from shallowflow.site import plots
+from shallowflow.engine import data as datasets
 from shallowflow.experiments.early_alignment import staircase as ex
 from shallowflow.experiments.early_alignment import findings as fnd
 from shallowflow.experiments.early_alignment import theory as th
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)

@@ -69,7 +69,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.verdicts import fmt
 from shallowflow.experiments.orthogonal_inputs import appendix_a as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
@@ -133,7 +134,7 @@ plt.show()
 # ## E3a: loss and saddles
 #
 # Left: the loss of every E3a run. Right: its log–log decay rate $-d\ln L/d\ln k$; each peak is an
-# escape from a saddle ({py:func}`shallowflow.metrics.saddle_visits`: peaks at least 1, separated by
+# escape from a saddle ({py:func}`shallowflow.engine.metrics.saddle_visits`: peaks at least 1, separated by
 # a slow-down of at least 5×), so two peaks mean one intermediate saddle. Crosses mark the escapes.
 #
 # Data: the five-point non-orthogonal toy of 003 Appendix A (n = 5 inputs $x=(-1.5,-1,0,0.25,2)$ with a bias
@@ -191,7 +192,7 @@ print(f"max turning per E3a run: {fmt(S['max_turning'][E3a])} rad")
 # cell. The minimal $\|\theta\|^2$ of an interpolator is not known in closed form for non-orthogonal
 # data; it is computed by the linear program of eq. (8) with equality constraints at the five data
 # points over 4000 directions of the circle plus the directions with a kink at each data point
-# ({py:func}`shallowflow.theory.min_squared_norm_1d`, an upper bound on the minimum). The
+# ({py:func}`shallowflow.engine.theory.min_squared_norm_1d`, an upper bound on the minimum). The
 # reference for "small initialisation" is the smallest scale whose runs all converge within the
 # iterations (loss below $10^{-3}$ of its initial value and not ending on a plateau); a smaller one
 # that is still on a saddle at the end has no final state to compare.

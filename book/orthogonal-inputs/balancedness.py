@@ -37,7 +37,7 @@
 # the authors' 20,000 iterations with step $2\times10^{-3}$ on $L$) and ORTHO-B ($m = 100$,
 # $\lambda = 10^{-16}$, flow time 400), each by gradient descent on the paper's loss
 # $L = \frac1{2n}\sum_k(h(x_k)-y_k)^2$ at two step sizes (one iteration is $\eta$ units of flow time), and by
-# the exact gradient flow: {py:func}`shallowflow.flow.gradient_flow`, an adaptive Dormand-Prince 5(4)
+# the exact gradient flow: {py:func}`shallowflow.engine.flow.gradient_flow`, an adaptive Dormand-Prince 5(4)
 # integrator with per-neuron relative error control (rtol $10^{-10}$), which is the spec's "ODE solver" check.
 
 # %% tags=["parameters"]
@@ -66,7 +66,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.orthogonal_inputs import balancedness as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.experiments.orthogonal_inputs import theory as th

@@ -73,7 +73,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.orthogonal_inputs import high_dim as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate
@@ -110,7 +111,7 @@ print(f"escapes from saddles at iterations {[round(k) for k in S['saddles']['esc
 #
 # Left: the quantity the authors plot (torch's MSE $=2L$, linear axis from 0). Middle: the same on a
 # log axis. Right: the log–log decay rate $-d\ln L/d\ln k$ with the escapes marked
-# ({py:func}`shallowflow.metrics.saddle_visits`: peaks of at least 1 separated by a slow-down of at
+# ({py:func}`shallowflow.engine.metrics.saddle_visits`: peaks of at least 1 separated by a slow-down of at
 # least 5×). In grey, the same gradient descent continued for `continue_steps` more iterations
 # (beyond the authors' horizon) to tell a saddle from a floor.
 #

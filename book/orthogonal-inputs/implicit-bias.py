@@ -27,7 +27,7 @@
 # The minimal value is not printed in the file (Prop. 1 is in the missing Appendix C); for orthonormal
 # inputs it is $\min_{L=0}\|\theta\|^2 = 2(\|y_+\| + \|y_-\|) = 2n(\|D_+\| + \|D_-\|)$, and for
 # orthogonal inputs of norms $\rho_k$ the same with $y_k/\rho_k$ [derived, spec section 4], computed by
-# {py:func}`shallowflow.theory.min_norm_interpolator`.
+# {py:func}`shallowflow.engine.theory.min_norm_interpolator`.
 #
 # **Setting.** The spec's harness: ORTHO-A ($n=2$, $y=(1,-0.5)$, $m=40$), ORTHO-B ($n=4$,
 # $y=(1,1,-0.5,-0.5)$, $m=100$), ORTHO-C ($n=6$, $y=(1,.8,.6,-.7,-.5,-.3)$, $m=300$), inputs
@@ -82,7 +82,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.orthogonal_inputs import implicit_bias as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.experiments.orthogonal_inputs import theory as th

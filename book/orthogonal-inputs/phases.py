@@ -74,7 +74,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.orthogonal_inputs import phases as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate

@@ -72,11 +72,12 @@ from IPython.display import HTML, Markdown, display
 from scipy.stats import spearmanr
 
 from shallowflow import verdicts as C
-from shallowflow import config, data as datasets, metrics, plots, theory
+from shallowflow.engine import config, data as datasets, metrics, theory
+from shallowflow.site import plots
 from shallowflow.verdicts import fmt
 from shallowflow.experiments.orthogonal_inputs import remarks as ex
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
-from shallowflow.models import Network
+from shallowflow.engine.models import Network
 from shallowflow.params import validate
 
 P = validate(globals(), ex.SCHEMA, ex.RULES)
@@ -138,7 +139,7 @@ print(f"library GD from a neuron on the boundary of x_1: max |<w, x_1>| over 200
 # one run of a single ensemble. The minimal $\|\theta\|^2$ is $6/\sqrt5$ [derived]; the plateau is the
 # longest stretch with $L$ within 1% of $L(\theta_S)=0.25$ (spec E2); the number of *escapes* counts
 # the peaks of the log–log decay rate $-d\ln L/d\ln k$ that are separated by a slow-down of at least
-# 5× ({py:func}`shallowflow.metrics.saddle_visits`): 2 means one intermediate saddle, 1 none.
+# 5× ({py:func}`shallowflow.engine.metrics.saddle_visits`): 2 means one intermediate saddle, 1 none.
 #
 # Data: the two-point orthogonal toy of 003 Section 5 (n = 2 inputs, $x_1=(-0.5,1)$, $x_2=(2,1)$, labels $-1$, $1$).
 
@@ -184,9 +185,9 @@ plt.show()
 # the number of data points $n$ for Assumption 3 to hold with high probability." For orthonormal
 # inputs each neuron is in $S_{+,1}$ with probability $p_+=2^{-(n_++1)}$ and in $S_{-,1}$ with
 # $p_-=2^{-(n_-+1)}$, never in both. The specification's closed form multiplies the two marginals,
-# $(1-(1-p_+)^m)(1-(1-p_-)^m)$ (as {py:func}`shallowflow.theory.assumption3_probability_product` does); the
+# $(1-(1-p_+)^m)(1-(1-p_-)^m)$ (as {py:func}`shallowflow.engine.theory.assumption3_probability_product` does); the
 # events are not independent, and inclusion–exclusion gives
-# $1-(1-p_+)^m-(1-p_-)^m+(1-p_+-p_-)^m$ [derived, {py:func}`shallowflow.theory.assumption3_probability`].
+# $1-(1-p_+)^m-(1-p_-)^m+(1-p_+-p_-)^m$ [derived, {py:func}`shallowflow.engine.theory.assumption3_probability`].
 # The Monte Carlo draws Gaussian neurons one after the other and records, per trial, the first width
 # at which both sets are non-empty, so one set of trials gives $P(m)$ at every $m$. Pass: agreement
 # within 3 standard errors family-wise (Bonferroni over all cells); the width needed for probability
@@ -298,7 +299,7 @@ plt.show()
 # $|\langle x_k,x_{k'}\rangle|\le\delta$, with $\delta$ of order $\lambda$. If however $\delta$ is much
 # larger than the initialisation scale, the dynamics is drastically different." ORTHO-B labels on
 # unit inputs with $\langle x_k,x_l\rangle=\pm\delta$ exactly
-# ({py:func}`shallowflow.data.nearly_orthonormal`), width `wide_width` (Assumption 3 holds), one
+# ({py:func}`shallowflow.engine.data.nearly_orthonormal`), width `wide_width` (Assumption 3 holds), one
 # ensemble over ($\delta$, seed). *Turning* is the angle between $w_j$ when $\|w_j\|$ first reaches
 # 10% of its final norm and $w_j$ at the end, over the grown neurons (final norm at least 10% of the
 # largest). A GD step that crosses an activation boundary kicks a grown neuron by $O(\eta)$, which
@@ -334,7 +335,7 @@ for dl in fine_deltas:
 # initialisation would be nearly balanced for small $\lambda$. [...] our analysis can be extended to
 # unbalanced initialisations." ORTHO-B at width `wide_width`, $w_j=\lambda g_j$ and either
 # $a_j=s_j\|w_j\|$ (balanced) or $a_j=\lambda\,\nu_j$, $\nu_j\sim\mathcal N(0,1)$ (unbalanced,
-# {py:func}`shallowflow.init.unbalanced`), same $g_j$; one ensemble. Pass: the relative gap to the
+# {py:func}`shallowflow.engine.init.unbalanced`), same $g_j$; one ensemble. Pass: the relative gap to the
 # minimal norm decreases as $\lambda\to0$ and is below $10^{-6}$ at the smallest $\lambda$ (the T1
 # criterion of the specification).
 #
@@ -367,7 +368,7 @@ plt.show()
 # $\ell_2$-norm for *leaky ReLU* activations." The toy with LeakyReLU(`leak`) at the paper's scale,
 # same seeds as the ReLU runs of R2. The minimal $\|\theta\|^2$ of a leaky network interpolating the
 # two points is computed by the linear program of eq. (8) with leaky features
-# ({py:func}`shallowflow.theory.min_squared_norm_1d`; exact reduction for any positively homogeneous
+# ({py:func}`shallowflow.engine.theory.min_squared_norm_1d`; exact reduction for any positively homogeneous
 # activation). Exploratory in the specification ("low priority"); the check records whether the
 # leaky limit is above that minimum.
 #

@@ -17,7 +17,7 @@
 # **Source:** `003_2cfc81695abc9c19.txt` {cite:p}`boursier2022orthogonal`, Boursier, Pillaud-Vivien and Flammarion, *Gradient flow
 # dynamics of shallow ReLU networks for square loss and orthogonal inputs* (NeurIPS 2022), Section 5.
 # **Targets:** E1 (Figures 2a-2d), E2 (Figure 3) and E4 (the animation).
-# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.toy.run_toy` (the animation: {py:func}`shallowflow.plots.kink_animation`).
+# **Computed by:** {py:func}`shallowflow.experiments.orthogonal_inputs.toy.run_toy` (the animation: {py:func}`shallowflow.site.plots.kink_animation`).
 #
 # The paper's experiment is a two-point dataset with orthogonal inputs, a one-hidden-layer ReLU
 # network $h_\theta(x)=\sum_{j=1}^m a_j\,\sigma(\langle w_j, x\rangle)$ without output scaling, and a
@@ -37,7 +37,7 @@
 # $S_{+,1}$, $S_{-,1}$ are non-empty, gradient flow from a small enough scale $\lambda$ reaches zero loss,
 # and as $\lambda \to 0$ its limit tends to a minimum-$\ell_2$-norm interpolator: here
 # $\|\theta^*\|^2 = 6/\sqrt5$ and $h^*(x) = 0.4(x+0.5)_+ - 0.4(2-x)_+$ (closed form derived from the
-# paper's Prop. 1 by {py:func}`shallowflow.theory.min_norm_interpolator`).
+# paper's Prop. 1 by {py:func}`shallowflow.engine.theory.min_norm_interpolator`).
 # :::
 #
 # :::{admonition} Which loss? Both, in one batch
@@ -71,7 +71,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots, theory
+from shallowflow.engine import config, metrics, theory
+from shallowflow.site import plots
 from shallowflow.experiments.orthogonal_inputs import toy
 from shallowflow.experiments.orthogonal_inputs import findings as fnd
 from shallowflow.params import validate

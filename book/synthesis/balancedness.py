@@ -24,7 +24,7 @@
 # $$ \frac{d}{dt}\big(a_j^2 - \|w_j\|^2\big) = -2\,a_j \sum_k \partial_h \ell_k\,
 #    \big[\sigma(z_{jk}) - z_{jk}\,\sigma'(z_{jk})\big], \qquad z_{jk} = \langle w_j, x_k\rangle $$
 #
-# ({py:func}`shallowflow.theory.balancedness_rate`), and $\sigma(z) = z\sigma'(z)$ holds for ReLU (and leaky ReLU), not for
+# ({py:func}`shallowflow.engine.theory.balancedness_rate`), and $\sigma(z) = z\sigma'(z)$ holds for ReLU (and leaky ReLU), not for
 # sigmoid ($\sigma - z\sigma' = \tfrac12 + z^3/24 + \dots$) or tanh ($\tfrac23 z^3 + \dots$). Gradient descent adds a
 # drift of order $\eta^2$ per step, so of order $\eta$ over a fixed flow time (000's specification, check B1,
 # derived). The 000 thesis measured sigmoid and tanh networks as well and read their deviations as numerical; that
@@ -58,7 +58,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, metrics, plots
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.synthesis import balancedness as ex
 from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate

@@ -28,8 +28,8 @@
 # $\frac1{2n}\sum_k (h(x_k) - y_k)^2$, a balanced initialisation at scale $\lambda$, the seeds as one ensemble,
 # trained by gradient descent for the flow time `time` (a run stops once $L < 10^{-12}$). The minimum of
 # $\|\theta\|^2$ over interpolators is 003's closed form on orthogonal inputs
-# ({py:func}`shallowflow.theory.min_norm_interpolator`) and, for other univariate data with a bias, the linear
-# program of {py:func}`shallowflow.theory.min_squared_norm_1d`; the affine least-squares loss is
+# ({py:func}`shallowflow.engine.theory.min_norm_interpolator`) and, for other univariate data with a bias, the linear
+# program of {py:func}`shallowflow.engine.theory.min_squared_norm_1d`; the affine least-squares loss is
 # {py:func}`shallowflow.experiments.synthesis.implicit_bias.ols_loss`.
 
 # %% tags=["parameters"]
@@ -49,7 +49,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.synthesis import implicit_bias as ex
 from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate

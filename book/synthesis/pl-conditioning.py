@@ -56,7 +56,8 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.synthesis import pl_conditioning as ex
 from shallowflow.experiments.synthesis.sources import SOURCES, data_rows, html_table
 from shallowflow.params import validate

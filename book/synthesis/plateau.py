@@ -28,10 +28,10 @@
 #   $G(u) = \frac1n\sum_k y_k\,\sigma(\langle u, x_k\rangle)$ on the sphere and align with its extremal vectors;
 #   a balanced neuron at direction $u$ grows at the rate $\pm G(u)$, so the plateau lasts
 #   $\ln(1/\lambda)/g^*$ with $g^* = \max(\max G, -\min G)$ (the book's reading; 002's constant is stripped);
-#   on orthogonal inputs $g^* = \|D_+\|$ ({py:func}`shallowflow.theory.escape_rates`);
+#   on orthogonal inputs $g^* = \|D_+\|$ ({py:func}`shallowflow.engine.theory.escape_rates`);
 # - **000**: for tanh, "the same dependency on $-\ln(\lambda)$ and the data" as 003's ReLU (Conjecture 2); its
 #   specification derives, by linearising at $0$, the rate $\sigma'(0)\|v\|$ with $v = \frac1n\sum_k y_kx_k$ for
-#   tanh and sigmoid (check T3; {py:func}`shallowflow.theory.linearised_escape_rate`).
+#   tanh and sigmoid (check T3; {py:func}`shallowflow.engine.theory.linearised_escape_rate`).
 #
 # Gradient descent with step $\eta$ multiplies a growing neuron's norm by $1 + \eta g$ per step, so each prediction
 # is the slope $\eta/\ln(1+\eta g)$ flow-time units per unit of $\ln(1/\lambda)$ ($1/g$ as $\eta \to 0$).
@@ -40,7 +40,7 @@
 # one gradient-descent ensemble on the papers' loss $\frac1{2n}\sum_k(h(x_k)-y_k)^2$, without output factor. The
 # plateau ends at the first time the loss has fallen by half (`drop`) of what the escaping direction can fit: one
 # neuron along the extremal vector for ReLU, along $v$ for the linearised network
-# ({py:func}`shallowflow.theory.first_phase_drop`; on some sources' data that is well under 1% of the loss, so a
+# ({py:func}`shallowflow.engine.theory.first_phase_drop`; on some sources' data that is well under 1% of the loss, so a
 # fixed fraction of $L(0)$ would time a later phase). The time is regressed on $\ln(1/\lambda)$ with its `level`
 # interval. A 5% agreement (000's T3 criterion)
 # counts only when the whole interval lies within 5% of the prediction, so that a fit can tell two constants apart.
@@ -65,7 +65,8 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
-from shallowflow import config, plots
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.synthesis import plateau as ex
 from shallowflow.experiments.synthesis.sources import data_rows, html_table
 from shallowflow.params import validate

@@ -72,8 +72,9 @@ import torch
 from IPython.display import HTML, Markdown, display
 from scipy import stats
 
-from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import verdicts as C
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.weakly_interacting import convergence as CV
 from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.params import validate

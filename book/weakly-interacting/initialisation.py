@@ -53,8 +53,9 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import verdicts as C
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.weakly_interacting import initialisation as IN
 from shallowflow.params import validate
 

@@ -68,8 +68,9 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
-from shallowflow import config, metrics, plots
+from shallowflow import verdicts as C
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.weakly_interacting import local_pl as LP
 from shallowflow.params import validate
 

@@ -62,8 +62,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
-from shallowflow import config, plots
+from shallowflow import verdicts as C
+from shallowflow.engine import config
+from shallowflow.site import plots
 from shallowflow.experiments.weakly_interacting import phase_transitions as PT
 from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.params import validate
@@ -131,7 +132,7 @@ print("p = 3, norms (1, 1, 2): transition times / t_n", [round(v, 4) for v in th
 # ## The closed form against the network
 #
 # The full network (dense inputs $X=I_n$, $p=2$, random positive group coefficients so that
-# $\rho_0<1$) integrated by the library's Dormand-Prince flow ({py:func}`shallowflow.flow.gradient_flow`,
+# $\rho_0<1$) integrated by the library's Dormand-Prince flow ({py:func}`shallowflow.engine.flow.gradient_flow`,
 # relative tolerance $10^{-10}$; its time is $p$ times the paper's accelerated time), and gradient descent
 # at several steps on the canonical basis with the authors' aligned start.
 

@@ -79,8 +79,9 @@ import numpy as np
 import torch
 from IPython.display import HTML, Markdown, display
 
-from shallowflow import claims as C
-from shallowflow import config, metrics, plots
+from shallowflow import verdicts as C
+from shallowflow.engine import config, metrics
+from shallowflow.site import plots
 from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.experiments.weakly_interacting import threshold as TH
 from shallowflow.params import validate

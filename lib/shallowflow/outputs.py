@@ -30,6 +30,12 @@ import uuid
 from pathlib import Path
 
 
+def repo_root() -> Path:
+    """The book's root: SHALLOWFLOW_ROOT, else the checkout this package is installed from."""
+    env = os.environ.get("SHALLOWFLOW_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parents[2]
+
+
 class OutputError(RuntimeError):
     """An output path that cannot be used: a symlink out of its root, a read-only folder, a full disk
     (one line for the user)."""
@@ -49,8 +55,6 @@ def _within(path: str, root: str) -> bool:
 def jail(path, root=None) -> Path:
     """The folder ``path`` must stay inside: the repository when ``path`` lies in it, else ``root`` (the
     folder the user chose), else the path's own folder."""
-    from .verdicts import repo_root
-
     p = _abs(path)
     for candidate in (root, repo_root()):
         if candidate is not None and _within(p, _abs(candidate)):
@@ -60,8 +64,6 @@ def jail(path, root=None) -> Path:
 
 def _repository() -> tuple[str, str]:
     """The repository as written and as it really is (every link on the way followed)."""
-    from .verdicts import repo_root
-
     repo = _abs(repo_root())
     return repo, os.path.realpath(repo)
 

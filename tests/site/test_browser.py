@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 
 ROOT = cli.repo_root()
 HTML = ROOT / "_build" / "html"

@@ -18,7 +18,7 @@ import re
 import nbformat
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 
 ROOT = cli.repo_root()
 EDITION = os.environ.get("SHALLOWFLOW_EDITION", "").strip() or "book"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow.site.ext import build_row_id, toc_order
 
 ROOT = cli.repo_root()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow.verdicts import load_registry
 
 ROOT = cli.repo_root()

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from shallowflow import cli
+from shallowflow.run import cli
 from shallowflow import verdicts as V
 
 HTML = cli.repo_root() / "_build" / "html"

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..config import DTYPE, default_device
+from ..engine.config import DTYPE, default_device
+from ..engine.data import correlated_inputs
 
 CIFAR_ENV = "SHALLOWFLOW_CIFAR"
 
@@ -144,19 +145,7 @@ def correlated(n: int, d: int = 64, classes: int = 10, cosine: float = 0.8, clas
     isotropic with unit expected norm.  ``a`` is set so that the expected cosine similarity of two
     inputs of different classes is ``cosine`` (natural images: about 0.7-0.9).
     """
-    if not 0 <= cosine < 1:
-        raise ValueError(f"cosine must be in [0, 1), got {cosine}")
-    if n < 1 or d < 1 or classes < 1:
-        raise ValueError(f"n, d and classes must be >= 1, got {n}, {d}, {classes}")
-    rng = np.random.default_rng(seed)
-    u = rng.standard_normal(d)
-    u /= np.linalg.norm(u)
-    protos = rng.standard_normal((classes, d)) / np.sqrt(d)
-    y = rng.integers(0, classes, size=n)
-    noise = rng.standard_normal((n, d)) / np.sqrt(d)
-    rest = class_scale ** 2 + 1.0  # expected squared norm of b p_c + noise
-    a = np.sqrt(cosine * rest / (1 - cosine))  # a^2 / (a^2 + rest) = cosine
-    X = a * u + class_scale * protos[y] + noise
+    X, y = correlated_inputs(n, d, classes, cosine, class_scale, seed)
     return _make(f"correlated synthetic (cosine {cosine:g})", X, y, classes,
                  "shared mean direction + class prototypes + noise (spec 3.5)", device, {"seed": seed})
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..config import DTYPE, default_device
+from ..engine.config import DTYPE, default_device
 
 RELU_MEAN = 1.0 / math.sqrt(2 * math.pi)
 RELU_STD = math.sqrt(0.5 - 1.0 / (2 * math.pi))

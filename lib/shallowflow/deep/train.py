@@ -2,7 +2,7 @@
 
 :func:`train` is a plain loop: at every step it evaluates ``objective(step)`` (the per-run losses of
 the batch of that step: full batch for gradient descent, a minibatch for SGD), checks that they are
-finite (else :class:`shallowflow.train.DivergenceError` naming the step and the run), back-propagates
+finite (else :class:`shallowflow.engine.train.DivergenceError` naming the step and the run), back-propagates
 their sum (runs are independent, so each run's gradient is its own), calls ``callback(step, losses)``
 where the gradients in ``.grad`` are those of the current parameters, and lets the optimizer step.
 Optimizers that need a closure (line searches, L-BFGS, second-order rates) get one; an optimizer whose class
@@ -24,8 +24,8 @@ from typing import Callable, Iterable
 
 import torch
 
-from .. import progress as _progress
-from ..train import DivergenceError
+from ..engine import progress as _progress
+from ..engine.train import DivergenceError
 
 LOSSES = ("mse", "mse_mean", "ce")
 
@@ -125,7 +125,7 @@ def train(params: Iterable[torch.Tensor], objective: Callable[[int], torch.Tenso
     """Run ``steps`` optimizer steps (see the module doc); losses are recorded at steps 0..steps, the
     callback at every ``every``-th step and the last.  A callback returns a dict of measurements (or
     None); they are collected in ``History.records``.  progress: None shows a bar where
-    :mod:`shallowflow.progress` shows bars (a terminal, an interactive notebook), False never."""
+    :mod:`shallowflow.engine.progress` shows bars (a terminal, an interactive notebook), False never."""
     if steps < 0 or every < 1:
         raise ValueError(f"steps must be >= 0 and every >= 1, got {steps}, {every}")
     params = list(params)

@@ -18,7 +18,7 @@ re-runs on another worker at most ``RETRIES`` times.  Results travel back with t
 (``gather``), so a cluster without a shared file system works too.
 
 :mod:`shallowflow.site.build` executes the book on it (every chapter, then the scorecard) and renders the
-site; :mod:`shallowflow.sweep` expands parameter grids into tasks.
+site; :mod:`shallowflow.run.sweep` expands parameter grids into tasks.
 
 The package has one module per idea, and this module re-exports every name of each (the public ones and the
 private ones the tests and tools use), so ``from shallowflow import executor as X; X.prepare(...)`` and

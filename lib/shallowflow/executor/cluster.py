@@ -138,11 +138,11 @@ def cluster(scheduler: str | None = None, workers: int | None = None):
 
 
 def show_progress(flag: bool | None = None) -> bool:
-    """The CLI's task bar: where :func:`shallowflow.progress.enabled` shows bars (a terminal, never in CI
+    """The CLI's task bar: where :func:`shallowflow.engine.progress.enabled` shows bars (a terminal, never in CI
     logs), or when asked (``flag=True``); never with ``flag=False`` (``--quiet``)."""
     if flag is False:
         return False
-    from .. import progress
+    from ..engine import progress
 
     if flag:
         return not progress._in_ci()

@@ -1,6 +1,10 @@
-"""The executor's vocabulary: profiles and limits, its errors, the chapters and their parameters."""
+"""The executor's vocabulary: profiles and limits, its errors, a task (:class:`Task`), the chapters and their
+parameters."""
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,38 @@ class TaskFailed(ChapterError):
         self.notebook = notebook
 
 
+@dataclass
+class Task:
+    """One chapter execution, validated.  ``inject`` are the values papermill injects; ``values`` every
+    parameter's value (defaults included), which with the code version names the task."""
+
+    chapter: str
+    profile: str  # the value of the chapter's 'profile' parameter (book, smoke, paper or custom)
+    inject: dict
+    values: dict
+    code: str
+    root: str
+    label: str = ""  # e.g. "point 3" in a sweep, for messages
+    env: dict = field(default_factory=dict)  # environment variables of the kernel (e.g. where records are read)
+    inputs: dict = field(default_factory=dict)  # data files the values name: path -> [size, mtime_ns]
+
+    @property
+    def key(self) -> str:
+        doc = dict(chapter=self.chapter, values=self.values, code=self.code)
+        if self.inputs:  # an edited data file is another task (a sweep does not read back the old result)
+            doc["inputs"] = self.inputs
+        blob = json.dumps(doc, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def dir(self) -> Path:
+        return Path(self.root) / self.chapter / f"{self.profile}-{self.key}"
+
+    @property
+    def notebook(self) -> Path:
+        return self.dir / f"{Path(self.chapter).name}.ipynb"
+
+
 def book_dir() -> Path:
     return repo_root() / "book"
 
@@ -52,8 +88,8 @@ def resolve(name: str) -> str:
 
 
 def schema(chapter: str) -> tuple[dict | None, tuple]:
-    """The chapter's ``(SCHEMA, RULES)`` (:mod:`shallowflow.chapters`); ``(None, ())`` without a module."""
-    from .. import chapters as _ch
+    """The chapter's ``(SCHEMA, RULES)`` (:mod:`shallowflow.params.chapters`); ``(None, ())`` without a module."""
+    from ..params import chapters as _ch
 
     try:
         return _ch.schema(chapter)
@@ -63,7 +99,7 @@ def schema(chapter: str) -> tuple[dict | None, tuple]:
 
 def parameters(chapter: str) -> dict[str, tuple[Any, str]]:
     """The chapter's parameters cell: name -> (default value, comment), in the cell's order."""
-    from .. import chapters as _ch
+    from ..params import chapters as _ch
 
     try:
         return {d.name: (d.value, d.comment) for d in _ch.parameters_cell(chapter)}

@@ -7,12 +7,8 @@ import functools
 import os
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .common import TaskFailed, _first_line, book_dir
-
-if TYPE_CHECKING:
-    from .tasks import Task
+from .common import Task, TaskFailed, _first_line, book_dir
 
 
 def to_notebook(chapter: str, out: Path) -> Path:
@@ -80,7 +76,7 @@ def _environ(**env):
 @functools.lru_cache(maxsize=1)
 def engine_and_device() -> tuple[str, str]:
     """The engine and device a chapter started in this environment uses (kernel or torch; cpu/cuda)."""
-    from .. import config, kernel
+    from ..engine import config, kernel
 
     dev = config.default_device()
     engine = "kernel" if dev.type == "cpu" and kernel.available() else "torch"

@@ -2,21 +2,20 @@
 into place on success only (:func:`execute_task`); a finished result is read back by :func:`read_result`."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import socket
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from .. import params as _params
-from ..checkpoint import _hash_files
+from ..engine.checkpoint import _hash_files
 from ..outputs import OutputError, describe, safe_path
 from ..verdicts import repo_root
-from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, TaskFailed, _short, book_dir, parameters,
+from .common import (MAX_RESULT_BYTES, SCORECARD, ChapterError, Task, TaskFailed, _short, book_dir, parameters,
                      profile_values, resolve, schema)
 from .notebook import _environ, _execute_direct, _execute_notebook, engine_and_device
 
@@ -43,38 +42,6 @@ def tasks_root() -> Path:
     return Path(env) if env else repo_root() / "artifacts" / "tasks"
 
 
-@dataclass
-class Task:
-    """One chapter execution, validated.  ``inject`` are the values papermill injects; ``values`` every
-    parameter's value (defaults included), which with the code version names the task."""
-
-    chapter: str
-    profile: str  # the value of the chapter's 'profile' parameter (book, smoke, paper or custom)
-    inject: dict
-    values: dict
-    code: str
-    root: str
-    label: str = ""  # e.g. "point 3" in a sweep, for messages
-    env: dict = field(default_factory=dict)  # environment variables of the kernel (e.g. where records are read)
-    inputs: dict = field(default_factory=dict)  # data files the values name: path -> [size, mtime_ns]
-
-    @property
-    def key(self) -> str:
-        doc = dict(chapter=self.chapter, values=self.values, code=self.code)
-        if self.inputs:  # an edited data file is another task (a sweep does not read back the old result)
-            doc["inputs"] = self.inputs
-        blob = json.dumps(doc, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    @property
-    def dir(self) -> Path:
-        return Path(self.root) / self.chapter / f"{self.profile}-{self.key}"
-
-    @property
-    def notebook(self) -> Path:
-        return self.dir / f"{Path(self.chapter).name}.ipynb"
-
-
 def _jsonable(v):
     return json.loads(json.dumps(v))
 
@@ -91,7 +58,7 @@ def prepare(chapter: str, profile: str = "book", overrides: dict | None = None, 
     key = (chapter, profile)
     if key not in memo:
         name = resolve(chapter)
-        from .. import config
+        from ..engine import config
 
         getattr(config, "check", lambda: None)()  # a bad SHALLOWFLOW_* variable: ConfigError, one line
         memo[key] = dict(chapter=name, declared=parameters(name), given=profile_values(name, profile),

@@ -1,8 +1,9 @@
-"""The site: how the executed chapters become the book's web pages.
+"""The site: how the chapters' results look, and how the executed chapters become the book's web pages.
 
-Nothing here computes a number or a verdict; it builds the book from what the chapters computed
-(the executed notebooks under ``artifacts/runs/<edition>/`` and the claim records) and renders it.
+Nothing here computes a number or a verdict; it draws what the chapters computed and builds the book from it
+(the executed notebooks under ``artifacts/runs/<edition>/`` and the claim records).
 
+- :mod:`~shallowflow.site.plots` -- the figure types the chapters share (the book's theme, animations);
 - :mod:`~shallowflow.site.build` -- the book on the executor: every chapter of an edition, then the
   scorecard, then the build report (:func:`run_book`), then the site with Sphinx's own execution off
   (:func:`build_site`); ``shallowflow run --all`` calls both;
@@ -15,8 +16,9 @@ Nothing here computes a number or a verdict; it builds the book from what the ch
 - :mod:`~shallowflow.site.registry_pages` -- pages generated from the verdict registry: ``{errata}``,
   ``{coverage}``, ``{reproduction-report}``.
 
-The three Sphinx extensions are listed in ``_config.yml``.  The package's other ideas live beside it:
-the engine (the core modules), the verdict machinery (:mod:`shallowflow.verdicts`) and the executor
-(:mod:`shallowflow.executor`).  Importing this package imports none of its modules (the CLI needs
+The three Sphinx extensions are listed in ``_config.yml``.  The site is the floor above the executor: it imports
+the engine (:mod:`shallowflow.engine`, for the plots), the verdict machinery (:mod:`shallowflow.verdicts`), the
+chapters' layout (:mod:`shallowflow.params.chapters`) and the executor (:mod:`shallowflow.executor`), and nothing
+below it imports the site.  Importing this package imports none of its modules (the CLI needs
 :mod:`~shallowflow.site.build` without Sphinx).
 """

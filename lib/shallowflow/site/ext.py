@@ -28,6 +28,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from shallowflow.verdicts import report
+from shallowflow.verdicts.report import PAPER_SCALE, duration, paper_cost_text  # noqa: F401  (one wording of a cost)
+
 logger = logging.getLogger(__name__)
 
 
@@ -173,9 +176,6 @@ def _edition_title(app, config) -> None:
         config.html_title = f"{config.html_title or config.project} ({edition()} edition)"
 
 
-PAPER_SCALE = "benchmarks/paper_scale.json"
-
-
 def toc_order() -> list[str]:
     """The chapters in the book's order (``_toc.yml``), as ``<part>/<chapter>``; the scorecard last."""
     from shallowflow.verdicts import repo_root
@@ -196,43 +196,11 @@ def build_report_doc() -> dict | None:
 
 
 def paper_scale_doc() -> dict | None:
-    """``benchmarks/paper_scale.json`` (the paper edition's cost per chapter) when it is there."""
+    """``benchmarks/paper_scale.json`` (the paper edition's cost per chapter) when it is there (a file that is not
+    JSON: a warning, and the costs are shown as not measured)."""
     from shallowflow.verdicts import repo_root
 
-    path = repo_root() / PAPER_SCALE
-    try:
-        return json.loads(path.read_text()) if path.exists() else None
-    except ValueError:
-        logger.warning(f"{path} is not JSON: the paper-scale costs are shown as not measured")
-        return None
-
-
-def duration(seconds: float) -> str:
-    """A duration for a reader: ``42 s``, ``7.5 min``, ``3.2 h``, ``2.1 days``."""
-    s = float(seconds)
-    if s < 120:
-        return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
-    if s < 7200:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
-
-
-def paper_cost_text(chapter: str, doc: dict | None) -> str:
-    """The source's-scale cost of a chapter from ``benchmarks/paper_scale.json``, in words, or 'not measured'."""
-    entry = ((doc or {}).get("chapters") or {}).get(chapter)
-    paper = (entry or {}).get("paper") or {}
-    status, secs = paper.get("status"), paper.get("seconds")
-    where = paper.get("where") or (doc or {}).get("machine") or "an unnamed machine"
-    basis = f" ({paper['basis']})" if paper.get("basis") else ""
-    if status == "ran" and secs is not None:
-        return f"{duration(secs)}, measured on {where}{basis}"
-    if status == "estimated" and secs is not None:
-        return f"about {duration(secs)}, estimated for {where}{basis}"
-    if status == "refused":
-        return f"not run: the paper profile is refused on {where}{basis}"
-    if status == "none":
-        return f"no paper profile: the book scale is the source's{basis}"
-    return "not measured"
+    return report.paper_scale_doc(repo_root(), warn=logger.warning)
 
 
 def cost_html(chapter: str, here: str) -> str:

@@ -7,7 +7,10 @@ how many are illustrations, how many are not attempted, and the chapters that ch
 from __future__ import annotations
 
 from docutils import nodes
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
 
 
 class ErrataDirective(SphinxDirective):
@@ -126,7 +129,7 @@ class ReproductionReportDirective(SphinxDirective):
             raise self.error(f"unknown source {source!r}: one of {', '.join(sorted(reg.get('sources', {})))}")
         rows = C.scorecard(profile)
         here = posixpath.dirname(self.env.docname)
-        return [nodes.raw("", report.report_html(source, rows, reg, profile, here), format="html")]
+        return [nodes.raw("", report.report_html(source, rows, reg, profile, here, warn=logger.warning), format="html")]
 
 
 def setup(app):

@@ -5,7 +5,7 @@ its book-scale value (the parameters cell), its smoke and paper values (``params
 it means and the values it accepts (``Spec.accepted()`` of the schema the chapter validates with),
 then the rules relating parameters.  The ``{rerun-index}`` directive lists every chapter with its
 profiles for the re-running appendix.  Both are generated at build time from
-:mod:`shallowflow.chapters`, so the page cannot drift from the validator.
+:mod:`shallowflow.params.chapters`, so the page cannot drift from the validator.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sphinx.util.docutils import SphinxDirective
 
 
 def _profile_values(chapter: str, profile: str) -> dict | None:
-    from shallowflow import chapters
+    from shallowflow.params import chapters
 
     path = chapters.profile_file(chapter, profile)
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else None
@@ -41,7 +41,7 @@ def rerun_box(chapter: str) -> str:
     a link to the chapter's row of the build report), the parameters and their rules."""
     import posixpath
 
-    from shallowflow import chapters
+    from shallowflow.params import chapters
     from shallowflow.site.ext import cost_html
 
     schema, rules = chapters.schema(chapter)
@@ -106,7 +106,7 @@ def _copy_notebooks(app, exception) -> None:
     import shutil
     from pathlib import Path
 
-    from shallowflow import chapters
+    from shallowflow.params import chapters
     from shallowflow.site.ext import runs_dir
 
     if exception is not None or app.builder.format != "html":
@@ -120,7 +120,7 @@ def _copy_notebooks(app, exception) -> None:
 
 
 def _insert_box(app, doctree, docname: str) -> None:
-    from shallowflow import chapters
+    from shallowflow.params import chapters
 
     chapter = docname.removeprefix("book/")
     if app.builder.format != "html" or chapter not in chapters.all_chapters():
@@ -138,7 +138,7 @@ class RerunIndex(SphinxDirective):
     """``{rerun-index}``: every chapter, its profiles and its re-run command."""
 
     def run(self):
-        from shallowflow import chapters
+        from shallowflow.params import chapters
 
         rows = []
         for chapter in chapters.all_chapters():

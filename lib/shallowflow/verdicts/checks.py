@@ -8,12 +8,12 @@ shows the table, and calls :meth:`Claims.finish`, which
    these files), and
 2. compares every verdict with the committed registry ``verdicts/<source>.yml``: a verdict that differs,
    a check the registry does not know, a registered check that did not run, a registry that breaks its
-   law (:func:`~shallowflow.verdicts.registry.validate_registry`: a broken evidence link, say), or, at book
+   law (:func:`~shallowflow.verdicts.law.validate_registry`: a broken evidence link, say), or, at book
    scale, a registered cause whose evidence does not hold raises :class:`VerdictMismatch`, which fails the
    notebook and therefore the tests and the book build.
 
 Evidence from trained runs is passed with ``valid=`` (one flag per run, see
-:func:`shallowflow.metrics.finite_runs`): a run whose loss or parameters are not finite never counts as
+:func:`shallowflow.engine.metrics.finite_runs`): a run whose loss or parameters are not finite never counts as
 evidence; the check fails and names the invalid runs.  A check that no trained run stands behind (an
 exact identity, a closed form, a draw at initialisation) says so with ``valid=NO_TRAINING``: every check of
 every chapter passes ``valid=`` explicitly (``tests/test_valid_law.py``), so a check on trained runs that
@@ -33,8 +33,9 @@ from .causes import (EVIDENCE_CAUSES, PENDING, SAME_MEASUREMENT, UNVERIFIED, VER
                      independent_of, render_why)
 from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
+from .law import validate_registry
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
-                       registry_view, validate_registry)
+                       registry_view)
 
 
 #: ``valid=NO_TRAINING``: the check rests on no trained run (exact computation, closed form, initial draw)
@@ -117,12 +118,12 @@ class Claims:
         """Evaluate one pass criterion and record it (the verdict is computed here, never given).
 
         ``valid`` flags, run by run, the runs whose loss and parameters stayed finite
-        (:func:`shallowflow.metrics.finite_runs`).  When any run is invalid the check fails whatever
+        (:func:`shallowflow.engine.metrics.finite_runs`).  When any run is invalid the check fails whatever
         the measured values say, and the record names the invalid runs: a diverged run is never
         evidence for a claim (nor against it).
 
         ``outcomes=(values, units)``: every value the measurement can take at this unit count (for a share,
-        :func:`shallowflow.metrics.share_outcomes`); the record says whether the check could pass and could fail
+        :func:`shallowflow.engine.metrics.share_outcomes`); the record says whether the check could pass and could fail
         at all, and a check registered to pass or fail that could not do the other is refused (:meth:`mismatches`):
         a criterion that no outcome of its units can decide decides nothing.
         """

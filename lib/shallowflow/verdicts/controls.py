@@ -8,7 +8,7 @@ criterion.  A registered check names its controls with ``control: [ref, ...]``, 
 - ``tests/<file>.py::<test>``: a null-scenario test that the test command runs, which feeds the chapter's own
   criterion a false case (built by the package's own functions) and asserts that the criterion rejects it.
 
-:func:`control_problems` is the law on those links (run by :func:`~shallowflow.verdicts.registry.validate_registry`);
+:func:`control_problems` is the law on those links (run by :func:`~shallowflow.verdicts.law.validate_registry`);
 :func:`coverage` counts, per source, the checks that decide a target and how many of them name a control.
 """
 from __future__ import annotations

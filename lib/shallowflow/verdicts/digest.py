@@ -3,7 +3,7 @@ the code that made it.
 
 :func:`chapter_digest` hashes, each on its own, the chapter's notebook (``book/<chapter>.py``), every module of the
 package that the notebook imports, directly or through the modules it imports (the engine, the chapter's experiment
-module, the verdict machinery; not the presentation: the site, the executor, the CLI, the plots), the chapter's
+module, the verdict machinery; not the presentation: the site and its plots, the executor, the CLI), the chapter's
 profile (``params/<profile>/<chapter>.yml``) and the registry entries of its targets. A record whose digest differs
 from the current one is *stale*; :func:`changed` names the parts that differ, so a page can say what changed.
 """
@@ -19,10 +19,9 @@ from .registry import repo_root
 
 PACKAGE = "shallowflow"
 #: sub-packages and modules that present or schedule results but compute none of a chapter's numbers
-PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.cli", "shallowflow.terminal",
-                "shallowflow.plots", "shallowflow.progress", "shallowflow.sweep", "shallowflow.verdicts.scorecard",
-                "shallowflow.verdicts.report", "shallowflow.verdicts.paper", "shallowflow.verdicts.digest",
-                "shallowflow.verdicts.quotes")
+PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.run", "shallowflow.engine.progress",
+                "shallowflow.verdicts.scorecard", "shallowflow.verdicts.report", "shallowflow.verdicts.paper",
+                "shallowflow.verdicts.digest", "shallowflow.verdicts.quotes")
 
 
 def _package_dir() -> Path:

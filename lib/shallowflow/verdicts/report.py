@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
+from ..params import chapters
 from . import paper
 from .registry import chapter_of, repo_root
 
@@ -60,14 +62,12 @@ def source_chapters(registry: dict, source: str) -> list[str]:
 
 def deviations(chapter: str) -> list[dict]:
     """The parameters where the book's scale differs from the source's (``params/paper/<chapter>.yml``)."""
-    from .. import executor
-
     path = repo_root() / "params" / "paper" / f"{chapter}.yml"
     if not path.exists():
         return []
     paper = yaml.safe_load(path.read_text()) or {}
     try:
-        book = executor.parameters(chapter)
+        book = {d.name: (d.value, d.comment) for d in chapters.parameters_cell(chapter)}
     except Exception:  # a chapter without a parameters cell: nothing to compare
         return []
     out = []
@@ -118,6 +118,49 @@ def source_report(source: str, rows: list[dict], registry: dict, profile: str = 
     )
 
 
+PAPER_SCALE = "benchmarks/paper_scale.json"
+
+
+def paper_scale_doc(root: Path | None = None, warn: Callable[[str], None] | None = None) -> dict | None:
+    """``benchmarks/paper_scale.json`` under ``root`` (the repository) (the paper edition's cost per chapter) when it
+    is there; a file that is not JSON is ``warn``-ed about in one line and read as absent (costs not measured)."""
+    path = (root if root is not None else repo_root()) / PAPER_SCALE
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except ValueError:
+        if warn is not None:
+            warn(f"{path} is not JSON: the paper-scale costs are shown as not measured")
+        return None
+
+
+def duration(seconds: float) -> str:
+    """A duration for a reader: ``42 s``, ``7.5 min``, ``3.2 h``, ``2.1 days``."""
+    s = float(seconds)
+    if s < 120:
+        return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
+
+
+def paper_cost_text(chapter: str, doc: dict | None) -> str:
+    """The source's-scale cost of a chapter from ``benchmarks/paper_scale.json``, in words, or 'not measured'."""
+    entry = ((doc or {}).get("chapters") or {}).get(chapter)
+    paper = (entry or {}).get("paper") or {}
+    status, secs = paper.get("status"), paper.get("seconds")
+    where = paper.get("where") or (doc or {}).get("machine") or "an unnamed machine"
+    basis = f" ({paper['basis']})" if paper.get("basis") else ""
+    if status == "ran" and secs is not None:
+        return f"{duration(secs)}, measured on {where}{basis}"
+    if status == "estimated" and secs is not None:
+        return f"about {duration(secs)}, estimated for {where}{basis}"
+    if status == "refused":
+        return f"not run: the paper profile is refused on {where}{basis}"
+    if status == "none":
+        return f"no paper profile: the book scale is the source's{basis}"
+    return "not measured"
+
+
 def environment(profile: str = "book") -> dict:
     """The machine and package versions of this edition's build report."""
     path = repo_root() / "artifacts" / "runs" / profile / "build-report.json"
@@ -128,8 +171,9 @@ def environment(profile: str = "book") -> dict:
                 code=rep.get("code", ""))
 
 
-def report_html(source: str, rows: list[dict], registry: dict, profile: str = "book", here: str = "book") -> str:
-    """The generated part of a source's report page."""
+def report_html(source: str, rows: list[dict], registry: dict, profile: str = "book", here: str = "book",
+                warn: Callable[[str], None] | None = None) -> str:
+    """The generated part of a source's report page (``warn``: how a bad ``benchmarks/paper_scale.json`` is said)."""
     import html
     import posixpath
 
@@ -189,9 +233,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                   "<thead><tr><th>chapter</th><th>parameter</th><th>book</th><th>source</th><th>meaning</th></tr>"
                   f"</thead><tbody>{devs}</tbody></table></div>" if devs else
                   "none: every chapter runs at the source's scale.</p>"))
-    from ..site.ext import paper_cost_text, paper_scale_doc  # one wording of a cost, as in each re-run box
-
-    doc = paper_scale_doc()
+    doc = paper_scale_doc(warn=warn)  # one wording of a cost, as in each re-run box (shallowflow.site.ext)
     cost_rows = "".join(
         f"<tr><td>{esc(c['chapter'])}</td><td>{'not in this build' if c['book_s'] is None else format(c['book_s'], '.1f')}"
         f"</td><td>{esc(paper_cost_text(c['chapter'], doc))}</td></tr>" for c in rep["cost"])

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ... import config, progress
+from ...engine import config, progress
 from ...deep import data as ddata
 from ...deep import optim as dopt
 from ...deep import vision
@@ -486,7 +486,7 @@ def cell_comparisons(cells: list[dict]) -> dict:
     only where at least one of the two ends above chance (:func:`chance_floor`, ``gn_cells``): two runs at chance
     compare nothing. ``*_flags`` hold one flag per counted cell (on par; ADLER at least grid-best SGD; ADLER above GN
     over the ``gn_cells``): the spec's "4 of 6 cells" is read as a share of cells with its interval
-    (:func:`shallowflow.metrics.typical_share`), so that a cell flipping with one chaotic seed cannot decide it."""
+    (:func:`shallowflow.engine.metrics.typical_share`), so that a cell flipping with one chaotic seed cannot decide it."""
     nan = float("nan")
     use = [c for c in cells if c["learned"]]
     out = dict(cells=len(use), total=len(cells), valid=np.array([f for c in use for f in c["flags"]], dtype=bool),
@@ -577,8 +577,8 @@ def early_epoch(epochs: int) -> int:
 
 
 def share(flags) -> dict:
-    """The share of true ``flags`` with its 95 % Wilson interval (:func:`shallowflow.metrics.share_interval`)."""
-    from ... import metrics
+    """The share of true ``flags`` with its 95 % Wilson interval (:func:`shallowflow.engine.metrics.share_interval`)."""
+    from ...engine import metrics
 
     return metrics.share_interval(np.asarray(flags, dtype=bool))
 
@@ -619,7 +619,7 @@ def fig72_measures(comp: Comparison, kind: str, act: str = "relu") -> dict:
 
 def findings(claims, comp: Comparison, cost_: dict, tables: dict) -> str:
     """The chapter's summary, from this run's verdicts and numbers."""
-    from ... import metrics
+    from ...engine import metrics
 
     lines = []
     for name, t in tables.items():

@@ -271,9 +271,9 @@ def symmetry_widths(widths, seeds, draws: int = 64, n: int = 32, d: int = 8, shi
     """Sec. 7.5 (3) read as the infinite-width limit the thesis states it in (the GIA is formalised for infinite
     networks): the exact expectation over a ~ N(0, I) of the residual applied to a probe, relative to the typical size
     of one draw's residual (``draws`` draws), per width and seed, and the log-log slope of that share against width
-    with its 95 % t-interval (:func:`shallowflow.metrics.slope_interval`). A share that vanishes as the width grows has
+    with its 95 % t-interval (:func:`shallowflow.engine.metrics.slope_interval`). A share that vanishes as the width grows has
     a slope interval below zero."""
-    from ... import metrics
+    from ...engine import metrics
 
     share = np.zeros((len(widths), len(seeds)))
     for i, m in enumerate(widths):

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ... import metrics, progress
-from ...config import DTYPE, default_device
+from ...engine import metrics, progress
+from ...engine.config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import dual, measure, models
-from ...checkpoint import resumable
+from ...engine.checkpoint import resumable
 from ...params import PROFILE, Bool, DataFile, Float, Int, Ints, Rule, Str, array_bytes
 
 SCHEMA = {
@@ -41,7 +41,7 @@ SCHEMA = {
     "lemma23_widths": Ints("widths of the one-layer Monte Carlo check of Lemma 23", low=16, high=2 ** 20, min_len=3),
     "lemma24_trials": Int("random unit-diagonal Gram matrices per function for Lemma 24", low=10, high=100_000),
     "resume": Bool("keep each seed's finished statistics on disk and read them back when the same parameters run again "
-                   "with the same package code (shallowflow.checkpoint): an interrupted paper run resumes at the seeds it "
+                   "with the same package code (shallowflow.engine.checkpoint): an interrupted paper run resumes at the seeds it "
                    "has not finished, with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
@@ -56,9 +56,9 @@ RULES = (
 
 
 def _file_info(value: str) -> tuple[int, int]:
-    """(rows, zero rows) of a data-file value, as its validation read it (:func:`shallowflow.datafile.file_info`:
+    """(rows, zero rows) of a data-file value, as its validation read it (:func:`shallowflow.params.datafile.file_info`:
     the rules and the cost estimate do not read the file again)."""
-    from ...datafile import file_info
+    from ...params.datafile import file_info
 
     info = file_info(value, **SCHEMA["dataset"].limits.kwargs())
     return info.n, info.zero_rows
@@ -113,7 +113,7 @@ def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
     if _file_rows(P.dataset) is not None:  # a reader's file: n distinct rows drawn with the seed
         from pathlib import Path
 
-        from ...data import load_xy
+        from ...engine.data import load_xy
 
         X, y = load_xy(P.dataset, min_n=n, device="cpu")
         idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=n, replace=False))
@@ -128,7 +128,7 @@ def run_conditioning(P) -> InitResult:
     """Every (activation, renormalisation, width, n, seed, layer) statistic of G^m / width at
     initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width.
 
-    With ``P.resume`` (the paper profile) every seed is one chunk of :func:`shallowflow.checkpoint.resumable`, kept
+    With ``P.resume`` (the paper profile) every seed is one chunk of :func:`shallowflow.engine.checkpoint.resumable`, kept
     on disk, so an interrupted run resumes at the seeds it has not finished; otherwise all seeds are one batch (the
     same numbers: each seed's data and network come from its own seed)."""
     t0 = time.perf_counter()
@@ -216,7 +216,7 @@ def configurations(P) -> list[tuple[int, int, float]]:
 
 def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Mean over seeds (axis 0) and the half-width of its two-sided Student-t interval at ``level`` (the same interval
-    as :func:`shallowflow.metrics.mean_interval`, elementwise)."""
+    as :func:`shallowflow.engine.metrics.mean_interval`, elementwise)."""
     from scipy import stats
 
     n = a.shape[0]

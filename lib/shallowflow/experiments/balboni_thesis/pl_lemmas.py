@@ -14,7 +14,7 @@ import math
 import numpy as np
 import torch
 
-from ...config import DTYPE
+from ...engine.config import DTYPE
 from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain

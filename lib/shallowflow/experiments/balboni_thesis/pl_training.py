@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ...config import DTYPE, default_device
+from ...engine.config import DTYPE, default_device
 from ...deep import data as ddata
 from ...deep import measure, models
 from ...deep import train as dtrain
-from ... import metrics, progress
-from ...checkpoint import resumable
+from ...engine import metrics, progress
+from ...engine.checkpoint import resumable
 from ...verdicts.criteria import Criterion
 from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
 
@@ -66,7 +66,7 @@ SCHEMA = {
     "level": Float("level of the Wilson intervals of the shares of runs that decide the typical-curve checks",
                    low=0.5, high=0.999, low_open=True),
     "resume": Bool("keep each finished (activation, loss, n) grid on disk and read it back when the same parameters run "
-                   "again with the same package code (shallowflow.checkpoint): an interrupted paper run resumes at the "
+                   "again with the same package code (shallowflow.engine.checkpoint): an interrupted paper run resumes at the "
                    "grids it has not finished, with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
@@ -280,7 +280,7 @@ def run_training(P) -> dict:
     # that lose to OpenMP overhead; a second thread measured faster on the one big product but doubled the CPU
     # time of the whole run (528 s against 150 s) on the shared 2-core machine
     # each grid depends on these parameters and its own (act, loss, n) only: with P.resume a grid is one chunk of
-    # shallowflow.checkpoint.resumable (the paper profile), read back when an interrupted run starts again
+    # shallowflow.engine.checkpoint.resumable (the paper profile), read back when an interrupted run starts again
     key = {k: getattr(P, k) for k in ("dataset", "depth", "width", "test_examples", "lrs", "epochs", "seeds", "hvp_every",
                                        "hvp_iters", "gen_every", "mse")}
     with models.fastest_threads(P.width, max(P.examples) * len(P.seeds) * len(P.lrs), candidates=(1,)) as threads:
@@ -383,7 +383,7 @@ def lmin_holds(g: Grid, keep: float = 0.5) -> np.ndarray:
 
 def majority(flags, level: float = 0.95) -> dict:
     """The share of ``flags`` (one per kept run) with its Wilson interval at ``level``
-    (:func:`shallowflow.metrics.share_interval`), and ``text``, how a check's claim states it.  Where the thesis
+    (:func:`shallowflow.engine.metrics.share_interval`), and ``text``, how a check's claim states it.  Where the thesis
     describes a typical curve, a check passes when the interval's lower end is above one half (a majority of runs
     shows it, decided by the runs at hand) and is undecided by this many runs while the interval contains one half."""
     s = metrics.share_interval(flags, level)

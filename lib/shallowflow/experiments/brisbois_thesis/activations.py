@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from scipy.optimize import curve_fit
 
-from ... import data as datasets
-from ... import metrics, theory
+from ...engine import data as datasets
+from ...engine import metrics, theory
 from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm

@@ -3,7 +3,7 @@ B1-B4, Fig. C.3, Arora et al.'s delta-balancedness) and model complexity against
 Theorem 6, C1).
 
 Training as in Chapter 3: m = 60, balanced initialisation, GD on the mean squared error (the thesis's
-experiments); the gradient-flow runs use :func:`shallowflow.flow.gradient_flow` on the same loss.
+experiments); the gradient-flow runs use :func:`shallowflow.engine.flow.gradient_flow` on the same loss.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ... import data as datasets
-from ... import init, metrics
+from ...engine import data as datasets
+from ...engine import init, metrics
 from ... import verdicts as _C
-from ...config import DTYPE
-from ...flow import gradient_flow
-from ...models import Network, Params
+from ...engine.config import DTYPE
+from ...engine.flow import gradient_flow
+from ...engine.models import Network, Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, STEP_BUDGET, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T

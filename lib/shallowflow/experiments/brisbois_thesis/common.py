@@ -1,7 +1,7 @@
 """000: the batched training runs shared by the chapters of the thesis's first half.
 
 A *grid* trains every combination of activation, initial scale, seed, initialisation type (and
-step size) on one dataset: one call of :func:`shallowflow.train.gradient_descent` per activation (the
+step size) on one dataset: one call of :func:`shallowflow.engine.train.gradient_descent` per activation (the
 activation is a property of the network, shared by an ensemble), every other factor batched as runs.
 The experiments of Chapter 3 minimise the mean squared error 1/n sum_k (h(x_k) - y_k)^2 (``loss="mean"``,
 the spec's section 2.2); that is the default here.
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ... import init, theory
+from ...engine import init, theory
 from ... import verdicts as _verdicts
-from ...data import Dataset
-from ...models import Network, Params
-from ...train import Trajectory, gradient_descent
+from ...engine.data import Dataset
+from ...engine.models import Network, Params
+from ...engine.train import Trajectory, gradient_descent
 from . import theory as T
 
 
@@ -51,8 +51,8 @@ TYPICAL = _verdicts.above(0.5, strict=True)
 
 
 def typical_share(flags, level: float = 0.95) -> tuple[float, str]:
-    """The core's reading of a typical behaviour (:func:`shallowflow.metrics.typical_share`)."""
-    from ... import metrics
+    """The core's reading of a typical behaviour (:func:`shallowflow.engine.metrics.typical_share`)."""
+    from ...engine import metrics
     return metrics.typical_share(flags, level)
 
 
@@ -85,7 +85,7 @@ def assumption5_split(data: Dataset, m: int, seeds) -> tuple[list[int], dict[int
 def assumption5_rule(seeds: str = "seeds", width: str = "width", variant: str = "1.1.0"):
     """A parameter rule: at least one of the seeds satisfies Assumption 5 on Dataset ``variant`` at the width
     (refused before a kernel starts, naming both parameters, instead of a chapter with no run)."""
-    from ... import data as datasets
+    from ...engine import data as datasets
     from ...params import Rule
 
     def some_kept(P) -> bool:

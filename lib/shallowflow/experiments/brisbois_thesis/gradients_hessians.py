@@ -14,12 +14,12 @@ import numpy as np
 import torch
 from torch.func import grad, hessian, vmap
 
-from ... import data as datasets
-from ... import init
-from ...config import DTYPE
-from ...models import Network
+from ...engine import data as datasets
+from ...engine import init
+from ...engine.config import DTYPE
+from ...engine.models import Network
 from ...params import PROFILE, DataFile, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from . import theory as T
 
 SCHEMA = {
@@ -53,7 +53,7 @@ def _shape(P) -> tuple[int, int]:
     """(n, d) of the tables' data, from the file's header for a path (already checked by the DataFile spec)."""
     if P.data == "1.1.0":
         return 2, 2
-    from ...datafile import read_xy
+    from ...params.datafile import read_xy
     X, _ = read_xy(P.data, **SCHEMA["data"].limits.kwargs())
     return int(X.shape[0]), int(X.shape[1])
 

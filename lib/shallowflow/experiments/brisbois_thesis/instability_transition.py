@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ... import data as datasets
+from ...engine import data as datasets
 from ... import verdicts as C
-from ... import theory
+from ...engine import theory
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T

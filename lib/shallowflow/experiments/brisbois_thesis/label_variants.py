@@ -12,8 +12,8 @@ import math
 import numpy as np
 import torch
 
-from ... import data as datasets
-from ... import metrics
+from ...engine import data as datasets
+from ...engine import metrics
 from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import common as Cm

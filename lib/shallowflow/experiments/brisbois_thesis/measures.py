@@ -10,9 +10,9 @@ import math
 import numpy as np
 import torch
 
-from ... import metrics
+from ...engine import metrics
 from . import theory
-from ...models import Params
+from ...engine.models import Params
 
 
 def finite_runs(loss: torch.Tensor, p: Params) -> torch.Tensor:

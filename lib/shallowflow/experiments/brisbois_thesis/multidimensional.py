@@ -1,6 +1,6 @@
 """000, Section 3.4: multidimensional data (d = 5, n = 5).  Figs 3.33-3.36 on the printed orthogonal dataset (PCA of the
 final hidden weights: two components for ReLU, essentially one for Sigmoid/Tanh), Figs 3.37-3.39 on non-orthogonal
-data the thesis does not print (the book's seeded construction, :func:`shallowflow.data.brisbois_multid_nonorthogonal`,
+data the thesis does not print (the book's seeded construction, :func:`shallowflow.engine.data.brisbois_multid_nonorthogonal`,
 over several data seeds and two readings of the teacher's "variance 0.1"), and check C4 (two-neuron equivalence).
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as D
-from ... import init, metrics, train
-from ...models import Network
+from ...engine import data as D
+from ...engine import init, metrics, train
+from ...engine.models import Network
 from ... import verdicts as C
 from ...params import PROFILE, Float, Int, Ints, Rule, Sections, Str, gd_bytes, gd_work
 from . import measures

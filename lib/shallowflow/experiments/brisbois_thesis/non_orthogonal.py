@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ... import data as D
-from ... import init, metrics, train
+from ...engine import data as D
+from ...engine import init, metrics, train
 from ... import verdicts as C
-from ...data import augment_bias
-from ...models import Network, Params
+from ...engine.data import augment_bias
+from ...engine.models import Network, Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
 from . import measures
 

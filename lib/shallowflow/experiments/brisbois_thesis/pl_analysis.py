@@ -14,11 +14,11 @@ import numpy as np
 import torch
 from torch.func import hessian, jacrev, vmap
 
-from ... import data as datasets
-from ... import init
+from ...engine import data as datasets
+from ...engine import init
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Params
+from ...engine.config import DTYPE
+from ...engine.models import Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import common as Cm
 from . import theory as T

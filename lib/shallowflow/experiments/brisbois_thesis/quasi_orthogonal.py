@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as D
-from ... import init, metrics, train
+from ...engine import data as D
+from ...engine import init, metrics, train
 from ... import verdicts as C
-from ...models import Network
+from ...engine.models import Network
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from . import measures
 

@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from scipy.optimize import curve_fit, minimize_scalar
 
-from ... import data as D
-from ... import init, progress, train
-from ...models import Network
+from ...engine import data as D
+from ...engine import init, progress, train
+from ...engine.models import Network
 from ... import verdicts as C
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Sections, Str, gd_bytes, gd_work
 from . import common as Cm

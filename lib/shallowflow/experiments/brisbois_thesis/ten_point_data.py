@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ... import data as D
-from ... import checkpoint, init, metrics, train
-from ...models import Network
+from ...engine import data as D
+from ...engine import checkpoint, init, metrics, train
+from ...engine.models import Network
 from ... import verdicts as C
 from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, gd_bytes, gd_work
 from . import common as Cm
@@ -46,7 +46,7 @@ SCHEMA = {
                          choices=SECTIONS),
     "resume": Bool("keep each finished ensemble (a grid row, a wide run, a width, a law ensemble; each seeded by its own "
                    "seeds) on disk and read it back when the same parameters run again with the same package code "
-                   "(shallowflow.checkpoint): an interrupted paper run resumes at the ensembles it has not finished, "
+                   "(shallowflow.engine.checkpoint): an interrupted paper run resumes at the ensembles it has not finished, "
                    "with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (
@@ -120,9 +120,9 @@ def _train(act, ds, scales, seeds, width, steps, P, record_every=None, stop=None
 
 
 def _kept(P, kind: str, act: str, dataset: str, scales, seeds, width: int, steps: int, stop: float, compute):
-    """``compute()``, one chunk of :func:`shallowflow.checkpoint.resumable` when ``P.resume`` (its key: every argument
+    """``compute()``, one chunk of :func:`shallowflow.engine.checkpoint.resumable` when ``P.resume`` (its key: every argument
     the ensemble's numbers depend on, the dataset's points included), else computed directly.  Each ensemble is
-    seeded by its own (seed, lambda) pairs (:func:`shallowflow.init.balanced`), so a resumed run gives the same
+    seeded by its own (seed, lambda) pairs (:func:`shallowflow.engine.init.balanced`), so a resumed run gives the same
     numbers as an uninterrupted one."""
     if not getattr(P, "resume", False):
         return compute()

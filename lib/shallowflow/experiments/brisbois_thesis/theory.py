@@ -8,7 +8,7 @@ of Chapter 3 and Appendix C used torch's mean squared error 1/n sum_k r_k^2 ("me
 that (the spec, section 2.2).  Every function that depends on it takes ``loss``.
 
 Parameters of one network are flattened as theta = (a_1..a_m, w_11..w_1d, ..., w_m1..w_md), the order
-of :meth:`shallowflow.models.Params.flat` and of the printed Hessian of Appendix D.2.
+of :meth:`shallowflow.engine.models.Params.flat` and of the printed Hessian of Appendix D.2.
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import math
 import numpy as np
 import torch
 
-from ...config import DTYPE
-from ...data import Dataset
-from ...models import loss_factor
+from ...engine.config import DTYPE
+from ...engine.data import Dataset
+from ...engine.models import loss_factor
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh")
 

@@ -3,7 +3,7 @@ against m) and Figs C.9, C.10, C.12 (ReLU, Sigmoid, Tanh summaries over m x alph
 (Dataset 1.3.2 against m) is checked with the ten-point datasets.
 
 The whole grid (widths x step sizes x scales x activations) is trained by :func:`run_grid` in one pass:
-per activation, one :func:`shallowflow.train.gradient_descent_many` call per epoch budget, which batches
+per activation, one :func:`shallowflow.engine.train.gradient_descent_many` call per epoch budget, which batches
 every width, step size and scale (widths are grouped, not padded).  Every run stops at L < 0.01 (the
 thesis's "zero loss" of its automatic processing) or at its epoch budget; only per-run summaries are kept.
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ... import data as datasets
+from ...engine import data as datasets
 from ... import verdicts as C
-from ...models import Network, Params
+from ...engine.models import Network, Params
 from ...params import PROFILE, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
-from ...train import gradient_descent_many
+from ...engine.train import gradient_descent_many
 from . import common as Cm
 from . import theory as T
 

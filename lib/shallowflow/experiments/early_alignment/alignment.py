@@ -10,14 +10,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ... import data as datasets
+from ...engine import data as datasets
 from ... import verdicts as C
-from ...config import DTYPE
-from ...metrics import finite_runs
-from ...models import Network, Params
-from ...monitor import Monitored, train_monitored
+from ...engine.config import DTYPE
+from ...engine.metrics import finite_runs
+from ...engine.models import Network, Params
+from ...engine.monitor import Monitored, train_monitored
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from .theory import (
     CPU, G, LOSS, OLS, activation_counts, critical_points_2d, grad_factor, initialise, key_vector,
     masked_reduce, min_norm_subgradient, misalignment, neuron_sets, ols, phase_monitor, tau_eps)

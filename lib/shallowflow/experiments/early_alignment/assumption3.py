@@ -8,13 +8,13 @@ import time
 
 import torch
 
-from ... import data as datasets
-from ... import metrics
+from ...engine import data as datasets
+from ...engine import metrics
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Network
+from ...engine.config import DTYPE
+from ...engine.models import Network
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from .theory import (
     CPU, LOSS, SUCCESS, TWO_PI, angle_distance, classify, critical_points_2d, grad_factor, initialise,
     key_vector, ols, per_run_data, two_neuron_interpolator)

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as datasets
-from ... import metrics
+from ...engine import data as datasets
+from ...engine import metrics
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Network
+from ...engine.config import DTYPE
+from ...engine.models import Network
 from ...params import Bool, DataFile, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
-from ...train import gradient_descent
-from ...checkpoint import resumable
+from ...engine.train import gradient_descent
+from ...engine.checkpoint import resumable
 from .theory import CPU, LOSS, SUCCESS, classify, initialise, ols
 
 
@@ -53,7 +53,7 @@ SCHEMA = {
     "sections": Sections("the parts to run: grid (the (width, scale) phase diagram of Theorem 2 and its step-size "
                          "check) and contrasts (Section 5: unbalanced, dominated and leaky ReLU runs)", choices=SECTIONS),
     "resume": Bool("keep each finished ensemble (one per width of every grid) on disk and read it back when the same "
-                   "data and parameters run again with the same package code (shallowflow.checkpoint): an interrupted "
+                   "data and parameters run again with the same package code (shallowflow.engine.checkpoint): an interrupted "
                    "paper run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 RULES = (Rule.budget(("time", "lr", "step_check_factor"), lambda P: P.time * P.step_check_factor / P.lr, STEP_BUDGET,
@@ -78,9 +78,9 @@ def load_data(value) -> datasets.Dataset:
 
 
 def _file_info(value):
-    """A data file's shape as its validation read it (:func:`shallowflow.datafile.file_info`: the rules and the
+    """A data file's shape as its validation read it (:func:`shallowflow.params.datafile.file_info`: the rules and the
     cost estimate do not read the file again)."""
-    from ...datafile import file_info
+    from ...params.datafile import file_info
 
     return file_info(value, **SCHEMA["data"].limits.kwargs())
 
@@ -190,7 +190,7 @@ def run_grid(data: datasets.Dataset, widths, scales, seeds_of, lr: float, T: flo
              activation: str = "relu", leak: float = 0.01, stop_below: float = 1e-7, resume: bool = False) -> Grid:
     """One ensemble per width: every (scale, seed) pair is a run with its own initial scale; ``seeds_of(m)`` is the
     list of seeds of every cell of width m.  With ``resume`` each width's finished ensemble (seeded by its own seeds
-    only) is kept on disk (:func:`shallowflow.checkpoint.resumable`) and read back by a run with the same data,
+    only) is kept on disk (:func:`shallowflow.engine.checkpoint.resumable`) and read back by a run with the same data,
     parameters and package code."""
     net = Network(activation, leak=leak)
     o = ols(data.X.to(CPU), data.y.to(CPU))

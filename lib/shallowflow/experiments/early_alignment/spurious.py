@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ... import data as datasets
-from ... import metrics
+from ...engine import data as datasets
+from ...engine import metrics
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Network, Params, loss_factor
-from ...monitor import Monitored, train_monitored
+from ...engine.config import DTYPE
+from ...engine.models import Network, Params, loss_factor
+from ...engine.monitor import Monitored, train_monitored
 from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
-from ...train import animation_frames, gradient_descent
+from ...engine.train import animation_frames, gradient_descent
 from .theory import (
     CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
     neuron_sets, ols, phase_monitor)

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as datasets
+from ...engine import data as datasets
 from ... import verdicts as C
-from ... import metrics
-from ...config import DTYPE
-from ...models import Network, Params
+from ...engine import metrics
+from ...engine.config import DTYPE
+from ...engine.models import Network, Params
 from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
-from ...train import gradient_descent
-from ... import checkpoint
-from ...checkpoint import resumable
+from ...engine.train import gradient_descent
+from ...engine import checkpoint
+from ...engine.checkpoint import resumable
 from .theory import CPU, LOSS, TWO_PI, TYPICAL, authors_frames, initialise, typical_share
 
 
@@ -36,7 +36,7 @@ SCHEMA = {
     "level": Float("level of the Wilson intervals of the shares of runs (Figure 3 shows one run of a typical behaviour)",
                    low=0.5, high=0.999, low_open=True),
     "resume": Bool("keep each finished piece of 100,000 iterations of the runs on disk and read it back when the same "
-                   "parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper run "
+                   "parameters run again with the same package code (shallowflow.engine.checkpoint): an interrupted paper run "
                    "resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
@@ -125,7 +125,7 @@ def distinct_levels(pl: list, rtol: float) -> list[float]:
 @dataclass
 class Staircase:
     data: datasets.Dataset
-    traj: object  # shallowflow.train.Trajectory
+    traj: object  # shallowflow.engine.train.Trajectory
     frames: list
     seeds: list
     scale: float
@@ -153,7 +153,7 @@ def _train(P, seeds: list, data: datasets.Dataset, steps: int, frames: list):
     threads and a GPU busy), trained in pieces of SEGMENT iterations, each continued from the last one's parameters:
     gradient descent depends on nothing but the parameters, so the pieces give the numbers of one uninterrupted call
     bit for bit (tests/test_early_alignment_resume.py).  With ``P.resume`` every finished piece is kept on disk
-    (:func:`shallowflow.checkpoint.resumable`, keyed by the parameters, the seeds and the piece) and read back by a
+    (:func:`shallowflow.engine.checkpoint.resumable`, keyed by the parameters, the seeds and the piece) and read back by a
     run with the same parameters and package code: an interrupted run of hours resumes at its last piece."""
     net, rec = Network("relu"), max(1, steps // 4000)
     key = dict(n_points=P.n_points, data_seed=P.data_seed, width=P.width, init_scale=P.init_scale, lr=P.lr,

@@ -11,7 +11,7 @@ Conventions (stated once):
 - loss: the authors' code trains torch's mean squared error L = (1/n) sum_k (h(x_k) - y_k)^2 [C], which is
   also the reading of the stripped eq. (10) [R].  Every run here trains that loss ("mean"); one GD step of
   size lr is lr units of gradient-flow time t of L.  Under the 1/2 convention L/2 the same trajectory takes
-  time 2t (:func:`shallowflow.models.flow_time_per_step` gives the mapping);
+  time 2t (:func:`shallowflow.engine.models.flow_time_per_step` gives the mapping);
 - with it, -d/dh l(0, y) = 2y, so D_A = (2/n) sum_{k in A} y_k x_k and G(w) = (2/n) sum_k y_k relu(<w, x_k>) [R];
 - initialisation eq. (3) [R]: a_j = lambda a~_j / sqrt(m), w_j = lambda w~_j / sqrt(m): balanced (w~ ~ N(0, I),
   a~ = +-norm(w~)), unbalanced (a~ ~ N(0, 1)) or dominated (w~ ~ U[-1, 1]^2, a~ = +-sqrt(2)) [C].
@@ -29,12 +29,12 @@ from typing import Sequence
 
 import torch
 
-from ... import data as datasets
-from ... import init, metrics
+from ...engine import data as datasets
+from ...engine import init, metrics
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Network, Params, loss_factor
-from ...monitor import Monitored
+from ...engine.config import DTYPE
+from ...engine.models import Network, Params, loss_factor
+from ...engine.monitor import Monitored
 
 
 LOSS = "mean"  # the authors' code: torch.nn.MSELoss, (1/n) sum (h - y)^2 [C]
@@ -312,7 +312,7 @@ def masked_reduce(values: torch.Tensor, mask: torch.Tensor, how: str) -> torch.T
 
 def authors_frames(steps: int) -> list[int]:
     """The authors' snapshot schedule [C]: 0, 1, then it_{k+1} = floor(1.1 it_k) + 1, up to ``steps``."""
-    from ...train import geometric_schedule
+    from ...engine.train import geometric_schedule
 
     return geometric_schedule(steps, 1.1)
 
@@ -339,7 +339,7 @@ def activation_counts(p: Params, X: torch.Tensor) -> dict:
 
 
 def phase_monitor(X, y, sets, p0, beta, D, eps2, eps3, captures, net):
-    """The phase quantities of 002, Lemmas 4-7, as a monitor for :func:`shallowflow.monitor.train_monitored`."""
+    """The phase quantities of 002, Lemmas 4-7, as a monitor for :func:`shallowflow.engine.monitor.train_monitored`."""
     Xc = X
     plus, minus, zero = sets["plus"], sets["minus"], sets["zero"]
     n0 = metrics.neuron_norms(p0)

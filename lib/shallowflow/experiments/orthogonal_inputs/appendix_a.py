@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 import torch
 
 from ... import verdicts as C
-from ... import data as datasets
-from ... import init, metrics, theory
-from ...config import DTYPE
-from ...models import Network, Params, flow_time_per_step
+from ...engine import data as datasets
+from ...engine import init, metrics, theory
+from ...engine.config import DTYPE
+from ...engine.models import Network, Params, flow_time_per_step
 from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, gd_bytes, gd_work
-from ...train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
+from ...engine.train import Trajectory, fixed_schedule, geometric_schedule, gradient_descent, union
 
 
 SCHEMA = {

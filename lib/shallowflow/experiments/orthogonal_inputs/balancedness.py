@@ -11,10 +11,10 @@ from fractions import Fraction
 import numpy as np
 import torch
 
-from ...config import DTYPE
-from ...metrics import finite_runs
-from ...models import Params
-from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
+from ...engine.config import DTYPE
+from ...engine.metrics import finite_runs
+from ...engine.models import Params
+from ...engine.monitor import Segmented, flat_snapshots, gradients, segmented_descent
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from .theory import Ensemble, NET, U, make_ensemble
 
@@ -186,7 +186,7 @@ def _step_check(ens: Ensemble, mon: Segmented, iters: list[int]) -> dict:
 def run_balance(P) -> BalanceRun:
     """GD on the toy (every step recorded) and on ORTHO-B at two step sizes, the exact one-step checks,
     and the Dormand-Prince gradient flow of both."""
-    from ... import flow
+    from ...engine import flow
 
     t0 = time.perf_counter()
     lam_toy = P.init_scale / math.sqrt(P.width_toy)

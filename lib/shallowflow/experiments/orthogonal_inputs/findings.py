@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from ...config import DTYPE
+from ...engine.config import DTYPE
 from .implicit_bias import ImplicitRun, stray_exponents
 from .phases import PhasesRun
 from .toy import ToyRun

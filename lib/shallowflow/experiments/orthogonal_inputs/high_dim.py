@@ -9,12 +9,12 @@ import math
 
 import torch
 
-from ... import data as datasets
-from ... import metrics, theory
-from ...config import DTYPE, default_device
-from ...models import Network, Params, flow_time_per_step
+from ...engine import data as datasets
+from ...engine import metrics, theory
+from ...engine.config import DTYPE, default_device
+from ...engine.models import Network, Params, flow_time_per_step
 from ...params import Float, Int, PROFILE, Rule, gd_work
-from ...train import geometric_schedule, gradient_descent
+from ...engine.train import geometric_schedule, gradient_descent
 
 
 SCHEMA = {
@@ -52,7 +52,7 @@ def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: fl
     specification's description of the code; torch's CPU sampling routines must not have changed
     since the authors' version for the draws to be bit-identical):
 
-    1. the teacher (:func:`shallowflow.data.teacher_relu`: hidden layer, output layer, then x);
+    1. the teacher (:func:`shallowflow.engine.data.teacher_relu`: hidden layer, output layer, then x);
     2. the student's hidden layer: torch's default Linear init (consumed, overwritten), then
        N(0, init_scale^2 / (width d)) in float32;
     3. the student's output layer: default init (consumed), then signs 2 Bernoulli(1/2) - 1;

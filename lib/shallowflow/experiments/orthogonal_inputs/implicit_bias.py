@@ -14,13 +14,13 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from ... import data as datasets
-from ... import init, theory
+from ...engine import data as datasets
+from ...engine import init, theory
 from ... import verdicts as C
-from ...config import DTYPE
-from ...data import Dataset
-from ...models import Params
-from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
+from ...engine.config import DTYPE
+from ...engine.data import Dataset
+from ...engine.models import Params
+from ...engine.monitor import Segmented, flat_snapshots, gradients, segmented_descent
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, array_bytes, ensemble_bytes, gd_work
 from .theory import Ensemble, NET, constants, make_ensemble, phase_times, unit
 

@@ -2,7 +2,7 @@
 gradient-descent trajectories of an orthonormal benchmark.
 
 The runs are an :class:`~shallowflow.experiments.orthogonal_inputs.theory.Ensemble` trained by
-:func:`shallowflow.monitor.segmented_descent`; the quantities of the lemmas (u_+, u_-, alignments, norms,
+:func:`shallowflow.engine.monitor.segmented_descent`; the quantities of the lemmas (u_+, u_-, alignments, norms,
 ||grad L||^2) are reduced per snapshot by :class:`OrthoSummaries`, and the states at the first time a
 quantity crosses a threshold (the t_2 and t_3 of Lemmas 3 and 4) are captured as the crossing is seen.
 """
@@ -17,10 +17,10 @@ import numpy as np
 import torch
 
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Params
-from ...monitor import Segmented, flat_snapshots, gradients, segmented_descent
-from ... import data as datasets
+from ...engine.config import DTYPE
+from ...engine.models import Params
+from ...engine.monitor import Segmented, flat_snapshots, gradients, segmented_descent
+from ...engine import data as datasets
 from ...params import Float, Floats, Int, Ints, PROFILE, Str, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from .theory import Constants, Ensemble, NET, constants, make_ensemble, phase_times, unit
 

@@ -2,7 +2,7 @@
 
 Conventions: training is on the paper's loss L = 1/(2n) sum_k (h(x_k) - y_k)^2 ("half"); the toy
 experiments follow the authors' code (torch's mean MSE = 2L with step 1e-3, i.e. step 2e-3 on L, so GD
-iteration k is gradient-flow time 2e-3 k, :func:`shallowflow.models.flow_time_per_step`); the orthonormal
+iteration k is gradient-flow time 2e-3 k, :func:`shallowflow.engine.models.flow_time_per_step`); the orthonormal
 ("ORTHO-B") experiments take steps of ``lr`` on L directly; the toy's initial scale is
 lambda = init_scale / sqrt(m) (the authors' camera-ready convention).
 """
@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as datasets
-from ... import init, metrics, theory
+from ...engine import data as datasets
+from ...engine import init, metrics, theory
 from ... import verdicts as C
-from ...config import DTYPE
-from ...models import Network, Params, flow_time_per_step
+from ...engine.config import DTYPE
+from ...engine.models import Network, Params, flow_time_per_step
 from ...params import Float, Floats, Int, Ints, PROFILE, Rule, array_bytes, gd_bytes, gd_work
-from ...train import Trajectory, geometric_schedule, gradient_descent
+from ...engine.train import Trajectory, geometric_schedule, gradient_descent
 
 
 ORTHO_B = dict(labels=[1.0, 1.0, -0.5, -0.5], d=6)
@@ -329,7 +329,7 @@ def covered_labels(p0: Params, data: datasets.Dataset) -> torch.Tensor:
 def distinct_growth_rates(p: Params, data: datasets.Dataset, grown_rel: float = 0.1, grown_threshold: float = 1e-3,
                           rtol: float = 1e-6) -> torch.Tensor:
     """Number of distinct growth rates among the grown neurons, per run (grown as in
-    :func:`shallowflow.metrics.distinct_directions`).  A neuron of sign s active on the points A grows, once
+    :func:`shallowflow.engine.metrics.distinct_directions`).  A neuron of sign s active on the points A grows, once
     aligned, at the rate ||D_A|| of its key vector D_A = (1/n) sum over k in A with sign(y_k) = s of y_k x_k,
     which for orthonormal inputs is sqrt(sum of those y_k^2) / n [derived]; kinks of equal rate (tied labels)
     grow together, so they leave their saddle in one escape."""
@@ -370,7 +370,7 @@ class WidthSweep:
 def run_width_sweep(dsets, widths, seeds, scale: float, lr: float, steps: int) -> WidthSweep:
     """Every dataset at every width: one ensemble per (dataset, width), trained by
     gradient_descent_many, which groups the ensembles of equal width into one computation."""
-    from ...train import gradient_descent_many
+    from ...engine.train import gradient_descent_many
 
     entries = [(i, int(m)) for i in range(len(dsets)) for m in widths]
     p0s = [init.balanced(list(seeds), m, dsets[i].d, scale) for i, m in entries]

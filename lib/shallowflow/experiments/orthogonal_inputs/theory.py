@@ -6,7 +6,7 @@ w_j = lambda g_j, a_j = s_j ||w_j||, with lambda itself the scale (no 1/sqrt(m) 
 
 Gradient descent runs on the paper's loss L = 1/(2n) sum_k (h(x_k) - y_k)^2 ("half") with step dt,
 so that iteration k is gradient-flow time k * dt.  Every run of a dataset (lambdas x seeds x step
-sizes) is one :class:`Ensemble`, trained by :func:`shallowflow.monitor.segmented_descent`.
+sizes) is one :class:`Ensemble`, trained by :func:`shallowflow.engine.monitor.segmented_descent`.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ... import data as datasets
-from ... import init, metrics, theory
-from ...config import DTYPE
-from ...data import Dataset
-from ...models import Network, Params
+from ...engine import data as datasets
+from ...engine import init, metrics, theory
+from ...engine.config import DTYPE
+from ...engine.data import Dataset
+from ...engine.models import Network, Params
 
 
 NET = Network("relu")

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as datasets
-from ... import init, metrics, theory
+from ...engine import data as datasets
+from ...engine import init, metrics, theory
 from ... import verdicts as C
-from ...models import Network, Params, flow_time_per_step
+from ...engine.models import Network, Params, flow_time_per_step
 from ...params import Float, Int, Ints, PROFILE, Str, Rule, ensemble_bytes, gd_work
-from ...train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
+from ...engine.train import Trajectory, animation_frames, geometric_schedule, gradient_descent, union
 from .theory import variation_norm_lp
 
 

@@ -2,13 +2,13 @@
 
 The sources' statement (001, 002 and 003, Lemma 1; 000, Lemma 5): along the gradient flow of a ReLU network,
 a_j^2 - ||w_j||^2 is constant for every neuron.  The reason is sigma(z) = z sigma'(z): the flow changes it at the
-rate -2 a_j sum_k g_k [sigma(z_jk) - z_jk sigma'(z_jk)] (:func:`shallowflow.theory.balancedness_rate`), which
+rate -2 a_j sum_k g_k [sigma(z_jk) - z_jk sigma'(z_jk)] (:func:`shallowflow.engine.theory.balancedness_rate`), which
 vanishes for ReLU and not for sigmoid or tanh.  Gradient descent adds a drift of order step^2 per step, order
 step in total (000 spec, B1 [derived]).
 
 One experiment: for each source's dataset (:mod:`.sources`) and each activation (ReLU, sigmoid, tanh), the
 same balanced initialisation trained (a) by the exact gradient flow (adaptive Dormand-Prince,
-:func:`shallowflow.flow.gradient_flow`) and (b) by gradient descent at every step size of ``lrs``, seeds x step
+:func:`shallowflow.engine.flow.gradient_flow`) and (b) by gradient descent at every step size of ``lrs``, seeds x step
 sizes as one ensemble; the drift max_t max_j abs(b_j(t) - b_j(0)) is measured over the flow time [0, T] on
 ``snapshots`` states, relative to the largest a_j^2 + ||w_j||^2 met.
 """
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import init, metrics, theory
+from ...engine import init, metrics, theory
 from ... import verdicts as C
-from ...flow import gradient_flow
-from ...models import Network
+from ...engine.flow import gradient_flow
+from ...engine.models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, ensemble_bytes, gd_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from .sources import KEYS, chosen
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh")
@@ -110,9 +110,9 @@ class BalanceRun:
 
 def law_residual(net: Network, snap_t, snap_a, snap_W, data) -> torch.Tensor:
     """max_{t,j} abs(b_j(t) - b_j(0) - int_0^t rate_j) / max_{t,j} abs(b_j(t) - b_j(0)) per run: the drift measured along
-    the flow against the integral of :func:`shallowflow.theory.balancedness_rate`, by Simpson's rule on the
+    the flow against the integral of :func:`shallowflow.engine.theory.balancedness_rate`, by Simpson's rule on the
     uniform snapshot grid (Richardson on the trapezoid: an odd number of snapshots, the even ones compared)."""
-    from ...models import Params
+    from ...engine.models import Params
 
     S, R, m = snap_a.shape
     states = Params(snap_a.reshape(S * R, m), snap_W.reshape(S * R, m, -1))  # every state as one ensemble

@@ -12,7 +12,7 @@ One experiment: for each source's dataset, a ReLU network (no output factor, the
 initialisation of scale ``init_scale``, seeds as one gradient-descent ensemble, trained for flow time ``time`` (a
 run that reaches L < 1e-12 stops there).  Measured: the final loss, ||theta||^2 and, for univariate data with a
 bias, the minimum ||theta||^2 over interpolators (closed form for orthogonal inputs,
-:func:`shallowflow.theory.min_norm_interpolator`; else :func:`shallowflow.theory.min_squared_norm_1d`, a linear program)
+:func:`shallowflow.engine.theory.min_norm_interpolator`; else :func:`shallowflow.engine.theory.min_squared_norm_1d`, a linear program)
 and the loss of the affine least-squares fit (:func:`ols_loss`).
 """
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import init, metrics, theory
+from ...engine import init, metrics, theory
 from ... import verdicts as C
-from ...models import Network
+from ...engine.models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Int, Ints, Rule, gd_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from .sources import KEYS, chosen
 
 MAX_DIM, MAX_N = 100, 10  # the largest input dimension and number of points among the sources' datasets

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import init
+from ...engine import init
 from ... import verdicts as C
-from ...models import Network, Params
+from ...engine.models import Network, Params
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
-from ...train import geometric_schedule, gradient_descent
+from ...engine.train import geometric_schedule, gradient_descent
 from .sources import KEYS, chosen
 
 MAX_DIM, MAX_N = 100, 10  # the largest input dimension and number of points among the sources' datasets
@@ -98,7 +98,7 @@ class PLRun:
 
 def run_pl(P) -> PLRun:
     """Every source's data: one ReLU GD ensemble over scales x seeds; mu_t, kappa_t and L_t at the kept states."""
-    from ... import metrics
+    from ...engine import metrics
 
     t0 = _time.perf_counter()
     out = PLRun(sources=[s.key for s in chosen(P.sources)], lr=P.lr)

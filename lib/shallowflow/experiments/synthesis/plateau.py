@@ -5,12 +5,12 @@ stays near the saddle at 0 while its neurons align, then the loss drops after a 
 (003, Section 4 and Theorem 1's proof: t_1 = ln(1/lambda) / ||D_+|| on orthogonal inputs; 002, Theorem 1: the
 early-alignment phase lasts a time of order ln(1/lambda), with the constant stripped from the text; 000, Section
 3.1.1 and Conjecture 2: the same law for ReLU and tanh, "inversely proportional to the norm of a value that depends
-on the data").  The book's derived constants, computed from each dataset (:mod:`shallowflow.theory`):
+on the data").  The book's derived constants, computed from each dataset (:mod:`shallowflow.engine.theory`):
 
 - ReLU: the fastest growth rate g* = max(max G, -min G) of 002's function G on the sphere
-  (:func:`shallowflow.theory.escape_rates`), which is 003's ||D_+|| on orthogonal inputs;
+  (:func:`shallowflow.engine.theory.escape_rates`), which is 003's ||D_+|| on orthogonal inputs;
 - tanh and sigmoid: the rate sigma'(0) ||v|| of the network linearised at 0, v = 1/n sum_k y_k x_k
-  (:func:`shallowflow.theory.linearised_escape_rate`, 000 specification T3).
+  (:func:`shallowflow.engine.theory.linearised_escape_rate`, 000 specification T3).
 
 Gradient descent with step eta multiplies a neuron's norm by (1 + eta g) per step in the linear phase, so the
 plateau grows by eta / ln(1 + eta g) units of flow time per unit of ln(1/lambda) (1/g as eta -> 0): that is the
@@ -18,7 +18,7 @@ prediction each slope is compared with.
 
 One experiment: for each source's dataset and activation, scales x seeds as one gradient-descent ensemble; the
 plateau ends at the first time the loss has fallen by ``drop`` times what the escaping direction can fit
-(:func:`shallowflow.theory.first_phase_drop`: one neuron along the extremal vector for ReLU, along v for the
+(:func:`shallowflow.engine.theory.first_phase_drop`: one neuron along the extremal vector for ReLU, along v for the
 linearised network), and the slope of that time against ln(1/lambda) is fitted with its ``level`` regression
 interval.
 """
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import init, metrics, theory
+from ...engine import init, metrics, theory
 from ... import verdicts as C
-from ...models import Network
+from ...engine.models import Network
 from ...params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, gd_bytes, gd_work
-from ...train import gradient_descent
+from ...engine.train import gradient_descent
 from .sources import KEYS, chosen
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")

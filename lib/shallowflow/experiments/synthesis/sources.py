@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import data as datasets
+from ...engine import data as datasets
 
 KEYS = ("000", "001", "002", "003", "004")
 
@@ -19,7 +19,7 @@ class SourceData:
     key: str
     short: str  # a few words naming the source
     what: str  # the dataset, in words (figures and tables print it)
-    build: tuple  # (name, kwargs) for shallowflow.data.get, or a callable's name
+    build: tuple  # (name, kwargs) for shallowflow.engine.data.get, or a callable's name
 
     def dataset(self, device="cpu") -> datasets.Dataset:
         name, kwargs = self.build

@@ -1,7 +1,7 @@
 """001, chapter *convergence*: Theorem 1 / Corollary 1 in Gram space (any d), Lemmas 1, 2, 3, 4 and 6.
 
 Everything runs through the exact Gram-space reduction :func:`.reductions.gram_gd` (Bartlett-sampled
-Gram matrices, :func:`shallowflow.data.bartlett_gram`), so the dimension d = 10^6 of Theorem 1 costs
+Gram matrices, :func:`shallowflow.engine.data.bartlett_gram`), so the dimension d = 10^6 of Theorem 1 costs
 the same as d = 100."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import math
 import numpy as np
 import torch
 
-from shallowflow import checkpoint
+from shallowflow.engine import checkpoint
 from shallowflow import verdicts as C
-from shallowflow import data as datasets
-from shallowflow.config import DTYPE
+from shallowflow.engine import data as datasets
+from shallowflow.engine.config import DTYPE
 from shallowflow.params import PROFILE, STEP_BUDGET, Bool, Float, Floats, Int, Ints, Rule, array_bytes, gd_work, memory_limit
 
 from . import reductions as RD
@@ -53,13 +53,13 @@ SCHEMA = {
     "l6_draws": Int("Lemma 6: initialisations per (n, p)", low=10, high=10**6),
     "resume": Bool("keep each finished unit (Theorem 1 at one n, one initialisation scale, Corollary 1 at one kappa, Lemma 4 "
                    "at one (n, p); each seeded by itself) on disk and read it back when the same parameters run again with "
-                   "the same package code (shallowflow.checkpoint): an interrupted paper run resumes where it stopped with "
+                   "the same package code (shallowflow.engine.checkpoint): an interrupted paper run resumes where it stopped with "
                    "identical numbers; off in the book and smoke profiles"),
 }
 
 
 def _resumable(P, chunks, compute):
-    """:func:`shallowflow.checkpoint.resumable` under every parameter of the run (a changed one recomputes all),
+    """:func:`shallowflow.engine.checkpoint.resumable` under every parameter of the run (a changed one recomputes all),
     on only where ``P.resume``."""
     key = {k: v for k, v in sorted(vars(P).items()) if k not in ("profile", "resume")}
     return checkpoint.resumable("weakly-interacting/convergence", key, list(chunks), compute,
@@ -402,7 +402,7 @@ def pvar_ratio_interval(v1, v2, p1, p2, boot=2000, level=0.95, seed=0):
 
 def run_lemma6(P, d=100, chunk=100):
     """Lemma 6: the fraction of App-B initialisations with L(theta_0) <= 2 (C_y^+)^2 (sphere data, d)."""
-    from shallowflow import init
+    from shallowflow.engine import init
 
     rows = []
     for n in P.l6_ns:

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import init, metrics, train
+from shallowflow.engine import data as datasets
+from shallowflow.engine import init, metrics, train
 from shallowflow import verdicts as C
-from shallowflow.config import DTYPE
-from shallowflow.models import Params
+from shallowflow.engine.config import DTYPE
+from shallowflow.engine.models import Params
 from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD

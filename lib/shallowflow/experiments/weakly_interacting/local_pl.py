@@ -8,9 +8,9 @@ import math
 import numpy as np
 import torch
 
-from shallowflow import data as datasets
-from shallowflow import checkpoint, metrics, progress
-from shallowflow.config import DTYPE
+from shallowflow.engine import data as datasets
+from shallowflow.engine import checkpoint, metrics, progress
+from shallowflow.engine.config import DTYPE
 from shallowflow.params import PROFILE, Bool, Float, Int, Ints, Rule, Str, array_bytes, gd_work
 
 from . import reductions as RD
@@ -36,7 +36,7 @@ SCHEMA = {
     "boot": Int("bootstrap resamples for slope intervals", low=0, high=100000),
     "level": Float("level of the printed intervals (bootstrap slopes, means over runs)", low=0.5, high=0.999, low_open=True),
     "resume": Bool("keep each finished n (its runs, each seeded by itself, one per protocol) on disk and read it back when the "
-                   "same parameters run again with the same package code (shallowflow.checkpoint): an interrupted paper run "
+                   "same parameters run again with the same package code (shallowflow.engine.checkpoint): an interrupted paper run "
                    "resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
@@ -213,7 +213,7 @@ def level_slope(rows, level, lr, boot=0, interval=0.95):
 
 
 def _runs(P, protocol, ns, label):
-    """:func:`run_n` at every n; with ``P.resume`` each n is one chunk of :func:`shallowflow.checkpoint.resumable`
+    """:func:`run_n` at every n; with ``P.resume`` each n is one chunk of :func:`shallowflow.engine.checkpoint.resumable`
     under every parameter of the run (an interrupted run resumes at the n it had not finished)."""
     if not getattr(P, "resume", False):
         return [run_n(n, P, protocol) for n in progress.each(ns, label, unit="n")]

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import torch
 
-from shallowflow import init
-from shallowflow.config import DTYPE
-from shallowflow.flow import gradient_flow
+from shallowflow.engine import init
+from shallowflow.engine.config import DTYPE
+from shallowflow.engine.flow import gradient_flow
 from shallowflow.params import PROFILE, STEP_BUDGET, Float, Floats, Int, Ints, Rule, array_bytes, gd_work
 
 from . import reductions as RD

@@ -8,7 +8,7 @@ and L = 1/(2n) sum_i r_i^2, r = y - h; i.e. a_j += lr/n <relu(V_j), r>, w_j += l
   costs O(n p), whatever d; norm(w_j)^2 keeps the constant mass of the other d - n coordinates.
 - :func:`gram_gd`: any inputs, through their Gram matrix G = X^T X only (V_j = X^T w_j moves as
   dV_j = G dc_j with w_j = w_j(0) + X c_j), O(n^2 p) per step whatever d (Theorem 1 at d = 10^6).
-- :func:`dense_gd`: the library's ensemble engine :func:`shallowflow.train.gradient_descent` with
+- :func:`dense_gd`: the library's ensemble engine :func:`shallowflow.engine.train.gradient_descent` with
   output scaling 1/p and step p * lr (the engine measured fastest for n ~ 10^3, d ~ 10^2, see
   ``benchmarks/weakly_interacting.md``).
 
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from shallowflow import init, progress, train
-from shallowflow.config import DTYPE
-from shallowflow.models import Network
-from shallowflow.train import DivergenceError
+from shallowflow.engine import init, progress, train
+from shallowflow.engine.config import DTYPE
+from shallowflow.engine.models import Network
+from shallowflow.engine.train import DivergenceError
 
 NET = Network(output_scaling="mean")
 
@@ -250,7 +250,7 @@ def gram_gd(G, y, a, V0, nw0, lr, steps, stop_rel=1e-20, C=None, deltas=True):
 # dense engine (sphere data)
 def sphere_batch(n, d, seeds, orthogonal=False):
     """App-B data sets, one per seed, stacked: X (R, n, d), y (R, n)."""
-    from shallowflow import data
+    from shallowflow.engine import data
 
     Xs, ys = zip(*[data.weakly_interacting_draw(n, d, 100_003 + s, orthogonal) for s in seeds])
     return torch.stack(Xs), torch.stack(ys)

@@ -10,9 +10,9 @@ import numpy as np
 import torch
 from scipy import optimize
 
-from shallowflow import checkpoint, metrics, progress
+from shallowflow.engine import checkpoint, metrics, progress
 from shallowflow import verdicts as C
-from shallowflow import data as datasets
+from shallowflow.engine import data as datasets
 from shallowflow.params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_bytes, gd_work
 
 from . import reductions as RD
@@ -52,7 +52,7 @@ SCHEMA = {
                    "(the authors' loop judges the loss after epochs - 1 updates: one update fewer at every grid point)",
                    choices=("book", "authors")),
     "resume": Bool("keep each finished grid point (its runs, one batch of seeds, each seeded by itself) on disk and read it back "
-                   "when the same parameters run again with the same package code (shallowflow.checkpoint): an interrupted "
+                   "when the same parameters run again with the same package code (shallowflow.engine.checkpoint): an interrupted "
                    "paper run resumes where it stopped with identical numbers; off in the book and smoke profiles"),
 }
 
@@ -125,7 +125,7 @@ AUTHORS_FIG5 = {"p": [50, 100, 200, 400], "N": [220, 295, 347, 387]}
 def runs_at(n, d, p, seeds, lr=1.0, epochs=None, first_layer="gauss", resume=False, horizon="book"):
     """One run per seed at (n, d, p): data from seed 100003 + s, initialisation from seed s (alone or in a batch).
     ``epochs`` (default: the horizon rule) updates, or one fewer under the authors' ``horizon`` convention.
-    With ``resume`` the point is one chunk of :func:`shallowflow.checkpoint.resumable` (its key: every argument and
+    With ``resume`` the point is one chunk of :func:`shallowflow.engine.checkpoint.resumable` (its key: every argument and
     the package code), computed once and read back by a later run (a seed's numbers do not depend on its batch)."""
     if horizon == "authors":  # their loop judges the loss after epochs - 1 updates
         epochs = max(0, (T.epochs_rule(n, p, lr) if epochs is None else int(epochs)) - 1)

@@ -2,7 +2,7 @@
 interrupted run (a session's time limit, SIGTERM, a full disk) computes only the chunks it has not finished when
 it is started again with the same parameters and the same package code.
 
-    from shallowflow.checkpoint import resumable
+    from shallowflow.engine.checkpoint import resumable
 
     parts = resumable("weakly-interacting/threshold", dict(ns=ns, width=p, ...), seeds,
                       lambda seed: train_one_seed(seed))        # one chunk per seed, each seeded by itself
@@ -32,9 +32,9 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from .outputs import OutputError, describe, safe_path
+from ..outputs import OutputError, describe, repo_root, safe_path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # the package (this module is in its engine/)
 last_resumed = 0  # chunks the last call of resumable() read back
 
 
@@ -68,8 +68,6 @@ def root() -> Path | None:
         return None
     if env:
         return Path(env)
-    from .verdicts import repo_root
-
     return repo_root() / "artifacts" / "checkpoints"
 
 

@@ -15,9 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from . import metrics
-from .data import Dataset, augment_bias
-from .models import Network, Params
+from ..engine import metrics
+from ..engine.data import Dataset, augment_bias
+from ..engine.models import Network, Params
 
 DATA_COLOUR = "tab:green"
 NEURON_COLOUR = "tab:blue"

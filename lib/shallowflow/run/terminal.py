@@ -21,7 +21,7 @@ MIN_WIDTH, MAX_WIDTH = 60, 200
 
 
 def _book_verdicts(source: str) -> dict:
-    from .verdicts.registry import registry_view
+    from ..verdicts.registry import registry_view
 
     try:
         targets = registry_view().get("targets", {})
@@ -162,7 +162,7 @@ def sweep_points(tasks: list, grids: dict, results: list, errors: dict) -> list[
 
 def write_json(path, doc: dict) -> Path:
     """``doc`` as JSON at ``path``, written whole or not at all (a staged file renamed into place)."""
-    from .outputs import publish_files, safe_path
+    from ..outputs import publish_files, safe_path
 
     path = Path(path).expanduser().absolute()
     dest = safe_path(path, path.parent)

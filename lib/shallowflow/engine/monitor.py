@@ -2,7 +2,7 @@
 
 Both sources need more than the loss of a long run: quantities of the parameters (alignments, norms,
 per-neuron sets) on a time grid, and states at chosen iterations.  Two drivers share the engine
-:func:`shallowflow.train.gradient_descent` (the kernel's update is deterministic, so cutting a run into
+:func:`shallowflow.engine.train.gradient_descent` (the kernel's update is deterministic, so cutting a run into
 segments does not change its trajectory):
 
 - :func:`segmented_descent` (003's lemma chapters): runs with one step size each, snapshots every
@@ -214,7 +214,7 @@ def train_monitored(p0: Params, data, network: Network = Network(), *, steps: in
                     record_every: int = 1, loss: str = "mean", stop_below: float | None = None,
                     on_nonfinite: str = "raise") -> Monitored:
     """Gradient descent in chunks of ``every`` iterations, calling ``monitor(params, iteration)`` at iterations
-    0, every, 2 every, ..., steps.  Each chunk is one :func:`shallowflow.train.gradient_descent` call (the
+    0, every, 2 every, ..., steps.  Each chunk is one :func:`shallowflow.engine.train.gradient_descent` call (the
     kernel's update is deterministic, so chunking does not change the trajectory).  ``monitor`` returns a dict
     of per-run tensors (R,); parameters are also kept at the ``snapshots`` iterations."""
     if every % record_every:

@@ -22,81 +22,15 @@ import os
 
 import torch
 
+from . import kernel
+from .environ import (KERNEL_CHOICES, MAX_THREADS, PROGRESS_CHOICES, ConfigError, _bad, device_from_env,  # noqa: F401
+                      kernel_from_env, progress_from_env, threads_from_env)
+
 DTYPE = torch.float64
-MAX_THREADS = 1024
-KERNEL_CHOICES = {"": "auto", "auto": "auto", "kernel": "kernel", "c": "kernel", "1": "kernel", "on": "kernel",
-                  "torch": "torch", "0": "torch", "off": "torch", "none": "torch"}
-
-
-class ConfigError(RuntimeError):
-    """An environment variable (``SHALLOWFLOW_*``) has an invalid value; the message is one line naming it."""
 
 
 class DtypeError(TypeError):
     """Tensors of a dtype the engines do not support (anything but float64) were passed in."""
-
-
-def _bad(var: str, value: str, expected: str) -> ConfigError:
-    shown = value if len(value) <= 40 else value[:36] + " ..."
-    return ConfigError(f"environment variable {var}={shown!r} is invalid: {expected}")
-
-
-def threads_from_env() -> int:
-    """SHALLOWFLOW_THREADS (default 1): an integer from 1 to MAX_THREADS, else :class:`ConfigError`."""
-    raw = os.environ.get("SHALLOWFLOW_THREADS", "").strip()
-    if not raw:
-        return 1
-    try:
-        n = int(raw)
-    except ValueError:
-        raise _bad("SHALLOWFLOW_THREADS", raw, f"expected an integer from 1 to {MAX_THREADS}") from None
-    if not 1 <= n <= MAX_THREADS:
-        raise _bad("SHALLOWFLOW_THREADS", raw, f"expected an integer from 1 to {MAX_THREADS}")
-    return n
-
-
-def device_from_env() -> torch.device | None:
-    """SHALLOWFLOW_DEVICE as a device that exists here (None when unset), else :class:`ConfigError`."""
-    raw = os.environ.get("SHALLOWFLOW_DEVICE", "").strip()
-    if not raw:
-        return None
-    try:
-        dev = torch.device(raw)
-    except (RuntimeError, ValueError):
-        raise _bad("SHALLOWFLOW_DEVICE", raw, "expected cpu, cuda or cuda:N") from None
-    if dev.type == "cpu":
-        return dev
-    if dev.type != "cuda":
-        raise _bad("SHALLOWFLOW_DEVICE", raw, "expected cpu, cuda or cuda:N")
-    if not torch.cuda.is_available():
-        raise _bad("SHALLOWFLOW_DEVICE", raw, "no CUDA device is visible to torch "
-                   f"{torch.__version__} on this machine (use cpu, or unset it)")
-    if dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise _bad("SHALLOWFLOW_DEVICE", raw, f"only {torch.cuda.device_count()} CUDA device(s) are visible")
-    return dev
-
-
-def kernel_from_env() -> str:
-    """SHALLOWFLOW_KERNEL: 'auto' (unset), 'kernel' or 'torch' (also 0/off/none), else :class:`ConfigError`."""
-    raw = os.environ.get("SHALLOWFLOW_KERNEL", "").strip()
-    try:
-        return KERNEL_CHOICES[raw.lower()]
-    except KeyError:
-        raise _bad("SHALLOWFLOW_KERNEL", raw, "expected auto, kernel or torch (0/off/none)") from None
-
-
-PROGRESS_CHOICES = {"": None, "auto": None, "1": True, "on": True, "true": True, "yes": True,
-                    "0": False, "off": False, "false": False, "no": False}
-
-
-def progress_from_env() -> bool | None:
-    """SHALLOWFLOW_PROGRESS: None when unset or 'auto' (:mod:`shallowflow.progress` decides), True for
-    1/on/true/yes, False for 0/off/false/no, else :class:`ConfigError`."""
-    raw = os.environ.get("SHALLOWFLOW_PROGRESS", "").strip()
-    try:
-        return PROGRESS_CHOICES[raw.lower()]
-    except KeyError:
-        raise _bad("SHALLOWFLOW_PROGRESS", raw, "expected auto, 1/on/true/yes or 0/off/false/no") from None
 
 
 def check() -> None:
@@ -194,7 +128,5 @@ def describe() -> str:
     # between them, which a chaotic run (004 ADLER's large steps) carries to the end
     extra = f" ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else \
         f" ({torch.backends.cpu.get_cpu_capability()} kernels)"
-    from . import kernel  # late: kernel imports config
-
     return (f"torch {torch.__version__}, device {dev}{extra}, dtype {str(DTYPE).replace('torch.', '')}, "
             f"{torch.get_num_threads()} thread(s), engine: {kernel.engine_line(dev)}")

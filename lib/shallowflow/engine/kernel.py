@@ -11,7 +11,7 @@ stops runs that converge or diverge at the exact iteration where they do.
 Runs are independent loops inside the kernel (optionally split over OpenMP threads), so a run's
 trajectory is bit-for-bit the same whether it is trained alone or in an ensemble of any size.
 
-Conventions are those of :mod:`shallowflow.models` (sigma'(0) = 0 for ReLU, ``leak`` for leaky
+Conventions are those of :mod:`shallowflow.engine.models` (sigma'(0) = 0 for ReLU, ``leak`` for leaky
 ReLU below 0, output factor c_m, loss factor 1/2 or 1).  The kernel is used on the CPU when a C
 compiler is found; ``SHALLOWFLOW_KERNEL=torch`` disables it.  :func:`available` says whether it
 loaded, :func:`reason` why not, :func:`engine_line` which engine runs and why.
@@ -42,6 +42,8 @@ import threading
 from pathlib import Path
 
 import torch
+
+from .environ import kernel_from_env
 
 ACT_CODES = {"relu": 0, "leaky_relu": 1, "sigmoid": 2, "tanh": 3}
 
@@ -191,7 +193,7 @@ int sf_field(i64 R, i64 m, i64 n, i64 d, const double *th, const double *X, i64 
 }
 
 /* Dormand-Prince 5(4) with per-run adaptive steps and per-neuron relative error control: see
-   shallowflow.flow.gradient_flow, whose torch loop this mirrors step for step.  Per run r:
+   shallowflow.engine.flow.gradient_flow, whose torch loop this mirrors step for step.  Per run r:
    th (m x q) in/out, t, h in/out, status: 0 running, 1 reached T, 2 L < stop_below, 3 step-size
    underflow.  Records (t, L) of accepted points into rec_t/rec_L (R x cap) at count[r]; returns to
    the caller when a run's records are full (status stays 0) or after maxit attempts. */
@@ -385,7 +387,7 @@ def _cache_dir() -> Path:
     else, for an installed package, ``$XDG_CACHE_HOME/shallowflow`` (``~/.cache``)."""
     if os.environ.get("SHALLOWFLOW_CACHE"):
         return Path(os.environ["SHALLOWFLOW_CACHE"])
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]
     if (checkout / "pyproject.toml").is_file() and (checkout / "lib" / "shallowflow").is_dir():
         return checkout / "artifacts" / "cache" / "kernel"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "shallowflow"
@@ -530,8 +532,6 @@ def _load():
         if _tried:
             return _lib
         _tried = True
-        from .config import kernel_from_env
-
         if kernel_from_env() == "torch":
             _reason = "disabled by SHALLOWFLOW_KERNEL"
             return None

@@ -2,7 +2,7 @@
 
 Gradient flow d theta / dt = -grad L(theta) of the papers' loss L = 1/(2n) sum_k (h(x_k) - y_k)^2
 (``loss="half"``; ``"mean"`` doubles the speed).  GD with step eta on "half" covers time eta per
-iteration (:func:`shallowflow.models.flow_time_per_step`), so a GD trajectory at iteration k is
+iteration (:func:`shallowflow.engine.models.flow_time_per_step`), so a GD trajectory at iteration k is
 compared with the flow at t = k * eta.
 
 Why an ODE solver: a small initialisation lambda spends time ~ log(1/lambda) / rate on the saddle
@@ -25,8 +25,8 @@ Design choices:
 - **Snapshot times are hit exactly** by shortening the step that would cross them (no dense
   output interpolation error).
 - Two implementations of the same algorithm: on float64 CPU tensors the whole integration loop
-  runs in the C kernel (:mod:`shallowflow.kernel`, ~15 us per step of the 003 toy); otherwise a
-  batched torch loop with the gradients of :class:`~shallowflow.models.Network` (any device).
+  runs in the C kernel (:mod:`shallowflow.engine.kernel`, ~15 us per step of the 003 toy); otherwise a
+  batched torch loop with the gradients of :class:`~shallowflow.engine.models.Network` (any device).
 - ReLU makes the field discontinuous where a neuron's kink crosses a sample; the controller
   localises each crossing by rejecting a few steps (10-45% of the attempts on the 003 toy,
   depending on how much of the time is spent aligning).
@@ -182,7 +182,7 @@ def gradient_flow(
     parameters of any size).  snapshots_t: times at which parameters are stored (hit exactly).
     stop_below: a run stops at its first accepted point with L < stop_below (``stopped_at``); its
     snapshots at later times hold its final state.  data: as in
-    :func:`shallowflow.train.gradient_descent`.  h0: the first step (default: 0.01-ish of the
+    :func:`shallowflow.engine.train.gradient_descent`.  h0: the first step (default: 0.01-ish of the
     fastest relative growth).  max_steps: attempts per run before :class:`FlowError`.
     engine: "auto" (the C kernel on float64 CPU tensors, else torch), "kernel" or "torch"; both
     run the same algorithm (same tableau, error norm and step-size control) and agree to ~1e-11.

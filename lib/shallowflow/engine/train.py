@@ -1,7 +1,7 @@
 """Full-batch gradient descent over ensembles of independent runs, with snapshot schedules.
 
 One call trains R runs (differing in seed, initial scale, step size, label factor or dataset of equal
-shape) as one computation with the hand-derived gradients of :mod:`shallowflow.models`.  Every run
+shape) as one computation with the hand-derived gradients of :mod:`shallowflow.engine.models`.  Every run
 has its own step size and its own stopping: a run whose loss falls below ``stop_below`` or stops
 being finite is frozen at that exact iteration while the others go on.  The loss of every run is
 recorded at every ``record_every``-th iteration into a preallocated buffer, and parameters are
@@ -10,7 +10,7 @@ the experiments), so recording never slows the loop.
 
 Two engines run the same iteration (see :func:`gradient_descent` for its exact definition):
 
-- ``"kernel"``: the fused C loop of :mod:`shallowflow.kernel` (CPU, float64).  A step of the 003 toy
+- ``"kernel"``: the fused C loop of :mod:`shallowflow.engine.kernel` (CPU, float64).  A step of the 003 toy
   costs about 0.5 us instead of ~40 us of torch dispatches; runs are independent loops, so a run's
   trajectory is bit-identical alone or in any ensemble.
 - ``"torch"``: a short sequence of batched torch operations (any device; the path on a GPU).  It has

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from .config import DTYPE, default_device
@@ -468,14 +469,39 @@ def bartlett_gram(n: int, d: int, count: int, seed: int = 0):
 
 # ----------------------------------------------------------------------------------------------
 # 004 (Balboni thesis): its synthetic correlated inputs as a scalar regression set (book/synthesis)
+def correlated_inputs(n: int, d: int = 64, classes: int = 10, cosine: float = 0.8, class_scale: float = 0.5,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """004's synthetic CIFAR-like inputs ``x = a u + b p_c + noise`` (spec section 3.5) as numpy arrays ``(X, y)``,
+    ``y`` the class in 0..classes-1 (:func:`shallowflow.deep.data.correlated` is the same as a labelled dataset).
+
+    ``u`` is a shared unit mean direction, ``p_c`` a unit prototype of class ``c``; the noise is
+    isotropic with unit expected norm.  ``a`` is set so that the expected cosine similarity of two
+    inputs of different classes is ``cosine`` (natural images: about 0.7-0.9).
+    """
+    if not 0 <= cosine < 1:
+        raise ValueError(f"cosine must be in [0, 1), got {cosine}")
+    if n < 1 or d < 1 or classes < 1:
+        raise ValueError(f"n, d and classes must be >= 1, got {n}, {d}, {classes}")
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    protos = rng.standard_normal((classes, d)) / np.sqrt(d)
+    y = rng.integers(0, classes, size=n)
+    noise = rng.standard_normal((n, d)) / np.sqrt(d)
+    rest = class_scale ** 2 + 1.0  # expected squared norm of b p_c + noise
+    a = np.sqrt(cosine * rest / (1 - cosine))  # a^2 / (a^2 + rest) = cosine
+    X = a * u + class_scale * protos[y] + noise
+    return X, y
+
+
 def correlated_binary(n: int = 10, d: int = 64, cosine: float = 0.8, seed: int = 0, device=None) -> Dataset:
     """004's "CIFAR-like correlated" inputs (:func:`shallowflow.deep.data.correlated`, spec 004 section 3.5) with two
     classes, the class c in {0, 1} read as the scalar label y = 2c - 1: the shallow, square-loss version of the
     thesis's data, for the chapters that run one experiment on every source's data."""
-    from .deep.data import correlated
-
-    cd = correlated(n, d=d, classes=2, cosine=cosine, seed=seed, device="cpu")
-    ds = Dataset(f"correlated-binary-{n}-{d}-{seed}", cd.X.to(DTYPE), 2.0 * cd.y.to(DTYPE) - 1.0,
+    X, c = correlated_inputs(n, d=d, classes=2, cosine=cosine, seed=seed)
+    X = torch.as_tensor(np.asarray(X, dtype=np.float64), dtype=DTYPE)
+    c = torch.as_tensor(np.asarray(c, dtype=np.int64))
+    ds = Dataset(f"correlated-binary-{n}-{d}-{seed}", X, 2.0 * c.to(DTYPE) - 1.0,
                  source="004_ded8060f0425b0a2.txt, synthetic correlated inputs (spec 3.5), two classes as +-1")
     ds.meta.update(seed=seed, cosine=cosine)
     return ds.to(device or default_device())
@@ -485,15 +511,15 @@ BUILDERS["correlated-binary"] = correlated_binary
 
 
 # --------------------------------------------------------------------------------------------
-# a reader's own data (issue 29 item 3): a .npz (X, y) or .csv (y last) file, validated by shallowflow.datafile
+# a reader's own data (issue 29 item 3): a .npz (X, y) or .csv (y last) file, validated by shallowflow.params.datafile
 def load_xy(path, *, min_n: int = 1, max_n: int | None = None, min_d: int = 1, max_d: int | None = None,
             d: int | None = None, outputs: int | None = None, copies: float = 1.0, max_bytes: float | None = None,
             device=None) -> tuple[torch.Tensor, torch.Tensor]:
     """``X`` (n, d) and ``y`` ((n,) or (n, k)) of a data file as float64 tensors, after the checks of
-    :func:`shallowflow.datafile.read_xy` (shape, finiteness, size; :class:`~shallowflow.datafile.DataFileError`
+    :func:`shallowflow.params.datafile.read_xy` (shape, finiteness, size; :class:`~shallowflow.params.datafile.DataFileError`
     in one line otherwise).  The same checks validate a :func:`shallowflow.params.DataFile` parameter before a
     kernel starts, so a chapter that loads a validated value does not fail here."""
-    from .datafile import read_xy
+    from ..params.datafile import read_xy
 
     X, y = read_xy(path, min_n=min_n, max_n=max_n, min_d=min_d, max_d=max_d, d=d, outputs=outputs, copies=copies,
                    max_bytes=max_bytes)

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import yaml
 
-from . import executor as X
-from .verdicts import repo_root
-from .outputs import OutputError, describe, ensure_writable, publish_files, safe_path
+from .. import executor as X
+from ..verdicts import repo_root
+from ..outputs import OutputError, describe, ensure_writable, publish_files, safe_path
 
 TIMING = ("wall_s", "cached", "started", "worker")  # columns that differ between identical sweeps
 MAX_POINTS = 10_000  # points in one sweep

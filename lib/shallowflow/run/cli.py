@@ -12,7 +12,7 @@
 Every value is checked against the chapter's schema in this process (names, types, ranges, the rules
 between parameters) before a kernel starts or a file is written; negative numbers are values
 (``-p lr -1e-3``).  After a run (each point of a sweep) the chapter's check table is printed (id, measured,
-criterion, verdict, cause; :mod:`shallowflow.terminal`), ``--json PATH`` writes it.  A run executes in a temporary directory and is moved into place only when the
+criterion, verdict, cause; :mod:`shallowflow.run.terminal`), ``--json PATH`` writes it.  A run executes in a temporary directory and is moved into place only when the
 chapter succeeded (:mod:`shallowflow.executor`): an interrupted run (Ctrl-C, SIGTERM, a dying kernel)
 says so in one line and leaves the previous notebook and claim records untouched.  The executed
 notebook is published to ``artifacts/runs/<profile>/<chapter>.ipynb``.  ``--scheduler`` (or
@@ -28,9 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import executor as X
-from .verdicts import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
-from .executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported for tests and tools)
+from .. import executor as X
+from ..verdicts import repo_root  # noqa: F401  (re-exported: tests and tools use cli.repo_root)
+from ..executor import ChapterError, book_dir, chapters, resolve  # noqa: F401  (re-exported for tests and tools)
 
 PROFILES = X.PROFILES
 
@@ -77,7 +77,7 @@ def check_json_path(path) -> Path | None:
     will check) not a symlink out of its folder: all checked before a kernel starts."""
     if path is None:
         return None
-    from .outputs import ensure_writable, safe_path
+    from ..outputs import ensure_writable, safe_path
 
     path = Path(path).expanduser().absolute()
     if path.is_dir():
@@ -171,7 +171,7 @@ def _cmd_run(args) -> int:
 def _estimate(args, overrides: dict) -> int:
     """``run CHAPTER --estimate``: the cost block, no kernel; a refusal as ``run`` refuses (a budget's refusal
     after the block, which says where the run fits)."""
-    from .executor import estimate as E
+    from ..executor import estimate as E
 
     est = E.estimate(args.chapter, args.profile, overrides)
     print(E.describe(est))
@@ -183,7 +183,7 @@ def _estimate(args, overrides: dict) -> int:
 def _estimate_all(args) -> int:
     """``run --all --estimate``: one row per chapter, no kernel; exit 2, as ``run --all`` would refuse, when a
     chapter is refused (a budget of this machine: its row says 'a GPU or a cluster'; anything else: its refusal)."""
-    from .executor import estimate as E
+    from ..executor import estimate as E
 
     rows = E.estimate_all(args.profile)
     print(f"estimate for every chapter ({args.profile}); no kernel started; times: book time x work ratio, "
@@ -201,7 +201,7 @@ def _estimate_all(args) -> int:
 
 
 def _run_all(args, progress: bool) -> int:
-    from .site import build
+    from ..site import build
 
     if not args.no_site:
         build.check_site(args.profile)  # _build linked out of the repository: refused before any kernel
@@ -349,8 +349,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _is_config_error(e: BaseException) -> bool:
-    """shallowflow.config.ConfigError: a bad SHALLOWFLOW_* environment variable (its message is one line)."""
-    return type(e).__name__ == "ConfigError" and type(e).__module__ == "shallowflow.config"
+    """A bad SHALLOWFLOW_* variable (shallowflow.engine.environ.ConfigError, re-exported by config): one line."""
+    return type(e).__name__ == "ConfigError" and type(e).__module__ == "shallowflow.engine.environ"
 
 
 def _sigterm(signum, frame):
@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shallowflow: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # any other file the command could not write or read: one line, not a traceback
-        from .outputs import describe
+        from ..outputs import describe
 
         print(f"shallowflow: {describe(e)}", file=sys.stderr)
         return 1

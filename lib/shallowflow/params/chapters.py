@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from .verdicts import repo_root
+from ..outputs import repo_root
+from .spec import PROFILE
 
 # pages written as Jupytext notebooks that are not chapters of a part
 PAGES = {"scorecard": "the scorecard"}
@@ -51,8 +52,6 @@ def module(chapter: str) -> ModuleType:
 
 def schema(chapter: str) -> tuple[dict, tuple]:
     """(SCHEMA, RULES) of a chapter; the scorecard's schema is its profile alone."""
-    from .params import PROFILE
-
     if chapter.removeprefix("book/") in PAGES:
         return {"profile": PROFILE}, ()
     mod = module(chapter)

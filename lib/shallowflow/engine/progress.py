@@ -5,7 +5,7 @@ Jupyter front-end started (JupyterLab and Notebook 7 set ``JPY_SESSION_NAME`` in
 VS Code defines ``__vsc_ipynb_file__`` in its namespace).  It is never shown in CI logs (``CI=true``) or in
 notebooks executed headless (papermill, nbval, the book build: their outputs become the built pages, and
 the executor also sets ``SHALLOWFLOW_PROGRESS=0`` for every task).  ``SHALLOWFLOW_PROGRESS=1`` or ``0``
-forces bars on or off (:func:`shallowflow.config.progress_from_env`).
+forces bars on or off (:func:`shallowflow.engine.config.progress_from_env`).
 
 The bar of one computation (:func:`bar`: a training run, a flow) appears only once it has lasted
 :data:`DELAY` seconds, so the many short calls of a chapter print nothing; the bar of a grid loop
@@ -31,7 +31,7 @@ import sys
 from contextlib import contextmanager
 from typing import Iterable, Iterator, TypeVar
 
-from .config import progress_from_env
+from .environ import progress_from_env
 
 DELAY = 2.0  # seconds of work before a bar appears
 MININTERVAL = 0.5  # seconds between redraws

@@ -2,7 +2,7 @@
 the last column, an optional header line), checked for shape, finiteness and size before anything is trained.
 
 :func:`read_xy` reads with numpy only (the CLI validates a parameter with it in its own process, before a kernel
-starts: :func:`shallowflow.params.DataFile`); :func:`shallowflow.data.load_xy` is the same as float64 torch
+starts: :func:`shallowflow.params.DataFile`); :func:`shallowflow.engine.data.load_xy` is the same as float64 torch
 tensors, for the chapters.  Every failure is a :class:`DataFileError` whose message is one line: the file is
 missing or unreadable, not a .npz/.csv, truncated, lacks ``X`` or ``y``, has the wrong shape or dimension, holds
 a NaN or an infinity (the first row is named), or would not fit the memory limit.
@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .spec import ParameterError, Spec, _bytes, memory_limit, short
+
 SUFFIXES = (".npz", ".csv")
 PATH_MAX = 1024  # longest path accepted as a parameter value
 CSV_BYTES_PER_VALUE = 4.0  # a float64 (8 bytes) per value of at least two characters ("0,"): bytes <= 4 x file size
@@ -55,14 +57,10 @@ def is_file_value(value) -> bool:
 def _limit(max_bytes: float | None) -> float:
     if max_bytes is not None:
         return float(max_bytes)
-    from .params import memory_limit
-
     return memory_limit()
 
 
 def _size_text(x: float) -> str:
-    from .params import _bytes
-
     return _bytes(x)
 
 
@@ -523,11 +521,9 @@ def DataFile(doc="", names=(), min_n=1, max_n=None, min_d=1, max_d=None, d=None,
     columns, or exactly ``d``; ``outputs`` label columns), every value is finite, and ``copies`` float64 copies
     of it fit :func:`~shallowflow.params.memory_limit`; any failure is one :class:`~shallowflow.params.ParameterError` naming the parameter.  The value
     is normalised to the absolute path (a name stays a name); the chapter loads it with
-    :func:`shallowflow.data.load_xy` (``spec.limits.kwargs()`` repeats the checks), and a name with its own
+    :func:`shallowflow.engine.data.load_xy` (``spec.limits.kwargs()`` repeats the checks), and a name with its own
     builder.  A file's name is never a custom run's only trace: its path is the value.
     """
-    from .params import Spec, short
-
     names = tuple(names)
     if any(not isinstance(c, str) or c.lower().endswith((".npz", ".csv")) for c in names):
         raise ValueError(f"DataFile names must be strings that are not file names, got {short(names)}")
@@ -541,8 +537,6 @@ _SAID: set = set()  # headers check_value has reported
 def check_value(name: str, value, spec) -> str:
     """A :func:`DataFile` value: a name, or the absolute path of a file that passed every check
     (:class:`~shallowflow.params.ParameterError` naming the parameter otherwise)."""
-    from .params import ParameterError, short
-
     def bad(why: str = ""):
         return ParameterError(f"parameter {name!r} = {short(value)} is invalid: {why or 'expected ' + spec.accepted()}")
 

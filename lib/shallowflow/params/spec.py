@@ -1,61 +1,14 @@
-"""Validation of chapter parameters: a bad value stops with a message naming the parameter.
-
-Each chapter declares a schema, a dict from parameter name to :class:`Spec`, and validates the
-values of its parameters cell (after papermill's injection) before any training::
-
-    P = validate(globals(), SCHEMA, RULES)
-
-Single values.  Every kind has bounds even where the schema gives none: integers fit a signed 64-bit
-integer (so a seed of 2**70 is refused), numbers are finite, lists have ``min_len`` to ``max_len``
-(default :data:`MAX_LEN`) items, strings at most :data:`STR_MAX` printable characters.  Booleans are
-not integers, strings are not lists.  A list of seeds (``seeds``, ``sat_seeds``, ...: :func:`distinct_items`) has
-distinct items: each seed is one run, and a copy would count as another.  A bad value raises :class:`ParameterError` with the
-parameter's name, the value (its repr cut to :data:`REPR_MAX` characters) and what is accepted.
-
-Relations.  :class:`Rule` objects relate several parameters and are checked after the single values;
-four helpers build the common ones, each refusing with the numbers involved:
-
-- :meth:`Rule.at_most` -- ``Rule.at_most("panels", "steps")``: every panel (the largest item of a
-  list) is at most ``steps``;
-- :meth:`Rule.budget` -- ``Rule.budget(("time", "lr"), lambda P: P.time / P.lr, 1e8, "iterations")``:
-  a computed cost (here gradient-descent iterations) within a budget, so that a run cannot silently
-  take days or overflow an integer;
-- :meth:`Rule.work` -- a budget in work units (:func:`gd_work`: neuron x point x coordinate x step) against
-  :func:`work_limit` (:data:`WORK_BUDGET` or ``SHALLOWFLOW_WORK_BUDGET``), the time limit of every chapter (all
-  its experiments together);
-- :meth:`Rule.memory` (also :func:`memory_rule`) -- ``Rule.memory(("width", "seeds"),
-  lambda P: 8 * P.width * len(P.seeds) * P.steps)``: an estimate in bytes of the largest allocation,
-  checked before allocating against :func:`memory_limit` (half the machine's memory, or
-  ``SHALLOWFLOW_MEMORY_GB``).
-
-Names.  In a notebook executed by papermill, the values papermill injected are read back from the
-kernel's input history (the cell tagged ``injected-parameters`` starts with ``# Parameters``); a name
-the schema does not declare (``-p widht 3``) is refused with the declared names.  A run whose values
-differ from its profile's (the parameters-cell defaults for ``book``, ``params/<profile>/<part>/
-<chapter>.yml`` over them for ``smoke`` and ``paper``) is returned with ``P.profile == "custom"``,
-so its claims are recorded as a custom run, not as the profile's.
-
-Sections and data.  :func:`Sections` is a chapter's ``sections`` parameter (a list of distinct names from its
-parts); :func:`DataFile` a parameter naming one of a chapter's data sets or a ``.npz``/``.csv`` file, checked
-(exists, readable, shape, finite, memory) before a kernel starts.
-
-Dry plan.  After the rules, :func:`validate` calls the chapter module's ``plan(P)`` when it defines one
-(:func:`dry_plan`): the chapter's lookups and shapes without training, so that an accepted combination either
-runs or is refused in one line.
-"""
+"""The parameter language: :class:`Spec` and its kinds (:func:`Int`, :func:`Floats`, :func:`Sections`, ...),
+:class:`Rule` and the budgets it checks (work, memory), :class:`ParameterError`; nothing here reads a file or a
+chapter (see :mod:`shallowflow.params`)."""
 from __future__ import annotations
 
-import ast
-import difflib
 import math
 import numbers
 import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Sequence
-
+from typing import Any, Callable, Sequence
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1  # every integer parameter fits int64 (seeds, counts, sizes)
 MAX_LEN = 10_000  # default longest list
 STR_MAX = 200  # longest string
@@ -90,7 +43,7 @@ def array_bytes(*shape: float, copies: float = 1) -> float:
 
 def gd_bytes(runs: float, width: float, n: float, dim: float, steps: float = 0, record_every: float = 1,
              snapshots: float = 0) -> float:
-    """Bytes one ensemble training call holds (:func:`shallowflow.train.gradient_descent` and the chapters'
+    """Bytes one ensemble training call holds (:func:`shallowflow.engine.train.gradient_descent` and the chapters'
     own GD loops): parameters, gradients and the best/final copies (4 ensembles), the per-step activations
     (4 arrays of runs x width x n), the recorded losses (one per ``record_every`` steps) and ``snapshots``
     stored copies of the parameters."""
@@ -280,36 +233,6 @@ def _scalar(name: str, value: Any, spec: Spec, kind: str, where: str = ""):
     return value
 
 
-def check(name: str, value: Any, spec: Spec):
-    """Validate one value; returns it normalised (ints as int, floats as float, lists as lists)."""
-    if spec.kind == "names":
-        return _names(name, value, spec)
-    if spec.kind == "data":
-        from .datafile import check_value
-
-        return check_value(name, value, spec)
-    if spec.kind in ("ints", "floats"):
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: expected {spec.accepted()}")
-        if len(value) < spec.min_len:
-            raise ParameterError(f"parameter {name!r} needs at least {spec.min_len} value(s), got {len(value)}")
-        if len(value) > spec.max_len:
-            raise ParameterError(f"parameter {name!r} has {len(value)} values, at most {spec.max_len} are "
-                                 f"accepted")
-        out = [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
-        if distinct_items(name, spec) and len(set(out)) != len(out):
-            seen: set = set()
-            for i, twice in enumerate(out):
-                if twice in seen:
-                    break
-                seen.add(twice)
-            why = ("seeds (seed {} is given again at item {}; each seed is one run, and a copy would be counted as "
-                   "another)" if "seeds" in str(name).split("_") else "values (value {} is given again at item {})")
-            raise ParameterError(f"parameter {name!r} = {short(value)} is invalid: duplicate "
-                                 f"{why.format(short(twice, 30), i)}")
-        return out
-    return _scalar(name, value, spec, spec.kind)
-
 
 def _largest(value) -> float:
     return max(value) if isinstance(value, (list, tuple)) else value
@@ -457,215 +380,3 @@ def memory_rule(names: Sequence[str], estimate: Callable[[SimpleNamespace], floa
                 what: str = "") -> Rule:
     """Same as :meth:`Rule.memory`."""
     return Rule.memory(names, estimate, limit, what)
-
-
-# ------------------------------------------------------------------------------------------------
-# what papermill injected, and the profile's own values
-INJECTED_HEADER = "# Parameters"
-
-
-def _assignments(src: str) -> dict | None:
-    """name -> value of a cell made of literal assignments (papermill's injected cell); None otherwise."""
-    try:
-        tree = ast.parse(src)
-    except SyntaxError:
-        return None
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                out[node.targets[0].id] = _UNPARSED
-        elif not isinstance(node, ast.Expr):
-            return None
-    return out
-
-
-_UNPARSED = object()
-
-
-def injected(values: Mapping[str, Any]) -> tuple[dict, str | None] | None:
-    """The names and values papermill injected into this kernel, and the source of the parameters cell
-    before them; None outside papermill (no ``In`` history or no injected cell)."""
-    history = values.get("In")
-    if not isinstance(history, list):
-        return None
-    for i in range(len(history) - 1, -1, -1):
-        src = history[i]
-        if isinstance(src, str) and src.lstrip().startswith(INJECTED_HEADER):
-            names = _assignments(src)
-            if names is None:
-                continue
-            before = history[i - 1] if i >= 1 and isinstance(history[i - 1], str) else None
-            return names, before
-    return None
-
-
-def _defaults(src: str | None) -> dict:
-    """Values of a parameters cell's assignments: literals, or list/range/tuple expressions (as
-    :func:`shallowflow.chapters.parameters_cell` reads them; nothing else is evaluated)."""
-    if not src:
-        return {}
-    try:
-        tree = ast.parse(src)
-    except SyntaxError:
-        return {}
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-                continue
-            except (ValueError, SyntaxError, TypeError):
-                pass
-            if any(isinstance(n, (ast.Attribute, ast.Lambda, ast.NamedExpr)) for n in ast.walk(node.value)):
-                continue
-            try:
-                out[node.targets[0].id] = eval(compile(ast.Expression(node.value), "<parameters>", "eval"),  # noqa: S307
-                                               {"__builtins__": {"list": list, "range": range, "tuple": tuple}})
-            except Exception:  # noqa: BLE001 - unknown default: the value is compared with nothing
-                pass
-    return out
-
-
-_CHAPTER_OF: dict = {}  # id(SCHEMA) -> (SCHEMA, "<part>/<chapter>", module name)
-
-
-def chapter_of(schema: Mapping[str, Spec]) -> str | None:
-    """``<part>/<chapter>`` of the chapter module ``shallowflow.experiments.<part_pkg>.<chapter>`` whose
-    ``SCHEMA`` is ``schema`` (or equal to it), None if no loaded module declares it.  A schema found by identity is
-    remembered (a sweep validates thousands of points of one chapter; ``sys.modules`` holds thousands of modules)."""
-    hit = _CHAPTER_OF.get(id(schema))
-    if hit is not None and hit[0] is schema and sys.modules.get(hit[2]) is not None \
-            and getattr(sys.modules[hit[2]], "SCHEMA", None) is schema:
-        return hit[1]
-    found = None
-    for name, mod in list(sys.modules.items()):
-        parts = name.split(".")
-        if len(parts) == 4 and parts[:2] == ["shallowflow", "experiments"]:
-            own = getattr(mod, "SCHEMA", None)
-            if own is schema:
-                _CHAPTER_OF[id(schema)] = (schema, f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}", name)
-                return _CHAPTER_OF[id(schema)][1]
-            if found is None and isinstance(own, dict) and own == dict(schema):
-                found = f"{parts[2].replace('_', '-')}/{parts[3].replace('_', '-')}"
-    return found
-
-
-def profile_values(profile: str, schema: Mapping[str, Spec], defaults: Mapping[str, Any]) -> dict | None:
-    """The values a run of ``profile`` declares: the chapter's parameters-cell defaults (``defaults``,
-    the cell as executed, when the chapter is not known) for book, the profile's file over them for
-    smoke and paper (None when that file cannot be located)."""
-    chapter = chapter_of(schema)
-    values = dict(defaults)
-    if chapter is not None:
-        from . import chapters  # late: chapters imports claims
-
-        try:
-            values = chapters.defaults(chapter)
-        except (OSError, ValueError, SyntaxError, NameError):
-            pass
-    if profile == "book":
-        return values
-    if chapter is None:
-        return None
-    from . import chapters
-
-    path = chapters.profile_file(chapter, profile)
-    if not path.exists():
-        return values if profile == "paper" else None  # paper without a file: the book's values
-    import yaml
-
-    values.update(yaml.safe_load(path.read_text()) or {})
-    return values
-
-
-def _same(name: str, spec: Spec, a: Any, b: Any) -> bool:
-    if a is _UNPARSED or b is _UNPARSED:
-        return False
-    try:
-        return check(name, a, spec) == check(name, b, spec)
-    except ParameterError:
-        return False
-
-
-def chapter_module(schema: Mapping[str, Spec]):
-    """The loaded chapter module whose ``SCHEMA`` is ``schema`` (or equal to it), None if none is."""
-    chapter = chapter_of(schema)
-    if chapter is None:
-        return None
-    part, name = chapter.split("/", 1)
-    return sys.modules.get(f"shallowflow.experiments.{part.replace('-', '_')}.{name.replace('-', '_')}")
-
-
-def dry_plan(module, P: SimpleNamespace) -> None:
-    """A chapter's dry plan: ``module.plan(P)`` when the chapter module defines one (issue 29 item 6).
-
-    ``plan(P)`` is a cheap function at the end of a chapter's experiment module that performs every lookup and
-    shape computation the chapter does with the validated values (which runs a grid holds, which item a cell
-    indexes, which list it takes the min of), without training.  It raises :class:`ParameterError`, naming the
-    parameters, for a combination the chapter cannot run; :func:`validate` calls it after the rules, so such a
-    combination is refused in one line before a kernel starts.  Any other exception is a missing rule (a
-    defect): :func:`validate` still refuses in one line, and ``tests/test_params_property.py``, which draws whole
-    parameter sets from every ``SCHEMA`` and calls ``plan`` directly, fails on it."""
-    fn = getattr(module, "plan", None)
-    if fn is None:
-        return
-    try:
-        fn(P)
-    except ParameterError:
-        raise
-    except Exception as e:  # noqa: BLE001 - one line, never a traceback; the property test finds the missing rule
-        raise ParameterError(f"these parameter values pass the rules but the chapter's dry plan fails on them "
-                             f"({type(e).__name__}: {short(str(e), 160)}); this is a missing rule, please report it") \
-            from None
-
-
-def validate(values: Mapping[str, Any], schema: Mapping[str, Spec],
-             rules: Sequence[Rule] = (), *, plan: bool = True) -> SimpleNamespace:
-    """Validate every parameter of ``schema`` found in ``values`` (e.g. a notebook's globals()), then the
-    ``rules`` that relate several parameters, then the chapter's dry plan (:func:`dry_plan`; ``plan=False``
-    skips it); the error names the parameters involved.
-
-    Under papermill, names injected but not declared are refused, and a run whose values differ from
-    its profile's comes back with ``profile == "custom"`` (see the module docstring)."""
-    inj = injected(values)
-    if inj is not None:
-        unknown = [n for n in inj[0] if n not in schema]
-        if unknown:
-            hints = [f"{n!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(n, schema, 1)) else repr(n)
-                     for n in unknown]
-            raise ParameterError(f"unknown parameter(s) {', '.join(hints)}: this chapter declares "
-                                 f"{', '.join(schema)}")
-    out = {}
-    for name, spec in schema.items():
-        if name not in values:
-            raise ParameterError(f"parameter {name!r} is missing ({spec.doc or spec.accepted()})")
-        out[name] = check(name, values[name], spec)
-    P = SimpleNamespace(**out)
-    for rule in rules:
-        rule.check(P)
-    if plan:
-        dry_plan(chapter_module(schema), P)
-    if inj is not None and "profile" in schema and P.profile != "custom":
-        names, cell = inj
-        declared = profile_values(P.profile, schema, _defaults(cell))
-        if declared is not None:
-            known = [n for n in schema if n != "profile" and n in declared]
-            # every value against the profile's (a profile's name alone does not make its values);
-            # without the parameters cell, any injected value counts as a change
-            changed = [n for n in known if not _same(n, schema[n], values[n], declared[n])] + \
-                      [n for n in names if n != "profile" and n in schema and n not in declared]
-            if changed:
-                print(f"custom run: {', '.join(changed)} differ(s) from the {P.profile} profile's values")
-                P.profile = "custom"
-    return P
-
-
-def describe(schema: Mapping[str, Spec]) -> str:
-    """One line per parameter: name, accepted values, meaning."""
-    return "\n".join(f"{n}: {s.accepted()} - {s.doc}" for n, s in schema.items())
-
-
-from .datafile import DataFile, FileLimits  # noqa: E402  (a data parameter; datafile imports params lazily)
