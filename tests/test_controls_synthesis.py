@@ -13,12 +13,14 @@ from shallowflow.verdicts.controls import rejects
 
 RTOL = 1e-10  # the chapter's default relative tolerance of the exact flow
 
+
 @pytest.fixture(scope="module")
 def balance():
     """The chapter's experiment on 003's (orthogonal) data, tiny: m = 4, two seeds, T = 4, the chapter's steps."""
     P = validate(dict(profile="custom", sources=[3], width=4, init_scale=0.1, lrs=[0.004, 0.01], time=4.0, seeds=[0, 1],
                       rtol=RTOL, snapshots=65), BA.SCHEMA, BA.RULES)
     return P, BA.run_balancedness(P)
+
 
 def test_balance_relu_lemma_checks_reject_the_smooth_activations(balance):
     """Balance/relu-gd-first-order and Balance/relu-flow-conserved on the other activation: sigmoid's and tanh's
@@ -33,6 +35,7 @@ def test_balance_relu_lemma_checks_reject_the_smooth_activations(balance):
     assert BA.FIRST_ORDER((BA.step_ratio(run, "003", "relu") / steps).numpy())
     assert BA.conserved(P.rtol)(run.flow["003", "relu"].numpy())
 
+
 def test_balance_smooth_drift_checks_reject_relu(balance):
     """Balance/sigmoid-flow-drifts, Balance/tanh-flow-drifts and Balance/smooth-gd-matches-flow on ReLU, whose flow
     conserves a_j^2 - ||w_j||^2: the exact flow's drift is at rounding level (MOVES rejects it), and GD's drift at the
@@ -43,6 +46,7 @@ def test_balance_smooth_drift_checks_reject_relu(balance):
     for act in ("sigmoid", "tanh"):
         assert BA.MOVES(run.flow["003", act].numpy())
         assert BA.FIRST_ORDER((run.gd["003", act][0] / run.flow["003", act]).numpy())
+
 
 def test_balance_drift_law_rejects_the_other_activations_source_term():
     """Balance/drift-law: the drift of the exact sigmoid flow against the integral of tanh's source term
@@ -60,12 +64,14 @@ def test_balance_drift_law_rejects_the_other_activations_source_term():
     assert rejects(BA.DRIFT_LAW, wrong.numpy())
     assert BA.DRIFT_LAW(BA.law_residual(Network("sigmoid"), fl.snap_t, fl.snap_a, fl.snap_W, data).numpy())
 
+
 def _bias(source, scale, time):
     from shallowflow.experiments.synthesis import implicit_bias as IB
 
     P = validate(dict(profile="custom", sources=[source], width=10, init_scale=scale, seeds=[0, 1], lr=0.05, time=time),
                  IB.SCHEMA, IB.RULES)
     return IB, list(IB.run_implicit_bias(P).results.values())[0]
+
 
 def test_bias_min_norm_rejects_a_large_initial_scale():
     """Bias/min-norm-003: the implicit bias needs lambda -> 0; from lambda = 1 GD still interpolates 003's data
@@ -76,6 +82,7 @@ def test_bias_min_norm_rejects_a_large_initial_scale():
     IB, small = _bias(3, 1e-5, 300.0)  # the claim's case passes on the same data
     assert IB.MIN_NORM((small.norm2 / small.min_norm2).numpy())
 
+
 def test_bias_spurious_and_convergence_reject_untrained_networks():
     """Bias/spurious-002 and Bias/converges-001 on a network trained one step (flow time 0.05): it sits near the
     zero network, neither at the affine fit (AT_OLS rejects final loss / OLS loss on 002's data) nor at zero loss
@@ -84,6 +91,7 @@ def test_bias_spurious_and_convergence_reject_untrained_networks():
     assert rejects(IB.AT_OLS, (r2.loss / r2.ols).numpy())
     IB, r1 = _bias(1, 1e-5, 0.05)
     assert rejects(IB.ZERO_LOSS, r1.loss.numpy())
+
 
 def test_pl_final_constant_rejects_an_untrained_network():
     """PL/final-local-pl-003: the PL ratio equals (2/n) min_k |y_k| ||x_k|| only at the balanced interpolator; after
@@ -99,6 +107,7 @@ def test_pl_final_constant_rejects_an_untrained_network():
     target = PC.local_pl_orthogonal(SOURCES["003"].dataset())
     assert rejects(PC.final_local_pl(target), PC.final_mu(r).numpy())
 
+
 @pytest.fixture(scope="module")
 def plateaus():
     from shallowflow.experiments.synthesis import plateau as PLA
@@ -106,6 +115,7 @@ def plateaus():
     P = validate(dict(profile="custom", sources=[3], width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0], lr=0.05,
                       sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
     return PLA, PLA.run_plateaus(P)
+
 
 def test_plateau_slopes_reject_the_other_activations_network(plateaus):
     """Plateau/tanh-003, Plateau/sigmoid-003 (and relu-003, the evidence of 003-constant-off-orthogonal): the slope's interval over a
@@ -126,6 +136,7 @@ def test_plateau_slopes_reject_the_other_activations_network(plateaus):
     for false in (PLA.interval_over(sig, tanh.predicted), PLA.interval_over(tanh, sig.predicted)):
         assert rejects(PLA.BAND, false) and (min(false) > 1.05 or max(false) < 0.95)
     assert PLA.BAND(PLA.interval_over(sig, sig.predicted))
+
 
 @pytest.mark.xfail(strict=True, raises=RuntimeError, reason="finding: Bias/min-norm-exists-002 cannot fail for the right "
                    "reason: its criterion C.below(inf) rejects only a non-finite minimum, and theory.min_squared_norm_1d "

@@ -11,12 +11,14 @@ from shallowflow.experiments.weakly_interacting import initialisation as IN
 from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.verdicts.controls import rejects
 
+
 def _untrained_pvalue(G, y, seeds, p, d, scale=1.0):
     """The chapter's measurement (the binomial p-value of the failures under eps = 0.05) on runs with step 0."""
     run, Cn = CV.run_gram(G, y, seeds, p, d, 0.0, 50, scale=scale)
     s = CV.summary(run, Cn, G.shape[-1])
     assert not bool(s["converged"].any()) and bool(s["finite"].all())  # the null is what it says
     return CV.binom_pvalue(int((~s["converged"]).sum()), len(seeds), 0.05)
+
 
 def test_theorem1_log_width_and_scales_reject_untrained_runs():
     """Thm1/log-width (the book's n = 50, whose width p = floor(log(n/eps)/log(4/3)) + 1 = 25 is below n) and
@@ -33,6 +35,7 @@ def test_theorem1_log_width_and_scales_reject_untrained_runs():
     for scale in (0.1, 3.0):
         assert rejects(CV.BINOMIAL, [_untrained_pvalue(G, y, kept, T.width_rule(10, 0.05), d, scale)])
 
+
 def test_corollary1_success_rejects_untrained_runs():
     """Cor1/success on fresh data in d = kappa n^2 (kappa = 800, n = 10: the smoke profile's, the corollary's
     sampling, no rejection) with step 0: the binomial p-value of the failures must fail CV.BINOMIAL."""
@@ -40,6 +43,7 @@ def test_corollary1_success_rejects_untrained_runs():
     d = int(kappa * n * n)
     G, y = CV.gram_data(n, d, list(range(8)), tag=3, extra=int(round(1000 * kappa)))
     assert rejects(CV.BINOMIAL, [_untrained_pvalue(G, y, list(range(8)), T.width_rule(n, 0.05), d)])
+
 
 def test_lemma5_sufficiency_margins_reject_the_necessity_width():
     """Lemma5/sufficient and Lemma5/sufficient-code: the margin P(I) - (1 - eps) of the exact orthogonal-data formula,
@@ -49,6 +53,7 @@ def test_lemma5_sufficiency_margins_reject_the_necessity_width():
     assert all(r["p"]["nec"] < min(r["p"]["code"], r["p"]["suf"]) for r in rows)
     assert rejects(IN.MARGIN, [r["P"]["nec"] - (1 - r["eps"]) for r in rows])
     assert IN.MARGIN([r["P"]["suf"] - (1 - r["eps"]) for r in rows])
+
 
 def test_lemma5_monte_carlo_checks_reject_the_other_data():
     """Lemma5/exact-vs-mc: the exact formula (orthogonal data, half the labels negative) against a Monte Carlo on
@@ -66,6 +71,7 @@ def test_lemma5_monte_carlo_checks_reject_the_other_data():
         assert IN.EXACT_VS_MC(abs(own - ex) / se)
         assert rejects(IN.EXCEEDS, [own - 0.95])
 
+
 def test_prop3_checks_reject_the_other_start():
     """Prop3/collapse and Prop3/signs on the run of run_prop3 whose start satisfies Assumption 1 (|a_j(0)| >=
     ||w_j(0)||, the same w): the loss reaches 0, so |L - 25| is 25 and PROP3_COLLAPSE rejects it, and a_2 stays
@@ -80,6 +86,7 @@ def test_prop3_checks_reject_the_other_start():
     assert IN.PROP3_COLLAPSE(abs(float(p3["L"][0]) - 25.0)) and IN.PROP3_SIGNS(collapsed(0))
     assert rejects(IN.PROP3_CONVERGES, float(p3["L"][0])) and IN.PROP3_CONVERGES(float(p3["L"][1]))
 
+
 def test_iff_both_cases_rejects_a_width_where_the_event_always_holds():
     """Lemma5-iff/both-cases: at p = n = 60 neurons (far above the width rule) every point has a correctly signed,
     active neuron in every run, so the study has no run without the event I and IN.IFF_BOTH_CASES must fail;
@@ -90,6 +97,7 @@ def test_iff_both_cases_rejects_a_width_where_the_event_always_holds():
 
     assert not IN.IFF_BOTH_CASES(both(60))
     assert IN.IFF_BOTH_CASES(both(14))
+
 
 def test_fig5_log_fit_criterion_rejects_linear_thresholds():
     """Fig5/log-fits-better: thresholds exactly linear in p (N = 3 p, the growth the source calls hard to tell from
