@@ -5,15 +5,10 @@ import numpy as np
 import pytest
 
 from shallowflow.experiments.balboni_thesis import part_one as PO
+from shallowflow.verdicts.controls import rejects
 
 SB2 = 0.05  # the chapter's bias variance of the mean-field networks
 ORDERED, CHAOTIC = 0.8, 2.5  # the chapter's sigma_w^2 of the two phases
-
-
-def rejects(criterion, measured) -> bool:
-    values = np.asarray(measured, dtype=float).reshape(-1)
-    assert values.size and np.isfinite(values).all(), measured  # the control must measure something
-    return not criterion(measured)
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,9 @@ import pytest
 from shallowflow import verdicts as C
 from shallowflow.experiments.synthesis import balancedness as BA
 from shallowflow.params import validate
+from shallowflow.verdicts.controls import rejects
 
 RTOL = 1e-10  # the chapter's default relative tolerance of the exact flow
-
-
-def rejects(criterion, measured) -> bool:
-    values = np.asarray(measured, dtype=float).reshape(-1)
-    assert values.size and np.isfinite(values).all(), measured  # the control must measure something
-    return not criterion(measured)
 
 
 @pytest.fixture(scope="module")

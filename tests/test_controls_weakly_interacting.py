@@ -9,12 +9,7 @@ import numpy as np
 from shallowflow.experiments.weakly_interacting import convergence as CV
 from shallowflow.experiments.weakly_interacting import initialisation as IN
 from shallowflow.experiments.weakly_interacting import theory as T
-
-
-def rejects(criterion, measured) -> bool:
-    values = np.asarray(measured, dtype=float).reshape(-1)
-    assert values.size and np.isfinite(values).all(), measured  # the control must measure something
-    return not criterion(measured)
+from shallowflow.verdicts.controls import rejects
 
 
 def _untrained_pvalue(G, y, seeds, p, d, scale=1.0):

@@ -36,6 +36,10 @@ def test_paper_cost_in_words_for_every_status(root):
     assert X.paper_cost_text("early-alignment/spurious", doc).startswith("about 25.0 h, estimated for 2-core CI VM")
     assert X.paper_cost_text("balboni-thesis/adler", doc).startswith("not run: the paper profile is refused")
     assert X.paper_cost_text("orthogonal-inputs/toy", doc).startswith("no paper profile")
+    # a synthesis chapter has no source, so its page never says it runs at "the source's" scale (issue 41, item 5)
+    synthesis = dict(doc, chapters=dict(doc["chapters"], **{"synthesis/plateau": {"paper": {"status": "none"}}}))
+    assert X.paper_cost_text("synthesis/plateau", synthesis).startswith("no paper profile: a synthesis chapter has no "
+                                                                         "source of its own")
     assert X.paper_cost_text("weakly-interacting/threshold", doc) == "not measured"  # not in the file
 
 

@@ -33,7 +33,8 @@ targets:
   S:
     chapter: book/ch
     checks:
-      g: {book: fail, smoke: fail, cause: scale, decide: params/paper/ch.yml, why: 'needs the thesis width `m = 1000`'}
+      g: {book: fail, smoke: fail, cause: scale, decide: params/paper/ch.yml, evidence: [S/trend], why: 'needs the thesis width `m = 1000`: {S/trend}'}
+      trend: {book: pass, smoke: pass}
   L:
     chapter: book/ch
     checks:
@@ -60,7 +61,7 @@ def _edit(registry, old, new):
     path.write_text(text.replace(old, new))
 
 
-def _run(profile="book", e_value=1.0, shown=0.0, in_scope=1.0):
+def _run(profile="book", e_value=1.0, shown=0.0, in_scope=1.0, trend=0.6):
     c = C.Claims("999", "book/ch", profile)
     c.check("T/a", "x small", 0.0, C.below(1.0))
     c.check("T/b", "y small", 2.0, C.below(1.0))
@@ -69,6 +70,7 @@ def _run(profile="book", e_value=1.0, shown=0.0, in_scope=1.0):
     c.check("M/d", "w small", 0.0, C.below(1.0))
     c.check("M/e", "v small", e_value, C.below(1.0))
     c.check("S/g", "u small", 2.0, C.below(1.0))
+    c.check("S/trend", "u falls toward 1 as the width doubles (u at 2m / u at m)", trend, C.below(1.0, strict=True))
     c.check("L/h", "the lemma", 2.0, C.below(1.0))
     c.check("L/counterexample", "a case where the lemma fails", 1.0, C.is_true())
     c.check("L/in-scope", "the counterexample satisfies the lemma's hypotheses", in_scope, C.is_true())
@@ -162,6 +164,25 @@ def test_evidence_in_another_chapter_is_settled_by_the_scorecard(registry):
     assert lh["evidence_status"] == "unverified" and "L/counterexample does not hold" in lh["evidence_reason"]
     assert any("L/h: its registered cause erratum is not proved" in p for p in C.scorecard_problems(rows, "book"))
     assert {r["target"]: r for r in rows}["L"]["chapters"] == ["book/ch", "book/other"]
+
+
+def test_scale_is_a_claim_its_evidence_a_trend_that_holds(registry):
+    """Issue 42, item 5: a book-scale failure of cause scale names evidence that more scale would decide (a trend
+    toward the criterion, computed and holding like any cause's) or what the book cannot have (`needs:`)."""
+    assert _run().target_verdict("S") == "undecided at this scale"
+    with pytest.raises(C.VerdictMismatch, match="S/g: its registered cause scale is not proved: its evidence S/trend "
+                                                "does not hold"):
+        _run(trend=1.2).finish()  # u does not fall with the width: nothing says more scale would decide
+    _edit(registry, "evidence: [S/trend], why: 'needs the thesis width `m = 1000`: {S/trend}'",
+          "why: 'needs the thesis width `m = 1000`'")
+    problems = C.validate_registry(C.load_registry())
+    assert any("S/g: cause scale names no evidence that more scale would decide" in p for p in problems)
+    _edit(registry, "why: 'needs the thesis width `m = 1000`'",
+          "needs: 'the thesis data, which no offline package ships', why: 'needs the thesis data'")
+    assert not [p for p in C.validate_registry(C.load_registry()) if "S/g" in p]
+    _edit(registry, "g: {book: fail, smoke: fail, cause: scale, decide: params/paper/ch.yml, needs: 'the thesis data, "
+          "which no offline package ships',", "g: {book: pass, smoke: fail, cause: scale, decide: params/paper/ch.yml,")
+    assert not [p for p in C.validate_registry(C.load_registry()) if "S/g" in p]  # the book scale decides the smoke's
 
 
 def test_registry_law_refuses_typed_numbers_and_incomplete_causes(registry):

@@ -31,6 +31,10 @@ CAUSES = {
     "not-reproduced": "not reproduced, cause unknown (with what was tried)",
 }
 EVIDENCE_CAUSES = ("erratum", "convention", "method", "spec")
+#: the causes whose registered evidence is computed and must hold at book scale: the excusing ones, and ``scale``,
+#: whose evidence is what says more scale would decide (a measured trend toward the criterion across budgets, or a
+#: current run at the source's scale); a ``scale`` without evidence names what the book cannot have (``needs:``)
+PROVED_CAUSES = EVIDENCE_CAUSES + ("scale",)
 SOURCE_CAUSES = ("erratum", "convention")  # failures that are the source's, not the book's
 DEVIATION_CAUSES = ("method", "spec")  # failures that are the book's or the specification's, proved so
 

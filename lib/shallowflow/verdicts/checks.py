@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .causes import (EVIDENCE_CAUSES, PENDING, SAME_MEASUREMENT, UNVERIFIED, VERIFIED, evidence_status, explain,
+from .causes import (EVIDENCE_CAUSES, PENDING, PROVED_CAUSES, SAME_MEASUREMENT, UNVERIFIED, VERIFIED, evidence_status, explain,
                      independent_of, render_why)
 from .causes import target_verdict as _target_verdict
 from .criteria import Criterion, _values, fmt
@@ -212,7 +212,7 @@ class Claims:
             c.refutes = bool(reg.get("refutes", False))
             c.in_scope = [str(e) for e in (reg.get("in-scope") or [])] if c.refutes else []
             c.why = render_why(str(reg.get("why", "")), c, self._find)
-            if c.cause in EVIDENCE_CAUSES:
+            if c.cause in EVIDENCE_CAUSES or (c.cause in PROVED_CAUSES and c.evidence):
                 c.evidence_status, c.evidence_reason = evidence_status(c.evidence + c.in_scope, self._find, elsewhere,
                                                                        values=independent_of(c))
         return self
@@ -238,7 +238,7 @@ class Claims:
             if c.expected == NOT_RUN:
                 problems.append(f"{self.source}:{c.id} ran at {self.profile} scale, but verdicts/{self.source}.yml "
                                 f"registers it as not-run there (measured {c.verdict})")
-            if c.expected == FAIL and c.verdict == FAIL and c.cause in EVIDENCE_CAUSES and c.evidence \
+            if c.expected == FAIL and c.verdict == FAIL and c.cause in PROVED_CAUSES and c.evidence \
                     and c.evidence_status == UNVERIFIED \
                     and (self.profile == "book" or SAME_MEASUREMENT in c.evidence_reason):
                 problems.append(f"{self.source}:{c.id}: its registered cause {c.cause} is not proved: {c.evidence_reason}")

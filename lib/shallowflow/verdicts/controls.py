@@ -20,6 +20,16 @@ from pathlib import Path
 PASS = "pass"
 
 
+def rejects(criterion, measured) -> bool:
+    """Whether ``criterion`` (a deciding check's) rejects a negative control's measurement. A measurement that did
+    not happen (empty, or not finite) proves nothing, and is refused: AssertionError, as in a null-scenario test."""
+    import numpy as np
+
+    values = np.asarray(measured, dtype=float).reshape(-1)
+    assert values.size and np.isfinite(values).all(), f"a control must measure something: {measured!r}"
+    return not criterion(measured)
+
+
 def refs(reg: dict) -> list[str]:
     """The controls a registered check names (a one-string ``control:`` is a list of one)."""
     c = (reg or {}).get("control")

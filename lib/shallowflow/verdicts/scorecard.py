@@ -11,7 +11,7 @@ import re
 import math
 from pathlib import Path
 
-from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, SOURCE_CAUSES, TARGET_VERDICTS, UNVERIFIED, evidence_status,
+from .causes import (CAUSES, EVIDENCE_CAUSES, PENDING, PROVED_CAUSES, SOURCE_CAUSES, TARGET_VERDICTS, UNVERIFIED, evidence_status,
                      independent_of,
                      explain, target_verdict)
 from .registry import COMPARED_PROFILES, FAIL, NOT_RUN, PASS, load_records, load_registry, repo_root
@@ -216,7 +216,7 @@ def registered_verdicts(registry: dict, profile: str = "book") -> dict[str, str]
                      expected=verdict, cause=reg.get("cause", "") if verdict != PASS else "",
                      refutes=bool(reg.get("refutes", False)), evidence=list(reg.get("evidence") or []),
                      in_scope=list(reg.get("in-scope") or []) if reg.get("refutes") else [])
-            if c["verdict"] == FAIL and c["cause"] in EVIDENCE_CAUSES:
+            if c["verdict"] == FAIL and (c["cause"] in EVIDENCE_CAUSES or (c["cause"] in PROVED_CAUSES and c["evidence"])):
                 holds = c["evidence"] and all(
                     ((registry["targets"].get(f"{source}:{ev.split('/', 1)[0]}") or {}).get("checks") or {})
                     .get(ev.split("/", 1)[1], {}).get(profile) == PASS for ev in c["evidence"] + c["in_scope"])
@@ -237,7 +237,7 @@ def scorecard_problems(rows: list[dict], profile: str) -> list[str]:
     if profile == "book":
         for r in rows:
             for c in r["checks"]:
-                if (c["verdict"] == FAIL and c.get("cause") in EVIDENCE_CAUSES and c.get("evidence")
+                if (c["verdict"] == FAIL and c.get("cause") in PROVED_CAUSES and c.get("evidence")
                         and c.get("evidence_status") == UNVERIFIED):
                     problems.append(f"{r['source']}:{c['id']}: its registered cause {c['cause']} is not proved: "
                                     f"{c.get('evidence_reason', '')}")
