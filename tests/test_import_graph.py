@@ -51,22 +51,26 @@ def edges() -> dict[str, set[str]]:
     mods = modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, (path, is_pkg) in mods.items():
-        here = name if is_pkg else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = here
-                for _ in range(node.level - 1):
-                    base = base.rpartition(".")[0]
-                src = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
-                targets = [f"{src}.{a.name}" if f"{src}.{a.name}" in mods else src for a in node.names]
-            else:
-                continue
+        for node, targets in import_statements(name, path, is_pkg, mods):
             for t in targets:
                 if t and t.split(".")[0] == "shallowflow" and (m := _known(t, mods)) and m != name:
                     graph[name].add(m)
     return graph
+
+
+def import_statements(name: str, path, is_pkg: bool, mods: dict | None = None):
+    """Every import statement of module ``name`` (wherever it stands), with the names it imports: ``from x import y``
+    names ``x.y``, or, given ``mods``, ``x`` where ``x.y`` is not a module of the package (y is a name in x)."""
+    here = name if is_pkg else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield node, [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = here
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            src = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            yield node, [f"{src}.{a.name}" if mods is None or f"{src}.{a.name}" in mods else src for a in node.names]
 
 
 def package_of(module: str) -> str:
@@ -208,18 +212,7 @@ def test_the_library_imports_no_old_name():
     mods = modules()
     bad = []
     for name, (path, is_pkg) in sorted(mods.items()):
-        here = name if is_pkg else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = here
-                for _ in range(node.level - 1):
-                    base = base.rpartition(".")[0]
-                src = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
-                targets = [f"{src}.{a.name}" for a in node.names]
-            else:
-                continue
+        for node, targets in import_statements(name, path, is_pkg):
             for t in targets:
                 parts = (t or "").split(".")
                 if parts[0] == "shallowflow" and len(parts) > 1 and parts[1] in shallowflow.OLD_NAMES \
