@@ -139,7 +139,7 @@ def test_the_verdict_at_the_sources_scale_reads_only_current_records_and_a_scale
     assert got["001:Fig4"]["verdict"] == "not reproduced" and got["001:Fig6"]["verdict"] == paper.STALE
     html = at_source_html(got["001:Fig6"])
     assert "stale record" in html and "not a verdict" in html and "2026-12-01" in html
-    assert at_source_html(None) == "<i>not run</i>"
+    assert at_source_html(None) == "<i>no record</i>"  # never "not run": that is a book verdict
 
 
 def test_the_intros_coverage_table_counts_the_targets_at_the_sources_scale(monkeypatch):
@@ -157,4 +157,4 @@ def test_the_intros_coverage_table_counts_the_targets_at_the_sources_scale(monke
     monkeypatch.setattr(CoverageDirective, "env", SimpleNamespace(docname="book/intro"), raising=False)
     html = directive.run()[0].astext()
     assert "<th>at the source's scale (paper records)</th>" in html
-    assert "<td>1 current (1 reproduced), 0 stale, 23 not run</td>" in html  # one passing record decides E1
+    assert "<td>1 current (1 reproduced), 0 stale, 23 without a record</td>" in html  # one passing record decides E1

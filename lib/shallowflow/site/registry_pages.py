@@ -93,7 +93,7 @@ class CoverageDirective(SphinxDirective):
             current = [v for v in paper if v != STALE]
             decided = ", ".join(f"{n} {v}" for v, n in C.verdict_counts([{"verdict": v} for v in current]).items())
             at_scale = (f"{len(current)} current ({decided})" if current else "0 current") + \
-                f", {len(paper) - len(current)} stale, {len(entries) - len(paper)} not run"
+                f", {len(paper) - len(current)} stale, {len(entries) - len(paper)} without a record"
             rows.append(f"<tr><td><a href='{posixpath.relpath('book/scorecard.html', here)}#sf-source-{key}'>"
                         f"{key}</a></td><td>{html.escape((reg['sources'][key] or {}).get('title', ''))}</td>"
                         f"<td>{len(entries)}</td><td>{len(checked)}</td><td>{len(shown)}</td>"

@@ -403,11 +403,11 @@ def _function_link(function: str | None, here: str = "book") -> str:
 
 def at_source_html(paper: dict | None) -> str:
     """A target's verdict at the source's scale for the scorecard: the badge with the paper run's date and code, the
-    stale record said as such (never a verdict), or *not run*."""
+    stale record said as such (never a verdict), or *no record* (no paper run of its chapter has recorded it)."""
     import html
 
     if not paper:
-        return "<i>not run</i>"
+        return "<i>no record</i>"
     run = f"run of {html.escape(str(paper.get('started', '')))}, code {html.escape(str(paper.get('commit', '')))}"
     if paper.get("verdict") == "stale record":
         return f"<i>stale record</i> <small>({run}: the code changed since; not a verdict)</small>"
@@ -492,6 +492,26 @@ _FILTER_SCRIPT = """<script>
 </script>"""
 
 
+_TEX = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
+
+
+def quote_text_html(text: str) -> str:
+    """A source's sentence, verbatim, as HTML: escaped, its TeX (``$...$``, ``$$...$$``) typeset by MathJax as the
+    prose's is (a ``math`` span), and a lone dollar shown as code, so a page never shows raw TeX."""
+    import html
+
+    out, last = [], 0
+    text = " ".join(str(text).split())
+    for m in _TEX.finditer(text):
+        out.append(html.escape(text[last:m.start()]))
+        tex = m.group(1) if m.group(1) is not None else m.group(2)
+        opened, closed = (r"\[", r"\]") if m.group(1) is not None else (r"\(", r"\)")
+        out.append(f'<span class="math notranslate nohighlight">{opened}{html.escape(tex)}{closed}</span>')
+        last = m.end()
+    out.append(html.escape(text[last:]))
+    return "".join(out).replace("$", "<code>$</code>")
+
+
 def quotes_html(row: dict, registry: dict | None = None) -> str:
     """The source's own words beside a verdict: the target's quoted claim and scope, each with its seed file and
     line (``verdicts/<source>.yml``'s ``claim:`` and ``scope:``; :mod:`~shallowflow.verdicts.quotes`); "" without."""
@@ -507,7 +527,7 @@ def quotes_html(row: dict, registry: dict | None = None) -> str:
     for field, label in (("claim", "the source's claim"), ("scope", "under")):
         quotes = [q for q in (row.get(field) or []) if isinstance(q, dict) and q.get("text")]
         if quotes:
-            body = " ".join(f"“{html.escape(' '.join(str(q['text']).split()))}” <span class='sf-quote-where'>"
+            body = " ".join(f"“{quote_text_html(q['text'])}” <span class='sf-quote-where'>"
                             f"({where(q)})</span>" for q in quotes)
             parts.append(f"<p class='sf-quote sf-quote-{field}'><b>{label}:</b> {body}</p>")
     return f"<div class='sf-quotes'>{''.join(parts)}</div>" if parts else ""
