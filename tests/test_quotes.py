@@ -49,10 +49,9 @@ def test_every_target_quotes_its_claim_and_scope_verbatim():
 
 
 def test_a_quote_shows_its_tex_typeset_never_raw():
-    """The seeds' sentences carry TeX ($\\alpha = 10^{-3}$): shown beside a verdict, it goes to MathJax in a math
-    span, as the prose's does; a lone dollar is shown as code (tests/site finds no raw $ in rendered text)."""
+    """The seeds' sentences carry TeX ($\\alpha = 10^{-3}$): shown beside a verdict, it is code, as the seed has it,
+    and so is a lone dollar (tests/site finds no raw $ in rendered text)."""
     from shallowflow.verdicts.scorecard import quote_text_html
 
     got = quote_text_html("with $\\alpha = 10^{-3}$, a < b, $$F = 1$$ and $5")
-    assert got == ('with <span class="math notranslate nohighlight">\\(\\alpha = 10^{-3}\\)</span>, a &lt; b, '
-                   '<span class="math notranslate nohighlight">\\[F = 1\\]</span> and <code>$</code>5')
+    assert got == ('with <code>$\\alpha = 10^{-3}$</code>, a &lt; b, <code>$$F = 1$$</code> and <code>$</code>5')

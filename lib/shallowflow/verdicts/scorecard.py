@@ -496,8 +496,9 @@ _TEX = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 
 
 def quote_text_html(text: str) -> str:
-    """A source's sentence, verbatim, as HTML: escaped, its TeX (``$...$``, ``$$...$$``) typeset by MathJax as the
-    prose's is (a ``math`` span), and a lone dollar shown as code, so a page never shows raw TeX."""
+    """A source's sentence, verbatim, as HTML: escaped, its TeX (``$...$``, ``$$...$$``) shown as code, as the seed
+    text has it, and a lone dollar too, so no raw TeX stands in the prose (a math span would need MathJax on pages
+    Sphinx sees no math on)."""
     import html
 
     out, last = [], 0
@@ -505,11 +506,11 @@ def quote_text_html(text: str) -> str:
     for m in _TEX.finditer(text):
         out.append(html.escape(text[last:m.start()]))
         tex = m.group(1) if m.group(1) is not None else m.group(2)
-        opened, closed = (r"\[", r"\]") if m.group(1) is not None else (r"\(", r"\)")
-        out.append(f'<span class="math notranslate nohighlight">{opened}{html.escape(tex)}{closed}</span>')
+        dollars = "$$" if m.group(1) is not None else "$"
+        out.append(f"<code>{dollars}{html.escape(tex)}{dollars}</code>")
         last = m.end()
     out.append(html.escape(text[last:]))
-    return "".join(out).replace("$", "<code>$</code>")
+    return "".join(x if x.startswith("<code>") else x.replace("$", "<code>$</code>") for x in out)
 
 
 def quotes_html(row: dict, registry: dict | None = None) -> str:
