@@ -6,10 +6,17 @@ starting kernels at once, a kernel can lose a port to the other's and die before
 kernel_info"; seen once, on conditioning-at-init, in a fresh-clone ``make test``).  That is the test rig failing,
 not the notebook: the kernel is started again, at most twice more, each failure named in a warning.  A notebook
 whose own cells fail is reported by nbval as before.
+
+Its kernels are forked from a warm parent (:mod:`shallowflow.executor.warm`), as the executor's are: the same
+kernel, without paying torch's and matplotlib's imports again for every notebook.
 """
 import warnings
 
 import nbval.kernel as _kernel
+
+from shallowflow.executor.warm import warm
+
+_kernel.KernelManager = warm(_kernel.KernelManager)
 
 _start = _kernel.start_new_kernel
 TRIES = 3

@@ -24,7 +24,7 @@ import torch
 
 from . import kernel
 from .environ import (KERNEL_CHOICES, MAX_THREADS, PROGRESS_CHOICES, ConfigError, _bad, device_from_env,  # noqa: F401
-                      kernel_from_env, progress_from_env, threads_from_env)
+                      kernel_from_env, progress_from_env, threads_from_env, warm_kernels_from_env)
 
 DTYPE = torch.float64
 
@@ -39,6 +39,7 @@ def check() -> None:
     device_from_env()
     kernel_from_env()
     progress_from_env()
+    warm_kernels_from_env()
 
 
 def default_device() -> torch.device:

@@ -78,3 +78,14 @@ def progress_from_env() -> bool | None:
         return PROGRESS_CHOICES[raw.lower()]
     except KeyError:
         raise _bad("SHALLOWFLOW_PROGRESS", raw, "expected auto, 1/on/true/yes or 0/off/false/no") from None
+
+
+def warm_kernels_from_env() -> bool:
+    """SHALLOWFLOW_WARM_KERNELS (default 1): whether the executor forks chapters' kernels from a warm parent
+    (:mod:`shallowflow.executor.warm`); 0 starts every kernel as a new interpreter."""
+    raw = os.environ.get("SHALLOWFLOW_WARM_KERNELS", "").strip().lower()
+    if raw in ("", "1", "on", "yes", "true"):
+        return True
+    if raw in ("0", "off", "no", "false"):
+        return False
+    raise _bad("SHALLOWFLOW_WARM_KERNELS", raw, "expected 0 or 1")

@@ -28,6 +28,8 @@ private ones the tests and tools use), so ``from shallowflow import executor as 
   parameters (:func:`chapters`, :func:`resolve`, :func:`schema`, :func:`parameters`, :func:`profile_values`);
 - :mod:`.tasks` -- :class:`Task`, :func:`prepare`, :func:`execute_task`, :func:`read_result`, the code version;
 - :mod:`.notebook` -- a task's notebook in a kernel of its own (papermill) or in this process (``direct``);
+- :mod:`.warm` -- kernels forked from a warm parent (:mod:`.zygote`) that has imported torch, matplotlib and
+  ipykernel once, instead of paying those imports in every kernel (the smoke tier and nbval start 84);
 - :mod:`.publish` -- :func:`outputs`, :func:`check_outputs`, :func:`publish` (all files or none), superseding;
 - :mod:`.cluster` -- :func:`cluster`, :func:`connect`, :func:`run_tasks` on Dask.
 

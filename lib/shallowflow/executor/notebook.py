@@ -28,10 +28,13 @@ def _kernel_manager_class(ip: str, started: list, log: Path):
     started in one folder, and two of them would talk over the same sockets).  The kernel process's
     own stdout and stderr (start-up and shutdown messages, not cell outputs, which travel over the
     sockets into the notebook) go to ``log``.  Managers are appended to ``started``, so that an
-    interrupted run can end its kernel at once."""
+    interrupted run can end its kernel at once.  Kernels are forked from a warm parent where that gives the
+    same kernel (:mod:`~shallowflow.executor.warm`)."""
     from jupyter_client.manager import AsyncKernelManager
 
-    class IPCKernelManager(AsyncKernelManager):
+    from .warm import warm
+
+    class IPCKernelManager(warm(AsyncKernelManager)):
         def __init__(self, **kw):
             kw.setdefault("transport", "ipc")
             kw.setdefault("ip", ip)
