@@ -308,9 +308,9 @@ if "census" in P.sections:
                  valid=C.NO_TRAINING)
 
 if "sweep" in P.sections:
-    ratio = torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in P.epsilons]).flatten()
+    ratio = ex.output_growth(sw, P.epsilons)
     claims.check("Thm1(i)/bound", "max_j |a_j(tau_eps)| / |a_j(0)| <= lambda^(-eps) (times 1.05), every run and eps",
-                 ratio, C.below(1.05), source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps", valid=ok_sweep)
+                 ratio, ex.THM1_BOUND, source_value="lambda^(-eps) [R]", note="measured: ratio times lambda^eps", valid=ok_sweep)
     for e in P.epsilons:
         claims.check(f"Thm1(i)/exponent-eps{e:g}", f"eps = {e:g}: fitted exponent of that ratio in 1/lambda",
                      slopes[e]["R"], ex.ratio_exponent_criterion(e), source_value=f"{e:g} [R]", valid=ok_sweep)

@@ -123,10 +123,11 @@ def sweep_snapshot_steps(P) -> dict:
     return {(e, sc): int(round(tau_eps(e, sc, float(D.norm())) / P.lr)) for e in P.epsilons for sc in P.scales}
 
 
-def run_sweep(P, activation: str = "relu", leak: float = 0.01) -> Sweep:
+def run_sweep(P, activation: str = "relu", leak: float = 0.01, kind: str = "balanced") -> Sweep:
     """Balanced runs on the three-point data at every (scale, seed), one ensemble, observed along the way. The
-    chapter's network is ReLU; ``activation`` (and ``leak``) give the same sweep with another activation, the false
-    case of Theorem 1's ReLU-only statements (tests/test_controls_early_alignment.py)."""
+    chapter's network is ReLU from a balanced start; ``activation`` (and ``leak``) or ``kind`` (an initialisation of
+    :func:`~.theory.initialise`) give the same sweep with another activation or start, the false cases of Theorem 1's
+    ReLU-only and balanced-only statements (tests/test_controls_early_alignment.py)."""
     data = datasets.get("ea-three-point", device=CPU)
     X, y = data.X, data.y
     net = Network(activation, leak=leak)
@@ -135,7 +136,7 @@ def run_sweep(P, activation: str = "relu", leak: float = 0.01) -> Sweep:
     Dn = float(D.norm())
     lam = [sc for sc in P.scales for _ in P.seeds]
     seeds = [s for _ in P.scales for s in P.seeds]
-    p0 = initialise("balanced", seeds, P.width, 2, lam)
+    p0 = initialise(kind, seeds, P.width, 2, lam)
     sets = neuron_sets(p0, X)
     steps = int(round(P.time / P.lr))
     ks = sweep_snapshot_steps(P)
@@ -184,8 +185,17 @@ POSITIVE_TO_MAXIMUM = C.above(1.0)
 NEGATIVE_TO_MINIMUM = C.above(1.0)
 SWITCHED_OFF_FROZEN = C.below(0.0, strict=False)
 
+# Theorem 1 (i): max_j |a_j(tau_eps)| / |a_j(0)| times lambda^eps (output_growth), every run and eps, below 1.05
+THM1_BOUND = C.below(1.05)
+
 # Lemmas 5 (3) and 6 (2): at tau_2 and at tau_3 (lambda <= 1e-4) the S+ neurons are pairwise aligned (min pairwise cos)
 PAIRWISE_ALIGNED = C.above(1 - 1e-3)
+
+
+def output_growth(sw: "Sweep", epsilons) -> torch.Tensor:
+    """Thm1(i)/bound: per eps and run, max_j |a_j(tau_eps)| / |a_j(0)| times lambda^eps (at most 1 when the output
+    weights grow no faster than lambda^(-eps) until tau_eps), flattened eps-major."""
+    return torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in epsilons]).flatten()
 
 
 def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
