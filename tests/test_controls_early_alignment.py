@@ -256,10 +256,10 @@ def test_spurious_at_the_end_of_phase_2a_the_neurons_still_point_at_d(figure2_en
 
 def test_alignment_no_pairwise_alignment_at_a_large_scale():
     """Lem5/pairwise and Lem6/pairwise: the same measurement (min pairwise cos over S+ at the tau_2 and tau_3 captures of
-    the sweep, theory.series_at_capture) on the chapter's sweep at lambda = 0.1 (width 10, step 2e-2), a scale far
+    the sweep, theory.series_at_capture) on the chapter's sweep at lambda = 0.1 (width 20, step 2e-2), a scale far
     above the small lambda of Lemmas 5 and 6: the early alignment phase is too short (tau_2 comes before
     tau_eps), the S+ neurons grow from wherever they started, and PAIRWISE_ALIGNED rejects both captures."""
-    P = SimpleNamespace(width=10, scales=[1e-1], seeds=[0], epsilons=[0.5], lr=2e-2, time=23.0, monitor_every=10,
+    P = SimpleNamespace(width=20, scales=[1e-1], seeds=[0], epsilons=[0.5], lr=2e-2, time=23.0, monitor_every=20,
                         eps2=1e-2, eps3=1e-2)
     sw = alignment.run_sweep(P)
     for name in ("tau2", "tau3"):
@@ -384,3 +384,18 @@ def test_spurious_the_function_is_not_small_at_tau_2_above_lambda_star(figure2_a
     v = th.series_at_capture(fr.run, fr.captures, "tau2", "loss") / float((fr.data.y ** 2).mean())
     assert _finite(v)
     assert not spurious.PANEL_CD_LOSS(v)
+
+
+def test_failure_rates_leaky_wide_network_does_not_fail_at_a_moderate_scale():
+    """S5-leaky/fixed-width-small-scale (footnote 7: at a fixed width, a small enough scale fails again): the same share
+    (failing runs at the grid's smallest scale, counted when some run of the width succeeds, failure_rates.
+    fixed_width_failing) on a leaky-ReLU grid (gamma = 0.1, the chapter's step, flow time and stopping loss) at
+    m = 100 whose only scale, 1e-3, is not small enough for that width (Section 5: leaky ReLU keeps
+    omnidirectionality there and converges): a run reaches a global minimum, the share is below 1, and
+    FIXED_WIDTH_FAILS rejects it."""
+    data = datasets.get("ea-three-point", device="cpu")
+    g = failure_rates.run_grid(data, [100], [1e-3], lambda m: [0, 1], lr=1e-2, T=400.0, activation="leaky_relu",
+                               leak=0.1, stop_below=1e-10)
+    v = failure_rates.fixed_width_failing(g, 100)
+    assert math.isfinite(v)
+    assert not failure_rates.FIXED_WIDTH_FAILS(v)
