@@ -273,7 +273,7 @@ if "gd" in P.sections:
                  source_value="for lambda <= lambda* [T]", note=f"first {P.small_draws} datasets per eta", valid=ok("small"))
     claims.check("Thm2/remark3-gd", f"Remark 3: at eta in {remark_small} GD still ends at the OLS loss (share per eta)",
                  [sum(o == "ols" for o in gd["remark"][(e_, P.remark_width)]["outcome"]) / len(gd["remark"][(e_, P.remark_width)]["outcome"])
-                  for e_ in remark_small], C.above(1.0), source_value="'a similar result ... for a larger eta' [T]",
+                  for e_ in remark_small], ex.REMARK3_GD, source_value="'a similar result ... for a larger eta' [T]",
                  valid=ok("remark", [(e_, P.remark_width) for e_ in remark_small]) if remark_small else None)
     claims.check("Thm2/finite-step-escapes", f"with a step of {P.fast_lr:g} some runs at eta < 1/6 escape (count)",
                  fast_escape, C.above(1), source_value="balanced case 'more easily challenged by finite step sizes' [T, App. B.1]",

@@ -317,11 +317,11 @@ def at_capture(name, key):
 # %%
 if anim2:
     claims.check("E4/figure2-descent", "the animation's frames show a descent: largest loss increase between "
-                 "consecutive frames, relative to L(0)", float((L_anim2[1:] - L_anim2[:-1]).max() / L_anim2[0]),
-                 C.below(1e-12), source_value="the authors' mp4 of Figure 2 [C]",
+                 "consecutive frames, relative to L(0)", ex.largest_frame_rise(L_anim2),
+                 ex.ANIMATION_DESCENT, source_value="the authors' mp4 of Figure 2 [C]",
                  note=f"{len(anim2)} frames, step {P.lr:g}", valid=fr.valid["run"])
     claims.check("E4/figure2-ends-spurious", "its last frame is at the OLS loss: |L - L_lin*|",
-                 abs(float(L_anim2[-1]) - float(o.loss)), C.below(1e-5), source_value="Figure 2 (g) [T]", valid=fr.valid["run"])
+                 abs(float(L_anim2[-1]) - float(o.loss)), ex.ANIMATION_ENDS_AT_OLS, source_value="Figure 2 (g) [T]", valid=fr.valid["run"])
 claims.check("E2/final-loss", "Figure 2 (g): the loss converges to the OLS loss L_lin* (a spurious point)",
              (end["loss"] - Ls).abs(), ex.FINAL_AT_OLS, source_value="L_lin* [R]; 0.1750427 from the data",
              note="spec E2.1: |L_final - L_lin*| <= 1e-5", valid=fr.valid["run"])
@@ -336,7 +336,7 @@ claims.check("E2/linear-equivalence", "the all-active neurons act as beta*: |sum
 claims.check("E2/single-neuron", "positive all-active neurons share one direction: min cos(w_j, beta*)",
              end["min_cos_beta"], ex.SINGLE_NEURON, source_value="single neuron [T]", valid=fr.valid["run"])
 claims.check("E2/moved-from-D", "their direction moved from D towards beta* (median cos to beta* minus to D)",
-             end["median_cos_beta"] - end["median_cos_D"], C.above(0.0, strict=True),
+             end["median_cos_beta"] - end["median_cos_D"], ex.MOVED_FROM_D,
              source_value="Fig. 2 (d) vs (h) [T]", note=f"1 - cos(D, beta*) = {float(th.misalignment(o.beta[None], D)[0]):.4f}", valid=fr.valid["run"])
 claims.check("E2/negative-small", "negative neurons stay irrelevant: max |a_j| over a_j < 0", end["neg_abs_a"],
              C.below(1e-3), source_value="irrelevant [T]", valid=fr.valid["run"])
@@ -354,14 +354,14 @@ gate_note = (f"counted on runs that trained (gate: L(0)/L(T) >= {ex.LEARNED_LOSS
 claims.check("E2/s0-frozen", "positive neurons inactive on all points at initialisation never move (max change)",
              inv["s0_moved_end"], ex.S0_FROZEN, source_value="exactly 0 [T]", note=gate_note, valid=fr.valid["run"])
 claims.check("E2/panel-cd-aligned", "Figure 2 (c, d), end of Phase 2a: median 1 - cos(w_j, D) over S+",
-             at_capture("tau2", "misalign_median"), C.below(1e-4), source_value="aligned [T]", valid=fr.valid["run"])
+             at_capture("tau2", "misalign_median"), ex.PANEL_CD_ALIGNED, source_value="aligned [T]", valid=fr.valid["run"])
 claims.check("E2/panel-cd-loss", "Figure 2 (c, d): the function is still nearly 0 (L / L(0))",
-             at_capture("tau2", "loss") / float((data.y ** 2).mean()), C.above(0.9), source_value="h close to 0 [T]", valid=fr.valid["run"])
+             at_capture("tau2", "loss") / float((data.y ** 2).mean()), ex.PANEL_CD_LOSS, source_value="h close to 0 [T]", valid=fr.valid["run"])
 claims.check("E2/two-neuron-interpolator", "a two-neuron network interpolates the data (its loss)", two_loss,
              C.below(1e-12), source_value="[T]", valid=C.NO_TRAINING)
 
 claims.check("Lem1/drift-bound", "balancedness a_j^2 - |w_j|^2 is conserved: GD drift / max a_j^2 (step lr)",
-             fr.balance["lr"]["drift"] / fr.balance["lr"]["max_a_sq"], C.below(1e-3), source_value="conserved by GF", valid=fr.valid["balance"])
+             fr.balance["lr"]["drift"] / fr.balance["lr"]["max_a_sq"], ex.DRIFT_BOUND, source_value="conserved by GF", valid=fr.valid["balance"])
 claims.check("Lem1/drift-halves", "the drift at a fixed flow time halves with the step (ratio lr vs lr/2)",
              fr.balance["lr"]["drift"] / fr.balance["half_lr"]["drift"], C.within(1.8, 2.2),
              source_value="[derived] O(lr^2) per step", note="the spec's 'drift ~ lr^2' is per step; at fixed time it is ~ lr", valid=fr.valid["balance"])
@@ -391,16 +391,16 @@ claims.check("Lem4/control-can-fail", "the same measurement on a trained run wit
              note=f"m = {P.control_width}, slope {P.control_leak:g}, flow time {P.control_time:g}, the same gate; a control "
                   "that did not train measures nan and fails", valid=fr.valid["leaky"])
 claims.check("Lem5/positivity", "on [tau_eps, tau_2] S+ stays positively correlated with every x_k (min cos)",
-             ex.window(fr, "pos_margin", fr.tau_eps, t2, "min"), C.above(0.0, strict=True), source_value="Lemma 5 (2)", valid=fr.valid["run"])
+             ex.window(fr, "pos_margin", fr.tau_eps, t2, "min"), ex.POSITIVITY, source_value="Lemma 5 (2)", valid=fr.valid["run"])
 claims.check("Lem5/negative-norms", "at tau_2 the negative norms are at most their initial ones (max ratio - 1)",
              at_capture("tau2", "neg_norm_ratio") - 1, C.below(gd_tol, strict=False), source_value="Lemma 5 (4)",
              note=f"deviation from the spec: the criterion allows a slack of (lr |D|)^2 = {gd_tol:.2g}, the growth one GD "
                   "step adds to the squared norm of a neuron orthogonal to its D_j (Lemma 5 (4) is a gradient-flow "
                   "statement, as Lemma 4 (2))", valid=fr.valid["run"])
 claims.check("Lem6/positivity", "on [tau_2, tau_3] S+ stays positively correlated with every x_k (min cos)",
-             ex.window(fr, "pos_margin", t2, t3, "min"), C.above(0.0, strict=True), source_value="Lemma 6 (3)", valid=fr.valid["run"])
+             ex.window(fr, "pos_margin", t2, t3, "min"), ex.POSITIVITY, source_value="Lemma 6 (3)", valid=fr.valid["run"])
 claims.check("Lem6/negative-small", "at tau_3 the negative neurons are small (max |a_j|)",
-             at_capture("tau3", "neg_abs_a"), C.below(1e-2), source_value="Lemma 6 (4)", valid=fr.valid["run"])
+             at_capture("tau3", "neg_abs_a"), ex.NEGATIVE_SMALL_TAU3, source_value="Lemma 6 (4)", valid=fr.valid["run"])
 claims.check("Lem7/exponential-tail", "L - L_lin* decays exponentially: decrease factor over the fitted window",
              tail.get("fall", math.nan), C.above(1e4), source_value="Lemma 7 (1)",
              note=f"window L - L* in [1e-12, 1e-5]; rate {tail.get('rate', math.nan):.4f} per unit time", valid=fr.valid["run"])
@@ -412,14 +412,14 @@ claims.check("Lem9-24/pl-bounded-below", "local PL (Lemma 21): min over the tail
 claims.check("Lem9-24/rate-equals-pl", "the fitted decay rate equals the PL ratio (dL/dt = -|grad L|^2): relative gap",
              abs(tail.get("rate", math.nan) / tail.get("pl_median", math.nan) - 1), C.below(0.05), source_value="[derived]", valid=fr.valid["run"])
 claims.check("Lem9-24/finite-path", "finite path length (Lemma 23): share of the path in the last 20% of the run",
-             tail["path_last20"] / tail["path_total"], C.below(1e-5), source_value="converges", valid=fr.valid["run"])
+             tail["path_last20"] / tail["path_total"], ex.FINITE_PATH, source_value="converges", valid=fr.valid["run"])
 
 claims.check("S5-limit/saddle-descent", "balanced limit: replacing its smallest neuron by rho (1, (1, 0)) lowers L (max dL)",
-             max(sad["dL"]), C.below(0.0), source_value="saddle [T]", valid=fr.valid["run"])
+             max(sad["dL"]), ex.SADDLE_DESCENT, source_value="saddle [T]", valid=fr.valid["run"])
 claims.check("S5-limit/saddle-prediction", "dL matches the first-order prediction (max relative gap)",
              max(abs(a / b - 1) for a, b in zip(sad["dL"], sad["predicted"])), C.below(1e-3), source_value="[derived]", valid=fr.valid["run"])
 claims.check("S5-limit/dominated-spurious", "the dominated run also converges to the OLS loss (|L - L_lin*|)",
-             (dom_end["loss"] - Ls).abs(), C.below(1e-5), source_value="spurious [T]", valid=fr.valid["dominated"])
+             (dom_end["loss"] - Ls).abs(), ex.DOMINATED_SPURIOUS, source_value="spurious [T]", valid=fr.valid["dominated"])
 claims.check("S5-limit/dominated-no-zero-neuron", "dominated limit: min |a_j| against the balancedness bound "
              "min sqrt(a_j(0)^2 - |w_j(0)|^2) (ratio)", lm["min_abs_a"] / dom_bound, C.above(1 - 1e-6),
              source_value="no zero neuron [T]", valid=fr.valid["dominated"])

@@ -123,17 +123,20 @@ def sweep_snapshot_steps(P) -> dict:
     return {(e, sc): int(round(tau_eps(e, sc, float(D.norm())) / P.lr)) for e in P.epsilons for sc in P.scales}
 
 
-def run_sweep(P) -> Sweep:
-    """Balanced runs on the three-point data at every (scale, seed), one ensemble, observed along the way."""
+def run_sweep(P, activation: str = "relu", leak: float = 0.01, kind: str = "balanced") -> Sweep:
+    """Balanced runs on the three-point data at every (scale, seed), one ensemble, observed along the way. The
+    chapter's network is ReLU from a balanced start; ``activation`` (and ``leak``) or ``kind`` (an initialisation of
+    :func:`~.theory.initialise`) give the same sweep with another activation or start, the false cases of Theorem 1's
+    ReLU-only and balanced-only statements (tests/test_controls_early_alignment.py)."""
     data = datasets.get("ea-three-point", device=CPU)
     X, y = data.X, data.y
-    net = Network("relu")
+    net = Network(activation, leak=leak)
     o = ols(X, y)
     D = key_vector(X, y)
     Dn = float(D.norm())
     lam = [sc for sc in P.scales for _ in P.seeds]
     seeds = [s for _ in P.scales for s in P.seeds]
-    p0 = initialise("balanced", seeds, P.width, 2, lam)
+    p0 = initialise(kind, seeds, P.width, 2, lam)
     sets = neuron_sets(p0, X)
     steps = int(round(P.time / P.lr))
     ks = sweep_snapshot_steps(P)
@@ -168,10 +171,12 @@ def run_sweep(P) -> Sweep:
                  captures, at)
 
 
-# Remark 1 ("Condition 1 covers all neurons as lambda -> 0"): the share of S+ within 1e-3 of D at tau_eps must
-# never drop as lambda decreases (REM1_NO_DROP on the largest drop) and reach every neuron at the smallest lambda
-# (REM1_ALL_AT_SMALLEST, per run): the first alone holds on an untrained network, whose shares are all 0.
+# Remark 1 ("When lambda -> 0, this covers all the neurons with probability 1"): the share of S+ within 1e-3 of D at
+# tau_eps grows as lambda decreases (REM1_GROWS on share_growth: it never drops and it rises) and reaches every
+# neuron at the smallest lambda (REM1_ALL_AT_SMALLEST, per run). REM1_NO_DROP on the largest drop alone also holds on
+# an untrained network, whose shares are all 0 (tests/test_null_early_alignment.py shows it): share_growth is 0 there.
 REM1_NO_DROP = C.below(0.0, strict=False)
+REM1_GROWS = C.above(0.0, strict=True)
 REM1_ALL_AT_SMALLEST = C.above(1.0)
 
 # Theorem 1 (ii) at the smallest lambda, per run: every S+ neuron in the cone of the maximum D, every S- neuron
@@ -179,6 +184,18 @@ REM1_ALL_AT_SMALLEST = C.above(1.0)
 POSITIVE_TO_MAXIMUM = C.above(1.0)
 NEGATIVE_TO_MINIMUM = C.above(1.0)
 SWITCHED_OFF_FROZEN = C.below(0.0, strict=False)
+
+# Theorem 1 (i): max_j |a_j(tau_eps)| / |a_j(0)| times lambda^eps (output_growth), every run and eps, below 1.05
+THM1_BOUND = C.below(1.05)
+
+# Lemmas 5 (3) and 6 (2): at tau_2 and at tau_3 (lambda <= 1e-4) the S+ neurons are pairwise aligned (min pairwise cos)
+PAIRWISE_ALIGNED = C.above(1 - 1e-3)
+
+
+def output_growth(sw: "Sweep", epsilons) -> torch.Tensor:
+    """Thm1(i)/bound: per eps and run, max_j |a_j(tau_eps)| / |a_j(0)| times lambda^eps (at most 1 when the output
+    weights grow no faster than lambda^(-eps) until tau_eps), flattened eps-major."""
+    return torch.stack([sw.at_tau[e]["a_ratio"] * sw.lam ** e for e in epsilons]).flatten()
 
 
 def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
@@ -190,6 +207,17 @@ def aligned_shares(sw: "Sweep", eps: float) -> torch.Tensor:
 def largest_drop(shares: torch.Tensor) -> float:
     """The largest decrease between consecutive entries of ``shares`` (0 when it never decreases or has one entry)."""
     return float((shares[:-1] - shares[1:]).clamp_min(0).max()) if shares.numel() > 1 else 0.0
+
+
+def share_growth(shares: torch.Tensor) -> float:
+    """Rem1/aligned-share-grows: the rise of ``shares`` from the first entry (the largest lambda) to the last (the
+    smallest) when it never decreases between consecutive entries, minus the largest decrease otherwise; NaN with
+    fewer than two entries. Positive exactly when the share grows: 0 for a constant share (an untrained network's,
+    all 0, or a sweep whose every lambda already aligns every neuron), negative when it ever drops."""
+    if shares.numel() < 2:
+        return math.nan
+    drop = largest_drop(shares)
+    return -drop if drop > 0 else float(shares[-1] - shares[0])
 
 
 def loglog_slope(x, y) -> tuple[float, float]:

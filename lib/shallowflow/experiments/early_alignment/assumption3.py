@@ -249,6 +249,7 @@ def run_lemma8(P) -> dict:
 # Pass criterion of Thm2/assumption3-all-fail, whose null scenario the tests run (tests/test_null_early_alignment.py)
 ALL_FAIL_SHARE = C.above(1.0)  # smallest share per (eta, width) of runs ending at their OLS loss
 GD_SPURIOUS = C.below(1e-5)  # E1/gd-spurious: |L - L_lin*| at the end of balanced GD from a small scale
+REMARK3_GD = C.above(1.0)  # Thm2/remark3-gd: share of runs ending at their OLS loss at the larger etas (per eta)
 EVERY_DRAW = C.above(1.0)  # Lem8/assumption4, -5, -5-linear, -6, -remark3-not-tight: share of draws satisfying them
 
 

@@ -291,6 +291,19 @@ def empirical_lambda_star(g: Grid, width) -> float:
     return best
 
 
+def width_independence(g: Grid, widths) -> float:
+    """Thm2/lambda-star-width-independent: max / min over ``widths`` of the largest all-fail scale
+    (:func:`empirical_lambda_star`); NaN with fewer than two widths, or unless every one of them has its boundary in the
+    grid: a scale at which some run escapes or reaches a global minimum. The source's scale "does not depend on the
+    width m, but solely on the training data": a boundary between failure and escape that is the same for every
+    width. An untrained grid, where every run fails at every scale, has no boundary to compare (its all-fail scales
+    are all the top of the grid)."""
+    if len(widths) < 2 or not all(any(g.fraction(m, sc) > 0 for sc in g.scales) for m in widths):
+        return math.nan
+    stars = [empirical_lambda_star(g, m) for m in widths]
+    return max(stars) / max(min(stars), 1e-300)
+
+
 def run_failure_rates(P) -> dict:
     """The (width, scale) phase diagram on the three-point data, the step-size check and the contrasts."""
     data = load_data(P.data)

@@ -62,6 +62,23 @@ LINEAR_EQUIVALENCE = C.below(1e-3)  # E2/linear-equivalence: |sum a_j w_j - beta
 SINGLE_NEURON = C.above(0.999)  # E2/single-neuron: min cos(w_j, beta*) over the positive all-active neurons
 RELU_OLS = C.below(1e-3)  # E2/relu-ols: sup distance of h to relu(<beta*, (x, 1)>) on [-1, 1]
 OLS_ON_HULL = C.below(1e-4)  # E2/ols-on-hull: sup distance of h to the OLS line on [x_1, x_3]
+MOVED_FROM_D = C.above(0.0, strict=True)  # E2/moved-from-D: median cos(w_j, beta*) minus median cos(w_j, D), S+ all-active
+SADDLE_DESCENT = C.below(0.0)  # S5-limit/saddle-descent: largest dL of the one-neuron replacement at the balanced limit
+DOMINATED_SPURIOUS = C.below(1e-5)  # S5-limit/dominated-spurious: |L - L_lin*| at the end of the dominated run
+POSITIVITY = C.above(0.0, strict=True)  # Lem5/positivity, Lem6/positivity: min cos(w_j, x_k) over S+ on the window
+NEGATIVE_SMALL_TAU3 = C.below(1e-2)  # Lem6/negative-small: max |a_j| over a_j < 0 at tau_3
+DRIFT_BOUND = C.below(1e-3)  # Lem1/drift-bound: GD drift of a_j^2 - |w_j|^2 over max a_j^2 (balancedness runs, step lr)
+PANEL_CD_ALIGNED = C.below(1e-4)  # E2/panel-cd-aligned: median 1 - cos(w_j, D) over S+ at tau_2
+FINITE_PATH = C.below(1e-5)  # Lem9-24/finite-path: share of the path length in the last 20% of the run (tail_fit)
+ANIMATION_ENDS_AT_OLS = C.below(1e-5)  # E4/figure2-ends-spurious: |L - L_lin*| at the last frame of the animation
+ANIMATION_DESCENT = C.below(1e-12)  # E4/figure2-descent: largest loss rise between consecutive frames over L(0)
+PANEL_CD_LOSS = C.above(0.9)  # E2/panel-cd-loss: L / L(0) at tau_2 (the function is still nearly 0)
+
+
+def largest_frame_rise(losses: torch.Tensor) -> float:
+    """E4/figure2-descent: the largest increase of the loss between consecutive animation frames, over the first
+    frame's loss (negative when every frame is below the one before)."""
+    return float((losses[1:] - losses[:-1]).max() / losses[0])
 
 # The invariants of Lemma 1 (the sign of every a_j is constant) and Lemma 4 (3) (the S0 neurons never move) hold for
 # a network that does not train at all. Two safeguards make their checks able to fail for the right reason:
