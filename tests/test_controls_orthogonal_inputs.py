@@ -129,15 +129,14 @@ def test_appendix_a_untrained_runs_fail_e3a():
         assert _finite(v) and not crit(v)
 
 
-@pytest.mark.xfail(**FINDING, reason="finding: E3a/still-decreasing (1 where the run does not "
-                   "end on a plateau, metrics.saddle_visits) passes a flat, untrained curve: ends_on_plateau needs an "
-                   "escape before the end, and a curve that never fell has none; E3a/loss-small rejects that case")
 def test_appendix_a_still_decreasing_rejects_a_flat_curve():
-    """E3a/still-decreasing on an untrained run: its loss never moves, so it ends on the plateau it started on."""
+    """E3a/still-decreasing on an untrained run (a finding of round 1, fixed): its loss never moves, so it ends on
+    the plateau it started on (the saddle at 0). appendix_a.still_decreasing counts a run that left no saddle as
+    ending on a plateau; the flag alone (ends_on_plateau, which needs an escape first) called it still falling."""
     S, E = _untrained_nonorthogonal()
-    v = (~S["saddles"]["ends_on_plateau"][E]).double()
-    assert _finite(v)
-    assert not appendix_a.E3A_STILL_DECREASING(v)
+    assert not bool(S["saddles"]["ends_on_plateau"][E].any())  # the old reading passed this case
+    v = appendix_a.still_decreasing(S)[E]
+    assert _finite(v) and not appendix_a.E3A_STILL_DECREASING(v)
 
 
 def test_remarks_small_init_has_the_intermediate_saddle():
