@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, remarks, theory, toy
+from shallowflow.engine.models import Network
 from shallowflow.engine.monitor import segmented_descent
 
 
@@ -295,3 +296,38 @@ def test_implicit_bias_trained_norm_rejects_a_run_without_assumption_3():
     assert _finite(half) and not implicit_bias.trained_criterion(lp["value"])(half)
     _, mon_a3 = _necessity_cases()["a3"]
     assert implicit_bias.trained_criterion(lp["value"])(0.5 * implicit_bias.squared_norms(mon_a3.final))
+
+
+def test_remarks_mean_field_toy_neurons_turn():
+    """R8/toy-no-turning: the same measurement (remarks.max_turning of toy_sweep_summary's turning angles, after 10%
+    growth) on the toy trained from the mean-field scale init_scale = 1 (the chapter's width, step and 20,000
+    iterations): its neurons start grown, and they turn by more than half a radian while fitting (the claim's
+    'once they have a non-zero norm' holds for the small initialisation of the analysis only)."""
+    sweep = remarks.run_toy_sweep(60, [1.0], [0, 1], 1e-3, 20_000)
+    v = remarks.max_turning(remarks.toy_sweep_summary(sweep, 6 / math.sqrt(5))["turning"])
+    assert _finite(v) and not remarks.NO_TURNING(v)
+
+
+def test_remarks_non_orthogonal_ortho_b_neurons_turn():
+    """R8/ortho-b-no-turning: ORTHO-B's labels on inputs with <x_k, x_l> = +-0.1 (non-orthogonal: the claim is for
+    orthogonal data), the chapter's width 100, lambda 1e-8, step 0.05 and 20,000 iterations (its R5 runs, one seed):
+    the grown neurons turn by about 0.05 rad; the orthogonal run (delta = 0) of the same ensemble passes."""
+    r5 = remarks.run_nearly_orthogonal(100, [0], 1e-8, [0.0, 0.1], 0.05, 20_000)
+    turn = remarks.max_turning(r5["turning"])
+    v = turn[r5["deltas"] == 0.1]
+    assert _finite(v) and not remarks.NO_TURNING(v)
+    assert remarks.NO_TURNING(turn[r5["deltas"] == 0])
+
+
+def test_remarks_untrained_unbalanced_gap_does_not_decrease_and_leaky_does_not_converge():
+    """R6/gap-decreases on the unbalanced ORTHO-B runs after 2 steps (the chapter's width and scales): untrained,
+    ||theta||^2 ~ lambda^2 and the rel. gap is -1 at every scale, so it does not decrease (ratio >= 1).
+    R7/converges on the leaky-ReLU toy after 2 steps (the chapter's width, scale and step): L = 0.5."""
+    scales = [1e-2, 1e-4, 1e-8, 1e-16]
+    r6 = remarks.run_unbalanced(100, [0, 1], scales, 0.05, 2)
+    un = torch.tensor([k == "unbalanced" for k in r6["kind"]])
+    v = remarks.gap_ratios(torch.stack([r6["rel_gap"][un & (r6["scale"] == lam)] for lam in scales]))
+    assert _finite(v) and not remarks.R6_GAP_DECREASES(v)
+    leaky = remarks.run_toy_sweep(60, [1e-6], [0, 1], 1e-3, 2, network=Network("leaky_relu", leak=0.1))
+    v = leaky.traj.loss[:, -1]
+    assert _finite(v) and not remarks.R7_CONVERGES(v)
