@@ -152,3 +152,29 @@ def test_bias_min_norm_exists_on_data_without_an_interpolator():
     X, y = data.X.cpu().clone(), data.y.cpu().clone()
     X[1], y[1] = X[0], -y[0]
     assert not C.below(math.inf)(theory.min_squared_norm_1d(X, y))
+
+
+@pytest.fixture(scope="module")
+def plateaus_000_001():
+    """The chapter's experiment on 000's and 001's data (non-orthogonal), tiny: m = 6, one seed, three scales."""
+    from shallowflow.experiments.synthesis import plateau as PLA
+
+    P = validate(dict(profile="custom", sources=[0, 1], width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0], lr=0.05,
+                      sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
+    return PLA, PLA.run_plateaus(P)
+
+
+def test_plateau_slopes_on_000_and_001_reject_the_other_activations_network(plateaus_000_001):
+    """Plateau/relu-000, Plateau/relu-001, Plateau/tanh-000, Plateau/tanh-001: the slope's interval over a prediction,
+    measured on the other activation's network: on these data ReLU's rate g* (002's function G) and tanh's linearised
+    rate sigma'(0) ||v|| differ by 20% or more, so a tanh plateau read against ReLU's prediction, and a ReLU plateau
+    against tanh's, must fail BAND with the whole interval outside it (rejected for where it lies, not for its
+    width); tanh against its own prediction passes on the same run."""
+    PLA, run = plateaus_000_001
+    for key in ("000", "001"):
+        relu, tanh = run.fits[key, "relu"], run.fits[key, "tanh"]
+        assert abs(relu.predicted / tanh.predicted - 1) > 0.2  # the two claims differ on these data
+        for false in (PLA.interval_over(tanh, relu.predicted), PLA.interval_over(relu, tanh.predicted)):
+            assert rejects(PLA.BAND, false)
+            assert min(false) > 1.05 or max(false) < 0.95
+        assert PLA.BAND(PLA.interval_over(tanh, tanh.predicted))
