@@ -331,3 +331,25 @@ def test_remarks_untrained_unbalanced_gap_does_not_decrease_and_leaky_does_not_c
     leaky = remarks.run_toy_sweep(60, [1e-6], [0, 1], 1e-3, 2, network=Network("leaky_relu", leak=0.1))
     v = leaky.traj.loss[:, -1]
     assert _finite(v) and not remarks.R7_CONVERGES(v)
+
+
+def test_phases_fact1_fails_at_the_first_exit():
+    """F1/saddle-gradient-1e-100, F1/saddle-loss-1e-100, F1/saddle-gradient-1e-150, F1/saddle-loss-1e-150 and
+    F1/plateau-distance-1e-150: Fact 1's measurements (phases.fact1: theta_S built from the middle state of the
+    interval, the distances over it) on ORTHO-B (the chapter's width 100, step 0.05, eps 0.1, one seed) with the
+    interval placed around the first exit (the first record with L < 0.99 L(0), +-1% of the time to Fact 1's
+    interval) instead of over the plateau: there the loss is falling, theta_S built from that state is not a
+    critical point, its loss is not (n/2)||D-||^2, and the trajectory moves far from it."""
+    lams = [1e-100, 1e-150]
+    ens = theory.make_ensemble("ortho-B", 100, lams, [0], [0.05])
+    T = theory.phase_times(ens.k, ens.lams, 0.1)
+    q = torch.linspace(-0.01, 0.01, 5, dtype=torch.float64)
+    t = T["exit1"][:, None] + q[None, :] * (T["fact1_start"] - T["exit1"])[:, None]
+    iters = torch.round(t / ens.lrs[:, None]).to(torch.int64)
+    mon = segmented_descent(ens, (int(iters.max()) // 20 + 1) * 20, 20, 2000, capture=iters)
+    f1 = phases.fact1(SimpleNamespace(ens=ens, mon=mon, eps=0.1, lemma_lams=lams, interval_iters=iters))
+    for lam in lams:
+        sel = f1["lam"] == lam
+        for v, crit in ((f1["grad_norm"][sel], phases.F1_SADDLE_GRADIENT), (f1["loss_gap"][sel], phases.F1_SADDLE_LOSS),
+                        (f1["max_dist"][sel] / f1["bound"][sel], phases.F1_PLATEAU_DISTANCE)):
+            assert _finite(v) and not crit(v), lam

@@ -290,12 +290,12 @@ for lam in P.lemma_lams:
     sel = f1["lam"] == lam
     tag = fnd.lam_label(lam)
     steps_check.check(claims, f"F1/saddle-gradient-{tag}", f"lambda = {tag}: ||grad L(theta_S)|| < 1e-8",
-                      f1["grad_norm"][sel], f1["lr"][sel], C.below(1e-8), source_value="0 (a critical point)", valid=ok_runs)
+                      f1["grad_norm"][sel], f1["lr"][sel], ex.F1_SADDLE_GRADIENT, source_value="0 (a critical point)", valid=ok_runs)
     steps_check.check(claims, f"F1/saddle-loss-{tag}", f"lambda = {tag}: |L(theta_S) - (n/2)||D-||^2| < 1e-10",
-                      f1["loss_gap"][sel], f1["lr"][sel], C.below(1e-10), source_value=f"L(theta_S) = {k.saddle_loss:g}", valid=ok_runs)
+                      f1["loss_gap"][sel], f1["lr"][sel], ex.F1_SADDLE_LOSS, source_value=f"L(theta_S) = {k.saddle_loss:g}", valid=ok_runs)
     steps_check.check(claims, f"F1/plateau-distance-{tag}",
                       f"lambda = {tag}: max over Fact 1's interval of ||theta^t - theta_S|| / lambda^(eps/5) <= 1",
-                      f1["max_dist"][sel] / f1["bound"][sel], f1["lr"][sel], C.below(1.0, strict=False),
+                      f1["max_dist"][sel] / f1["bound"][sel], f1["lr"][sel], ex.F1_PLATEAU_DISTANCE,
                       source_value="<= lambda^(eps/5)", valid=ok_runs)
 steps_check.check(claims, "F1/escape-curvature", "second derivative of L along the escape direction is -||D-|| "
                   "(relative deviation, every lambda)", (f1["curvature"] + k.norm_minus).abs() / k.norm_minus, f1["lr"],
