@@ -4,6 +4,7 @@ measurement; each value is asserted finite first (a NaN that a criterion rejects
 import math
 
 import numpy as np
+import torch
 import pytest
 
 from shallowflow import verdicts as C
@@ -178,3 +179,31 @@ def test_plateau_slopes_on_000_and_001_reject_the_other_activations_network(plat
             assert rejects(PLA.BAND, false)
             assert min(false) > 1.05 or max(false) < 0.95
         assert PLA.BAND(PLA.interval_over(tanh, tanh.predicted))
+
+
+def test_pl_not_global_rejects_a_sigmoid_network_at_the_origin():
+    """PL/not-global: the exponent of mu_0 in the scale between two small scales (pl_quantities and
+    near_zero_exponent, 002's data, the chapter's balanced initialisation at scales 1e-3 and 1e-2, two seeds) for a
+    sigmoid network, where the claim is false: sigma(0) = 1/2, so on data whose labels do not sum to 0 the gradient
+    in a does not vanish at theta = 0 (0 is not a stationary point) and mu_0 stays of order 1 (exponent ~ 0).
+    The ReLU network of the chapter passes on the same draw."""
+    from shallowflow.engine import init
+    from shallowflow.engine.models import Network
+    from shallowflow.experiments.synthesis import pl_conditioning as PC
+    from shallowflow.experiments.synthesis.sources import SOURCES
+
+    data = SOURCES["002"].dataset()
+    assert abs(float(data.y.sum())) > 0.5
+    scales, seeds = [1e-3, 1e-2], [0, 1]
+    rs = [sc for sc in scales for _ in seeds]
+    p0 = init.balanced([s for _ in scales for s in seeds], 10, data.d, [sc / math.sqrt(data.d) for sc in rs],
+                       device="cpu")
+
+    def exponent(act):
+        q = PC.pl_quantities(Network(act), p0, data.X.cpu(), data.y.cpu())
+        r = PC.PLResult("002", scales, [0], q["mu"][None], q["kappa"][None], q["kappa_max"][None], q["loss"][None],
+                        torch.tensor(rs, dtype=torch.float64), torch.ones(len(rs), dtype=torch.bool))
+        return PC.near_zero_exponent(r)
+
+    assert rejects(PC.NOT_GLOBAL, exponent("sigmoid").numpy())
+    assert PC.NOT_GLOBAL(exponent("relu").numpy())
