@@ -329,7 +329,7 @@ steps_check.check(claims, "L2/i-align-plus", "(i) min over S+,1 of <w_bar, D+>/|
 steps_check.check(claims, "L2/ii-align-minus", "(ii) min over S-,1 of <w_bar, -D->/||D-|| minus (1 - 2 lambda^eps)",
                   l2["cos_minus"] - l2["bound_cos"], l2["lr"], ex.L2_ALIGNED, source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/iii-small-norms", "(iii) max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))",
-                  l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+                  l2["max_norm"] / l2["bound_norm"], l2["lr"], ex.L2_SMALL_NORMS, source_value="<= 1", valid=ok_runs)
 for lam in P.lemma_lams:
     sel = l2["lam"] == lam
     tag = fnd.lam_label(lam)

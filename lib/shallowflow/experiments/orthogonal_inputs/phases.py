@@ -117,6 +117,7 @@ PHASE_ORDER = C.above(1.0)  # E0/phase-order: every run (at lemma_lams) shows th
 SOURCE_EXIT_LINES = {"exit 1": "Fact 1: -ln λ / ||D+||", "exit 2": "Fact 1: -ln λ / ||D-||"}
 L2_ALIGNED = C.above(0.0)  # L2/i-align-plus, L2/ii-align-minus: min cosine at t1 minus the bound 1 - 2 lambda^eps
 L2_QUANTISED = C.below(1e-2)  # L2/quantisation-*: max distance of the S+,1 (S-,1) directions to D_bar+ (-D_bar-)
+L2_SMALL_NORMS = C.below(1.0, strict=False)  # L2/iii-small-norms: max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))
 
 SCHEMA = {
     "profile": PROFILE,
