@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from shallowflow.experiments.orthogonal_inputs import appendix_a, implicit_bias, phases, remarks, theory, toy
-from shallowflow.engine.models import Network
+from shallowflow.engine.models import Network, Params
 from shallowflow.engine.monitor import segmented_descent
 
 
@@ -337,8 +337,8 @@ def test_phases_fact1_fails_at_the_first_exit():
     """F1/saddle-gradient-1e-100, F1/saddle-loss-1e-100, F1/saddle-gradient-1e-150, F1/saddle-loss-1e-150 and
     F1/plateau-distance-1e-150: Fact 1's measurements (phases.fact1: theta_S built from the middle state of the
     interval, the distances over it) on ORTHO-B (the chapter's width 100, step 0.05, eps 0.1, one seed) with the
-    interval placed around the first exit (the first record with L < 0.99 L(0), +-1% of the time to Fact 1's
-    interval) instead of over the plateau: there the loss is falling, theta_S built from that state is not a
+    interval placed around the first exit (theory.phase_times' exit1 = -ln(lambda)/||D+||, +-1% of the time from it
+    to Fact 1's interval) instead of over the plateau: there the loss is falling, theta_S built from that state is not a
     critical point, its loss is not (n/2)||D-||^2, and the trajectory moves far from it."""
     lams = [1e-100, 1e-150]
     ens = theory.make_ensemble("ortho-B", 100, lams, [0], [0.05])
@@ -353,3 +353,113 @@ def test_phases_fact1_fails_at_the_first_exit():
         for v, crit in ((f1["grad_norm"][sel], phases.F1_SADDLE_GRADIENT), (f1["loss_gap"][sel], phases.F1_SADDLE_LOSS),
                         (f1["max_dist"][sel] / f1["bound"][sel], phases.F1_PLATEAU_DISTANCE)):
             assert _finite(v) and not crit(v), lam
+
+
+def test_implicit_bias_random_ball_around_the_saddle_is_not_pl():
+    """L5/random-ball: the same measurement (implicit_bias.lemma5_random: min ||grad L||^2/L over 200 random balanced
+    points of the ball of radius lambda^(eps/40), divided by ||D-||) centred at the second saddle theta_S (the
+    converged ORTHO-B runs where Assumption 3 holds, their S-,1 neurons set to 0) instead of at theta^inf: Lemma 5 is
+    a local PL inequality around the minimiser, and near the saddle ||grad L||^2 / L falls towards 0. Centred at
+    theta^inf, the same runs pass."""
+    ens, mon = _necessity_cases()["a3"]
+    f, sm = mon.final, ens.s_minus
+    saddle = Params(torch.where(sm, torch.zeros_like(f.a), f.a), torch.where(sm[..., None], torch.zeros_like(f.W), f.W))
+    v = implicit_bias.lemma5_random(ens, saddle, 0.1, 200) / ens.k.norm_minus
+    assert _finite(v) and not implicit_bias.L5_RANDOM_BALL(v)
+    assert implicit_bias.L5_RANDOM_BALL(implicit_bias.lemma5_random(ens, f, 0.1, 200) / ens.k.norm_minus)
+
+
+def test_phases_lemma2_small_norms_fail_after_the_first_exit():
+    """L2/iii-small-norms: Lemma 2's measurement (phases.lemma2, ORTHO-B, the chapter's width, step, eps and
+    lemma_lams) taken at the first exit (theory.phase_times' exit1 = -ln(lambda)/||D+||) instead of t1: the S+,1
+    neurons have grown, and max_j ||w_j|| is 1e5 (lambda 1e-8) to 1e118 (1e-150) times 2 c lambda^(1 - r eps)."""
+    lams = [1e-8, 1e-16, 1e-50, 1e-100, 1e-150]
+    ens = theory.make_ensemble("ortho-B", 100, lams, [0], [0.05])
+    T = theory.phase_times(ens.k, ens.lams, 0.1)
+    late = torch.round(T["exit1"] / ens.lrs).to(torch.int64)
+    mon = segmented_descent(ens, (int(late.max()) // 20 + 1) * 20, 20, 2000, capture=late[:, None])
+    l2 = phases.lemma2(SimpleNamespace(ens=ens, mon=mon, eps=0.1, lemma_lams=lams, t1_iter=late))
+    v = l2["max_norm"] / l2["bound_norm"]
+    assert _finite(v) and not phases.L2_SMALL_NORMS(v)
+
+
+@functools.lru_cache(maxsize=None)
+def _without_assumption_3(name):
+    """The dataset's runs whose initialisation has S+,1 empty (the chapter's necessity construction: m = 8, two
+    seeds, lambda = 1e-8, 1e-16, 1e-30, dt 0.05, trained to convergence) and their implicit-bias table."""
+    keep, _ = implicit_bias.screen_necessity(name, 8, range(40))
+    ens = theory.make_ensemble(name, 8, [1e-8, 1e-16, 1e-30], keep[:2], [0.05])
+    mon = implicit_bias._train_to_convergence(ens, 10, 4000)
+    return ens, implicit_bias.implicit_bias(SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1), name)
+
+
+@pytest.mark.parametrize("name", ["ortho-B", "ortho-C"])
+def test_implicit_bias_gap_exponent_rejects_runs_without_assumption_3(name):
+    """T1/gap-exponent-<dataset>: the exponent of rel.gap in lambda (implicit_bias.gap_exponents on the table of
+    implicit_bias.implicit_bias) against the chapter's derived kappa (stray_exponents of the dataset), on the
+    dataset's runs whose initialisation has S+,1 empty (the chapter's necessity construction: m = 8, two seeds,
+    lambda = 1e-8, 1e-16, 1e-30, trained to convergence): without Assumption 3 the limit is not the minimal norm,
+    the gap stays at about 0.24-0.28 at every lambda, and its exponent is 0, not kappa."""
+    ens, tb = _without_assumption_3(name)
+    assert bool((tb["loss"] < 1e-20).all())  # interpolators: only the norm is not minimal
+    ge = implicit_bias.gap_exponents(ens, tb["gap"])
+    kap = implicit_bias.stray_exponents(ens.data)
+    v = (ge["slope"] - kap["subset"]).abs() / kap["subset"]
+    assert _finite(v) and not implicit_bias.GAP_EXPONENT(v)
+
+
+def test_implicit_bias_non_s_neurons_grow_without_assumption_3():
+    """T1/non-S-small-ortho-B and T1/non-S-decreasing-ortho-B on ORTHO-B's runs with S+,1 empty (see
+    _without_assumption_3), where Theorem 1's limit is not reached: the positive labels are fitted by neurons outside
+    S+,1 u S-,1, so the largest of them has norm of order 1 at the smallest lambda and does not shrink with lambda."""
+    ens, tb = _without_assumption_3("ortho-B")
+    v = tb["other_max"][tb["lam"] == 1e-30]
+    assert _finite(v) and not implicit_bias.NON_S_SMALL(v)
+    ok = implicit_bias.decreasing_to_floor(ens, tb["other_max"], 0.0)["ok"]
+    assert _finite(tb["other_max"]) and _finite(ok) and not implicit_bias.NON_S_DECREASING(ok)
+
+
+@functools.lru_cache(maxsize=None)
+def _unbalanced_start(name):
+    """The balancedness chapter's ensembles (smoke tier: the toy at m = 60, lambda 1e-6/sqrt(m), step 2e-3, flow time
+    4; ORTHO-B at m = 100, lambda 1e-16, step 0.05, flow time 100; seeds 0, 1) started unbalanced: the same w_j,
+    a_j = lambda n_j with n_j ~ N(0, 1) (init.unbalanced), so |a_j| != ||w_j|| and s_j = sign(a_j^0) is a coin flip
+    independent of w_j: Lemma 1's premise (a balanced, non-zero start) is false."""
+    from shallowflow.engine import init
+    from shallowflow.experiments.orthogonal_inputs import balancedness
+    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
+
+    width, lam, lr, T, every = {"orthogonal-toy": (60, 1e-6 / math.sqrt(60), 2e-3, 4.0, 1),
+                                "ortho-B": (100, 1e-16, 0.05, 100.0, 10)}[name]
+    e = theory.make_ensemble(name, width, [lam], [0, 1], [lr])
+    pu = init.unbalanced([0, 1], width, e.data.d, lam, device="cpu")
+    e = Ensemble(e.name, e.data, e.width, e.seeds, e.lams, e.lrs, Params(pu.a, e.p0.W.cpu()), e.s_plus, e.s_minus, e.c,
+                 e.k)
+    steps = int(math.ceil(T / lr / every)) * every
+    mon = segmented_descent(e, steps, every, 4000, summarise=balancedness.BalanceSummaries(e))
+    return e, balancedness.gd_balance(e, mon, T), T
+
+
+@pytest.mark.parametrize("name", ["orthogonal-toy", "ortho-B"])
+def test_balancedness_unbalanced_start_fails_the_gd_sign_checks(name):
+    """L1/gd-drift-sign-<dataset> and L1/gd-signs-<dataset> on an unbalanced start (see _unbalanced_start): some
+    |a_j| exceed ||w_j|| from the start, so (a^2 - ||w||^2)/(a^2 + ||w||^2) is far above the rounding allowance 2uK,
+    and some a_j cross 0 during training, so sign(a_j) = s_j fails."""
+    from shallowflow.experiments.orthogonal_inputs import balancedness
+
+    _, gb, _ = _unbalanced_start(name)
+    for v, crit in ((gb["drift_sign"], balancedness.DRIFT_SIGN), (gb["signs"], balancedness.SIGNS_KEPT)):
+        assert _finite(v) and not crit(v)
+
+
+def test_balancedness_unbalanced_flow_changes_signs():
+    """L1/gf-signs on the gradient flow (engine.flow.gradient_flow, rtol 1e-6, 21 records) of the unbalanced ORTHO-B
+    start (see _unbalanced_start): flow_balance's signs_ok is 0, an a_j of the wrong sign for its w_j crosses 0."""
+    from shallowflow.engine import flow
+    from shallowflow.experiments.orthogonal_inputs import balancedness
+    from shallowflow.experiments.orthogonal_inputs.theory import NET
+
+    e, _, T = _unbalanced_start("ortho-B")
+    ft = flow.gradient_flow(e.p0, e.data, NET, t_end=T, rtol=1e-6, snapshots_t=torch.linspace(0, T, 21).tolist())
+    v = balancedness.flow_balance(e, ft)["signs_ok"]
+    assert _finite(v) and not balancedness.SIGNS_KEPT(v)
