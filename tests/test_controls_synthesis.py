@@ -207,3 +207,41 @@ def test_pl_not_global_rejects_a_sigmoid_network_at_the_origin():
 
     assert rejects(PC.NOT_GLOBAL, exponent("sigmoid").numpy())
     assert PC.NOT_GLOBAL(exponent("relu").numpy())
+
+
+def test_plateau_log_linear_rejects_mean_field_scales():
+    """Plateau/log-linear: the R^2 of the plateau's fit against ln(1/lambda) (run_plateaus' fits, 002's data, m = 6,
+    the chapter's step and drop) over the scales 1, 0.3, 0.1 instead of small ones: the law 'a plateau proportional
+    to -ln(lambda)' is stated for small initialisations (lambda < lambda*, 000 line 1628), and at these scales the
+    escape is not linear in ln(1/lambda) (R^2 0.56 for ReLU, 0.004 for tanh)."""
+    from shallowflow.experiments.synthesis import plateau as PLA
+
+    P = validate(dict(profile="custom", sources=[2], width=6, init_scales=[1.0, 0.3, 0.1], seeds=[0], lr=0.05,
+                      sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
+    run = PLA.run_plateaus(P)
+    assert rejects(PLA.LOG_LINEAR, [f.fit["r2"] for f in run.fits.values()])
+
+
+@pytest.fixture(scope="module")
+def plateaus_002_004():
+    """The chapter's experiment on 002's and 004's data, tiny: m = 6, one seed, three scales."""
+    from shallowflow.experiments.synthesis import plateau as PLA
+
+    P = validate(dict(profile="custom", sources=[2, 4], width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0], lr=0.05,
+                      sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
+    return PLA, PLA.run_plateaus(P)
+
+
+def test_plateau_slopes_on_002_and_004_reject_the_other_datas_plateau(plateaus_002_004):
+    """Plateau/relu-002, Plateau/tanh-002, Plateau/relu-004, Plateau/tanh-004: on these data ReLU's rate g* and
+    tanh's linearised rate coincide, so the other activation gives no false case; the other dataset does: 002's
+    prediction is 1.42 and 004's 1.01, and each network's plateau on 004's data read against 002's prediction (and on
+    002's against 004's) must fail BAND with the whole interval outside it; each against its own passes."""
+    PLA, run = plateaus_002_004
+    for act in ("relu", "tanh"):
+        a, b = run.fits["002", act], run.fits["004", act]
+        assert abs(a.predicted / b.predicted - 1) > 0.2  # the two claims differ
+        for false in (PLA.interval_over(b, a.predicted), PLA.interval_over(a, b.predicted)):
+            assert rejects(PLA.BAND, false)
+            assert min(false) > 1.05 or max(false) < 0.95
+        assert PLA.BAND(PLA.interval_over(a, a.predicted)) and PLA.BAND(PLA.interval_over(b, b.predicted))
