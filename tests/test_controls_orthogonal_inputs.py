@@ -463,3 +463,22 @@ def test_balancedness_unbalanced_flow_changes_signs():
     ft = flow.gradient_flow(e.p0, e.data, NET, t_end=T, rtol=1e-6, snapshots_t=torch.linspace(0, T, 21).tolist())
     v = balancedness.flow_balance(e, ft)["signs_ok"]
     assert _finite(v) and not balancedness.SIGNS_KEPT(v)
+
+
+def test_phases_exit_slopes_reject_a_start_without_assumption_3():
+    """F1/exit1-slope-ortho-B and F1/plateau-slope-ortho-B: the slopes of the exit times against -ln(lambda)
+    (phases.exit_times, phases.slope_fits; ORTHO-B, step 0.05, lambda 1e-8 .. 1e-50) on a run whose initialisation has
+    S+,1 empty (m = 8, the first seed implicit_bias.screen_necessity keeps), where Fact 1 (under Assumptions 1-3)
+    does not apply: the positive labels are fitted by neurons active on a subset of them, which grow more slowly
+    than ||D+||, so the first exit's slope is 42% off 1/||D+|| (and the plateau's 41% off). Its second exit still
+    follows 1/||D-|| (the S-,1 neurons exist), so F1/exit2-slope has no control here."""
+    keep, _ = implicit_bias.screen_necessity("ortho-B", 8, range(12))
+    ens = theory.make_ensemble("ortho-B", 8, [1e-8, 1e-16, 1e-30, 1e-50], keep[:1], [0.05])
+    T = theory.phase_times(ens.k, ens.lams, 0.1)
+    steps = int(math.ceil(float(T["horizon"].max()) / 0.05 / 20)) * 20
+    mon = segmented_descent(ens, steps, 20, 2000, stop_below=1e-10 * ens.k.saddle_loss)
+    e1, e2 = phases.exit_times(mon)
+    k = ens.k
+    for values, slope in ((e1, 1 / k.norm_plus), (e2 - e1, 1 / k.norm_minus - 1 / k.norm_plus)):
+        v = (phases.slope_fits(ens, values)["slope"] - slope).abs() / slope
+        assert _finite(v) and not phases.EXIT_SLOPE(v)

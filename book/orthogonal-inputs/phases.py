@@ -234,7 +234,7 @@ for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope"), ("platea
     steps_check.check(claims, f"F1/{key}-{P.dataset}",
                       f"{P.dataset}: slope of the {name} time against -ln(lambda) is {theory_slope[name]:.4f} "
                       f"(relative deviation, per seed and step size)",
-                      (f["slope"] - theory_slope[name]).abs() / theory_slope[name], f["lr"], C.below(0.03),
+                      (f["slope"] - theory_slope[name]).abs() / theory_slope[name], f["lr"], ex.EXIT_SLOPE,
                       source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||", "plateau": "1/||D-|| - 1/||D+||"}[name], valid=ok_runs)
 if run.second is not None:
     for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope")):
@@ -242,7 +242,7 @@ if run.second is not None:
         steps_check.check(claims, f"F1/{key}-{P.second_dataset}",
                           f"{P.second_dataset}: slope of the {name} time against -ln(lambda) is {theory_a[name]:.4f} "
                           "(relative deviation)", (f["slope"] - theory_a[name]).abs() / theory_a[name], f["lr"],
-                          C.below(0.03), source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name], valid=ok_runs)
+                          ex.EXIT_SLOPE, source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name], valid=ok_runs)
 
 # %% [markdown]
 # ## Fact 1 (a)-(c): the second saddle $\theta_S$
