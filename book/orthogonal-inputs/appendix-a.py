@@ -244,7 +244,7 @@ claims.check("E3a/loss-small", "the loss converges towards 0: final L / initial 
              S["loss_ratio"][E3a], ex.E3A_LOSS_SMALL, source_value="loss -> 0",
              note="zero at the resolution of a linear loss plot; the next check asks that it is still falling", valid=ok_runs)
 claims.check("E3a/still-decreasing", "the run does not end on a plateau (1: still falling at the end)",
-             (~S["saddles"]["ends_on_plateau"][E3a]).double(), ex.E3A_STILL_DECREASING, source_value="loss -> 0", valid=ok_runs)
+             ex.still_decreasing(S)[E3a], ex.E3A_STILL_DECREASING, source_value="loss -> 0", valid=ok_runs)
 claims.check("E3a/intermediate-saddle", "similar phenomena: escapes from saddles (2: one intermediate saddle)",
              S["saddles"]["escapes"][E3a], ex.E3A_INTERMEDIATE_SADDLE, source_value="similar training phenomena", valid=ok_runs)
 claims.check("E3a/realign", "neurons realign while growing: max turning of grown neurons (rad)",

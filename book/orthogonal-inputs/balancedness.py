@@ -142,7 +142,7 @@ for name in run.flows:
                  "(a^2 + ||w||^2) within the rounding bound 2u(N + d + 1)", f["argmax_level"] / f["rounding_bound"],
                  C.below(1.0, strict=False), source_value="rounding level", valid=f["finite"])
 _ = claims.check("L1/gf-signs", "gradient flow: sign(a_j) = s_j and ||w_j|| > 0 at every recorded time (every run)",
-                 torch.cat([fb[n]["signs_ok"] for n in run.flows]), C.is_true("every run"), source_value="a_j = s_j ||w_j|| > 0",
+                 torch.cat([fb[n]["signs_ok"] for n in run.flows]), ex.SIGNS_KEPT, source_value="a_j = s_j ||w_j|| > 0",
                  valid=torch.cat([fb[n]["finite"] for n in run.flows]))
 
 # %% [markdown]
@@ -201,12 +201,8 @@ steps_check.check(claims, "L1/gd-drift-sum-toy", "toy: final a_j^2 - ||w_j||^2 e
                   C.below(1.0, strict=False), source_value="[derived]", valid=ok_gd)
 rows, rel_by = [], {}
 for name, e, mon, T in (("orthogonal-toy", run.toy, run.toy_mon, P.time_toy), ("ortho-B", run.b, run.b_mon, P.time_b)):
-    S, ts = mon.summaries, mon.summary_time()
-    inside = ts <= T * (1 + 1e-12)
-    rel = torch.where(inside, S["rel"], torch.zeros_like(S["rel"])).amax(1)
-    pos = torch.where(inside, S["pos"], torch.full_like(S["pos"], -math.inf)).amax(1)
-    k_in = torch.round(T / e.lrs)
-    signs = torch.where(inside, S["signs_ok"], torch.ones_like(S["signs_ok"])).amin(1)
+    gb = ex.gd_balance(e, mon, T)
+    rel, pos, k_in, signs = gb["rel"], gb["pos"], gb["k_in"], gb["signs"]
     rel_by[name] = (e, rel)
     for lr in sorted(set(e.lrs.tolist()), reverse=True):
         sel = e.lrs == lr
@@ -217,10 +213,10 @@ for name, e, mon, T in (("orthogonal-toy", run.toy, run.toy_mon, P.time_toy), ("
                       f"(flow time {T:g})", rel, e.lrs, C.below(1e-3), source_value="<= 1e-3 (spec)",
                       note="expected to fail at these step sizes: an O(eta) drift of the neurons that shrink", valid=ok_gd)
     steps_check.check(claims, f"L1/gd-drift-sign-{name}", f"{name}: max over j, t of (a_j^2 - ||w_j||^2)/(a_j^2 + ||w_j||^2) "
-                      "divided by 2uK", pos / (2 * th.U * k_in), e.lrs, C.below(1.0, strict=False),
+                      "divided by 2uK", gb["drift_sign"], e.lrs, ex.DRIFT_SIGN,
                       source_value="[derived] a_j^2 <= ||w_j||^2 under GD", valid=ok_gd)
     steps_check.check(claims, f"L1/gd-signs-{name}", f"{name}: sign(a_j) = s_j and ||w_j|| > 0 at every recorded iterate",
-                      signs, e.lrs, C.is_true("every run"), source_value="a_j = s_j ||w_j|| > 0", valid=ok_gd)
+                      signs, e.lrs, ex.SIGNS_KEPT, source_value="a_j = s_j ||w_j|| > 0", valid=ok_gd)
 display(pd.DataFrame(rows))
 for name, (e, rel) in rel_by.items():
     lrs = sorted(set(e.lrs.tolist()))

@@ -234,7 +234,7 @@ for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope"), ("platea
     steps_check.check(claims, f"F1/{key}-{P.dataset}",
                       f"{P.dataset}: slope of the {name} time against -ln(lambda) is {theory_slope[name]:.4f} "
                       f"(relative deviation, per seed and step size)",
-                      (f["slope"] - theory_slope[name]).abs() / theory_slope[name], f["lr"], C.below(0.03),
+                      (f["slope"] - theory_slope[name]).abs() / theory_slope[name], f["lr"], ex.EXIT_SLOPE,
                       source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||", "plateau": "1/||D-|| - 1/||D+||"}[name], valid=ok_runs)
 if run.second is not None:
     for name, key in (("exit 1", "exit1-slope"), ("exit 2", "exit2-slope")):
@@ -242,7 +242,7 @@ if run.second is not None:
         steps_check.check(claims, f"F1/{key}-{P.second_dataset}",
                           f"{P.second_dataset}: slope of the {name} time against -ln(lambda) is {theory_a[name]:.4f} "
                           "(relative deviation)", (f["slope"] - theory_a[name]).abs() / theory_a[name], f["lr"],
-                          C.below(0.03), source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name], valid=ok_runs)
+                          ex.EXIT_SLOPE, source_value={"exit 1": "1/||D+||", "exit 2": "1/||D-||"}[name], valid=ok_runs)
 
 # %% [markdown]
 # ## Fact 1 (a)-(c): the second saddle $\theta_S$
@@ -290,12 +290,12 @@ for lam in P.lemma_lams:
     sel = f1["lam"] == lam
     tag = fnd.lam_label(lam)
     steps_check.check(claims, f"F1/saddle-gradient-{tag}", f"lambda = {tag}: ||grad L(theta_S)|| < 1e-8",
-                      f1["grad_norm"][sel], f1["lr"][sel], C.below(1e-8), source_value="0 (a critical point)", valid=ok_runs)
+                      f1["grad_norm"][sel], f1["lr"][sel], ex.F1_SADDLE_GRADIENT, source_value="0 (a critical point)", valid=ok_runs)
     steps_check.check(claims, f"F1/saddle-loss-{tag}", f"lambda = {tag}: |L(theta_S) - (n/2)||D-||^2| < 1e-10",
-                      f1["loss_gap"][sel], f1["lr"][sel], C.below(1e-10), source_value=f"L(theta_S) = {k.saddle_loss:g}", valid=ok_runs)
+                      f1["loss_gap"][sel], f1["lr"][sel], ex.F1_SADDLE_LOSS, source_value=f"L(theta_S) = {k.saddle_loss:g}", valid=ok_runs)
     steps_check.check(claims, f"F1/plateau-distance-{tag}",
                       f"lambda = {tag}: max over Fact 1's interval of ||theta^t - theta_S|| / lambda^(eps/5) <= 1",
-                      f1["max_dist"][sel] / f1["bound"][sel], f1["lr"][sel], C.below(1.0, strict=False),
+                      f1["max_dist"][sel] / f1["bound"][sel], f1["lr"][sel], ex.F1_PLATEAU_DISTANCE,
                       source_value="<= lambda^(eps/5)", valid=ok_runs)
 steps_check.check(claims, "F1/escape-curvature", "second derivative of L along the escape direction is -||D-|| "
                   "(relative deviation, every lambda)", (f1["curvature"] + k.norm_minus).abs() / k.norm_minus, f1["lr"],
@@ -329,7 +329,7 @@ steps_check.check(claims, "L2/i-align-plus", "(i) min over S+,1 of <w_bar, D+>/|
 steps_check.check(claims, "L2/ii-align-minus", "(ii) min over S-,1 of <w_bar, -D->/||D-|| minus (1 - 2 lambda^eps)",
                   l2["cos_minus"] - l2["bound_cos"], l2["lr"], ex.L2_ALIGNED, source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L2/iii-small-norms", "(iii) max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))",
-                  l2["max_norm"] / l2["bound_norm"], l2["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+                  l2["max_norm"] / l2["bound_norm"], l2["lr"], ex.L2_SMALL_NORMS, source_value="<= 1", valid=ok_runs)
 for lam in P.lemma_lams:
     sel = l2["lam"] == lam
     tag = fnd.lam_label(lam)

@@ -151,7 +151,7 @@ for f in run.of("sigmoid"):
                  band, source_value=f"{f.predicted:.4g}", valid=f.valid)
 fits = list(run.fits.values())
 claims.check("Plateau/log-linear", "every source's data and activation: the plateau grows linearly in ln(1/lambda) "
-             "(R^2 of the fit)", [f.fit["r2"] for f in fits], C.above(0.98),
+             "(R^2 of the fit)", [f.fit["r2"] for f in fits], ex.LOG_LINEAR,
              source_value="proportional to -ln(lambda) (003, 002, 000)",
              valid=[bool(f.valid.all()) for f in fits])
 others = [run.fits[k, "relu"] for k in run.sources if k not in orthogonal and (k, "relu") in run.fits]

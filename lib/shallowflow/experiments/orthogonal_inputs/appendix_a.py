@@ -136,6 +136,16 @@ E3A_INTERMEDIATE_SADDLE = C.above(2)  # E3a/intermediate-saddle: escapes from sa
 E3A_REALIGN = C.above(0.05)  # E3a/realign: max turning of the grown neurons (rad)
 
 
+def still_decreasing(S: dict) -> torch.Tensor:
+    """E3a/still-decreasing, per run: 1 where the loss is still falling at the end of the run, 0 where it ends on a
+    plateau.  003 (line 211): "the training trajectory thus starts at the saddle point 0": a run whose decay rate never
+    peaked (metrics.saddle_visits counts no escape) never left that first saddle and ends on the plateau it started
+    on, so it measures 0 as a run that ends on a later plateau does (``ends_on_plateau`` alone asks for an escape
+    before the end, and would count a curve that never fell as still falling)."""
+    sv = S["saddles"]
+    return ((sv["escapes"] > 0) & ~sv["ends_on_plateau"]).double()
+
+
 def reference_scale(run: NonOrthoRun, S: dict, scales) -> float | None:
     """The smallest of ``scales`` whose camera-ready runs all converged (None if none did: an untrained or
     unconverged ensemble has no reference, and the E3b comparisons measure nan)."""

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import torch
 
+from ... import verdicts as C
 from ...engine.config import DTYPE
 from ...engine.metrics import finite_runs
 from ...engine.models import Params
@@ -125,6 +126,24 @@ class BalanceSummaries:
         out = self.drift_sum.clone()
         out[runs] -= f
         return out
+
+
+SIGNS_KEPT = C.is_true("every run")  # L1/gf-signs, L1/gd-signs-*: sign(a_j) = s_j and ||w_j|| > 0 at every record
+DRIFT_SIGN = C.below(1.0, strict=False)  # L1/gd-drift-sign-*: max_{j,t} (a^2 - ||w||^2)/(a^2 + ||w||^2) / (2uK)
+
+
+def gd_balance(ens: Ensemble, mon: Segmented, T: float) -> dict:
+    """The GD balancedness of every run over flow time [0, T], from :class:`BalanceSummaries` (``mon.summaries``):
+    rel (max_{j,t} |a^2 - ||w||^2| / ||w_j||^2), pos (max_{j,t} (a^2 - ||w||^2)/(a^2 + ||w||^2)), k_in (the
+    iterations within T), drift_sign (pos / (2 u k_in): at most 1 when GD keeps |a_j| <= ||w_j|| up to rounding)
+    and signs (1 where every recorded iterate has sign(a_j) = s_j and ||w_j|| > 0)."""
+    S, ts = mon.summaries, mon.summary_time()
+    inside = ts <= T * (1 + 1e-12)
+    pos = torch.where(inside, S["pos"], torch.full_like(S["pos"], -math.inf)).amax(1)
+    k_in = torch.round(T / ens.lrs)
+    return dict(rel=torch.where(inside, S["rel"], torch.zeros_like(S["rel"])).amax(1), pos=pos, k_in=k_in,
+                drift_sign=pos / (2 * U * k_in),
+                signs=torch.where(inside, S["signs_ok"], torch.ones_like(S["signs_ok"])).amin(1))
 
 
 def drift_formula(p: Params, X: torch.Tensor, y: torch.Tensor, lr: torch.Tensor) -> torch.Tensor:

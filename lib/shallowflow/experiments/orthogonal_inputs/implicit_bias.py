@@ -154,6 +154,16 @@ CAUCHY_LAST = C.below(1e-3)  # T1/cauchy-last-ortho-B: the last consecutive dist
 NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decreasing_to_floor(...)["ok"] per seed
 NON_S_SMALL = C.below(1e-6)  # T1/non-S-small-ortho-B: max norm outside S+,1 u S-,1 at the smallest lambda
 ALIGNED = C.below(1e-8)  # T1/aligned-ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at the smallest lambda
+GAP_EXPONENT = C.below(0.1)  # T1/gap-exponent-*: |measured exponent of rel.gap in lambda - kappa| / kappa
+L5_RANDOM_BALL = C.above(1.0)  # L5/random-ball: min ||grad L||^2/L / ||D-|| over random balanced points of the ball
+NEC_CONVERGES = C.below(1e-20)  # T1/necessity-converges: final L of the runs with S+,1 empty
+NEC_GAP = C.above(0.01)  # T1/necessity-gap: rel.gap of their limit to the minimal norm
+NEC_DIRECTIONS = C.above(3.0)  # T1/necessity-directions: number of distinct directions of their grown neurons
+
+
+def trained_criterion(lp_value: float) -> "C.Criterion":
+    """E8/ortho-B-trained: (1/2)||theta_lambda^inf||^2 equals the Eq. (8) linear program's value (relative 1e-6)."""
+    return C.close_to(lp_value, rtol=1e-6)
 
 
 @dataclass

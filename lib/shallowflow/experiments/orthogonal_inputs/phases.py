@@ -110,10 +110,15 @@ def slope_fits(ens: Ensemble, values: torch.Tensor) -> dict:
 # the source's times drawn on the exit-time figure (003 Section 4, Fact 1: the trajectory sits at the second saddle for
 # t in [-(1+3 eps)/||D_+|| ln(lambda), -(1-eps)/||D_-|| ln(lambda)]; Section 3.2: "these three phases (which last a time
 # -ln(lambda)/||D_-||)"): the exits on the lines -ln(lambda)/||D_+|| and -ln(lambda)/||D_-||, formulas of the data
+EXIT_SLOPE = C.below(0.03)  # F1/exit*-slope-*, F1/plateau-slope-*: |fitted slope - theory's| / theory's
+F1_SADDLE_GRADIENT = C.below(1e-8)  # F1/saddle-gradient-*: ||grad L(theta_S)||
+F1_SADDLE_LOSS = C.below(1e-10)  # F1/saddle-loss-*: |L(theta_S) - (n/2)||D-||^2|
+F1_PLATEAU_DISTANCE = C.below(1.0, strict=False)  # F1/plateau-distance-*: max ||theta^t - theta_S|| / lambda^(eps/5)
 PHASE_ORDER = C.above(1.0)  # E0/phase-order: every run (at lemma_lams) shows the schematic's order of the phases
 SOURCE_EXIT_LINES = {"exit 1": "Fact 1: -ln λ / ||D+||", "exit 2": "Fact 1: -ln λ / ||D-||"}
 L2_ALIGNED = C.above(0.0)  # L2/i-align-plus, L2/ii-align-minus: min cosine at t1 minus the bound 1 - 2 lambda^eps
 L2_QUANTISED = C.below(1e-2)  # L2/quantisation-*: max distance of the S+,1 (S-,1) directions to D_bar+ (-D_bar-)
+L2_SMALL_NORMS = C.below(1.0, strict=False)  # L2/iii-small-norms: max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))
 
 SCHEMA = {
     "profile": PROFILE,

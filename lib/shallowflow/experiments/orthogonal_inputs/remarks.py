@@ -193,6 +193,27 @@ R2_SINGLE_ESCAPE = C.within(1, 1)  # R2/single-escape-large-init: number of sadd
 R4_NOT_MIN_NORM = C.above(1e-2)  # R4/not-min-norm: class B rel. gap of ||theta||^2 to the minimum
 R4_MORE_KINKS = C.above(3)  # R4/more-kinks: class B number of kinks (grown directions)
 R6_GAP_VANISHES = C.below(1e-6)  # R6/gap-vanishes: unbalanced |rel. gap| at the smallest lambda
+R6_GAP_DECREASES = C.below(1.0)  # R6/gap-decreases: max over scales of gap(next smaller lambda) / gap
+R5_SAME_LIMIT = C.below(1e-6)  # R5/delta-lambda-same-limit: rel. change of ||theta||^2 against delta = 0
+NO_TURNING = C.below(1e-3)  # R5/delta-lambda-no-turning, R8/*: max turning of the grown neurons (rad)
+R7_CONVERGES = C.below(1e-10)  # R7/converges: the leaky ReLU's final loss
+
+
+def max_turning(turning: torch.Tensor) -> torch.Tensor:
+    """Per run, the largest turning angle of its grown neurons (metrics.turning_angles; a neuron that never grew, NaN
+    there, counts 0)."""
+    return torch.nan_to_num(turning, nan=0.0).amax(1)
+
+
+def gap_ratios(gaps: torch.Tensor) -> torch.Tensor:
+    """R6/gap-decreases: per seed, the largest ratio gap(next smaller lambda) / gap over ``gaps`` (scales, seeds),
+    the scales largest first (below 1: the gap decreases at every smaller lambda)."""
+    return (gaps[1:] / gaps[:-1]).amax(0)
+
+
+def relative_change(values: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """|values - reference| / reference (R5: ||theta||^2 at a delta against the same seeds at delta = 0)."""
+    return (values - reference).abs() / reference
 # the source's level drawn on the R2 figure (003 Section 3.2): "For larger values of lambda [...] the parameters
 # empirically seem to also converge towards a minimal norm interpolator" (Theorem 1 for small lambda); the minimal
 # ||theta||^2 of the toy is a value of the data (6/sqrt(5), theory.min_norm_interpolator)

@@ -42,6 +42,10 @@ PHASE1_KINKS_PLUS = C.below(0.05)  # E1/phase1-kinks-plus: |median kink of S+,1 
 # the chapter's ``level``) is above one half, i.e. when most runs show it at that level [the book's reading of
 # "typical"]; the measured value is that lower end.
 TYPICAL = C.above(0.5, strict=True)
+# E4 (the animation): the criteria of E4/descent, E4/spans-training and E4/ends-at-interpolator
+ANIMATION_DESCENT = C.below(1e-12)  # E4/descent: largest loss increase between consecutive frames, relative to L(0)
+ANIMATION_SPANS = C.below(1e-12)  # E4/spans-training: largest |L(frame) - L recorded| / L(0)
+ANIMATION_ENDS = C.below(1e-10)  # E4/ends-at-interpolator: the loss of the last frame
 
 # the source's numbers drawn on Figure 3 (003 Section 5, on the authors' iterations of step 1e-3 on the mean squared
 # error): "needs 5000 iterations to leave this first saddle" and "only leaves this saddle around iteration 11000"
@@ -175,6 +179,28 @@ def exits(run: ToyRun) -> tuple[torch.Tensor, torch.Tensor]:
     first = metrics.first_below(L, 0.99 * L[:, 0], run.traj.loss_steps)
     second = metrics.first_below(L, 0.99 * theory.saddle_loss(run.data.to("cpu")), run.traj.loss_steps)
     return first, second
+
+
+def saddle_behaviours(run: ToyRun, rows: list[int]) -> dict:
+    """E2's per-run behaviours of Figure 3 on the runs ``rows``: check name -> (flags, values), the flags a run
+    showing the behaviour, the values printed beside them (the share of flags is judged by TYPICAL)."""
+    first, second = exits(run)
+    f, s = first[rows], second[rows]
+    ratio = s.double() / f.double()
+    L = run.traj.loss[rows]
+    plateau = metrics.longest_run_within(L, theory.saddle_loss(run.data.to("cpu")), 0.01)
+    pos = L > 1e-12
+    inc = torch.where(pos[:, 1:], (L[:, 1:] - L[:, :-1]) / L[:, :-1], torch.zeros_like(L[:, 1:])).amax(1)
+    return {"E2/first-exit": ((f >= 4000) & (f <= 6500), f),
+            "E2/second-exit": ((s >= 9000) & (s <= 12500), s),
+            "E2/exit-ratio": ((ratio >= 1.7) & (ratio <= 2.3), ratio),
+            "E2/plateau": (plateau >= 2000, plateau),
+            "E2/monotone": (inc <= 0.0, inc)}
+
+
+def animation_descent(anim_loss: torch.Tensor, r: int) -> float:
+    """E4/descent: the largest loss increase between consecutive frames of run ``r``, relative to its first frame's."""
+    return float((anim_loss[r, 1:] - anim_loss[r, :-1]).max() / anim_loss[r, 0])
 
 
 def end_state(run: ToyRun, grown_threshold: float = 1e-3) -> dict:

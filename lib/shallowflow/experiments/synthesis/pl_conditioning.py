@@ -61,6 +61,9 @@ RULES = (
 )
 
 
+NOT_GLOBAL = C.within(1.9, 2.1)  # PL/not-global: exponent of mu_0 in the scale near theta = 0 (2: 0 is stationary)
+
+
 def pl_quantities(net: Network, p: Params, X: torch.Tensor, y: torch.Tensor) -> dict:
     """Per run: L, ||grad L||^2, mu = ||grad L||^2 / (2L) and kappa = lambda_min(J J^T) / n for the 1/(2n) loss,
     J the Jacobian of the outputs h(x_k) in the parameters: (J J^T)_kl = c^2 sum_j [sigma(z_jk) sigma(z_jl)

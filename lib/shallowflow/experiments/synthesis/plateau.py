@@ -39,6 +39,7 @@ from .sources import KEYS, chosen
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
 BAND = C.within(0.95, 1.05)  # the chapter's criterion on a slope's interval over a prediction (000 spec T3's band)
+LOG_LINEAR = C.above(0.98)  # Plateau/log-linear: R^2 of the plateau's fit against ln(1/lambda), every data and activation
 MAX_DIM = 100  # the largest input dimension among the sources' datasets (001's d = 100)
 SLOWEST_RATE = 0.01  # a lower bound on every dataset's escape rate (sigmoid on 000's data: 0.0139), for the budget
 
