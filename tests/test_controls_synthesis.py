@@ -139,23 +139,22 @@ def test_plateau_slopes_reject_the_other_activations_network(plateaus):
     assert PLA.BAND(PLA.interval_over(sig, sig.predicted))
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="finding: Bias/min-norm-exists-002 cannot fail for the right "
-                   "reason: its criterion C.below(inf) rejects only a non-finite minimum, and theory.min_squared_norm_1d "
-                   "raises on data with no interpolator instead of returning inf")
-def test_bias_min_norm_exists_on_data_without_an_interpolator():
-    """Bias/min-norm-exists-002's false case: 002's data with two points at the same x and opposite labels (no
-    network interpolates them). The chapter's measurement should be an infinite minimum that C.below(math.inf)
-    rejects; it raises instead, so the check has no negative control (not linked).  Round 2: left open.  Even an
-    infinite minimum would not make a control (controls.rejects refuses a measurement that is not finite): the check
-    is a finiteness check of a data property; an honest fix needs a finite measurement of interpolability (e.g. the
-    least-squares residual of the linear program's dictionary), which is a new check, not a sharper reading."""
+def test_bias_min_norm_exists_rejects_data_without_an_interpolator():
+    """Bias/min-norm-exists-002's false case: 002's data with two points at the same x and opposite labels, which no
+    network interpolates. The chapter's measurement (the relative least-squares residual of the linear program's
+    neurons) is finite and far from 0 there, so INTERPOLABLE rejects it, and the program itself is infeasible (its
+    minimum norm is inf); on 002's own data the residual is 0 to rounding."""
     from shallowflow.engine import theory
+    from shallowflow.experiments.synthesis import implicit_bias as ex
     from shallowflow.experiments.synthesis.sources import chosen
 
     data = chosen([2])[0].dataset()
     X, y = data.X.cpu().clone(), data.y.cpu().clone()
+    assert ex.INTERPOLABLE([theory.interpolation_residual_1d(X, y)])
     X[1], y[1] = X[0], -y[0]
-    assert not C.below(math.inf)(theory.min_squared_norm_1d(X, y))
+    false_case = theory.interpolation_residual_1d(X, y)
+    assert rejects(ex.INTERPOLABLE, [false_case]) and false_case > 0.1
+    assert theory.min_squared_norm_1d(X, y) == math.inf
 
 
 @pytest.fixture(scope="module")

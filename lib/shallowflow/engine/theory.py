@@ -145,6 +145,26 @@ def assumption3_probability(n_pos: int, n_neg: int, m: int) -> float:
     return 1 - (1 - pp) ** m - (1 - pm) ** m + (1 - pp - pm) ** m
 
 
+def _dictionary_1d(X, activation: str, leak: float, n_directions: int):
+    """sigma(<theta_i, x_k>) for the unit directions of :func:`min_squared_norm_1d` (n, directions), as NumPy."""
+    import numpy as np
+
+    Xn = np.asarray(X, dtype=float)
+    if Xn.ndim != 2 or Xn.shape[1] != 2:
+        raise ValueError(f"need bias-augmented 1-D inputs of shape (n, 2), got {Xn.shape}")
+    phi = np.linspace(-np.pi, np.pi, n_directions, endpoint=False)
+    thetas = [np.stack([np.cos(phi), np.sin(phi)], 1)]
+    for x in Xn[:, 0]:
+        t = np.array([[1.0, -x], [-1.0, x]])
+        thetas.append(t / np.linalg.norm(t, axis=1, keepdims=True))
+    Z = Xn @ np.vstack(thetas).T  # (n, directions)
+    if activation == "relu":
+        return np.maximum(Z, 0.0)
+    if activation == "leaky_relu":
+        return np.where(Z > 0, Z, leak * Z)
+    raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+
+
 def min_squared_norm_1d(X: torch.Tensor, y: torch.Tensor, activation: str = "relu", leak: float = 0.1,
                         n_directions: int = 4000) -> float:
     """min ||theta||^2 over interpolating networks sum_j a_j sigma(<w_j, x>) of bias-augmented 1-D data.
@@ -155,33 +175,35 @@ def min_squared_norm_1d(X: torch.Tensor, y: torch.Tensor, activation: str = "rel
     constraints at the data points only).  The directions are ``n_directions`` points of the circle
     plus, for every data point, the two directions whose kink sits exactly on it; the value is an
     upper bound that is exact when an optimal network has its kinks at data points or on the grid.
-    ``activation``: "relu" or "leaky_relu" (slope ``leak`` below 0).
+    ``activation``: "relu" or "leaky_relu" (slope ``leak`` below 0).  Data that no such network
+    interpolates (two points at one x with different labels) give ``inf``, the minimum over an empty set
+    (the program is infeasible); :func:`interpolation_residual_1d` measures how far from interpolable they are.
     """
     import numpy as np
     from scipy.optimize import linprog
 
-    Xn = np.asarray(X, dtype=float)
-    if Xn.ndim != 2 or Xn.shape[1] != 2:
-        raise ValueError(f"need bias-augmented 1-D inputs of shape (n, 2), got {Xn.shape}")
-    phi = np.linspace(-np.pi, np.pi, n_directions, endpoint=False)
-    thetas = [np.stack([np.cos(phi), np.sin(phi)], 1)]
-    for x in Xn[:, 0]:
-        t = np.array([[1.0, -x], [-1.0, x]])
-        thetas.append(t / np.linalg.norm(t, axis=1, keepdims=True))
-    T = np.vstack(thetas)
-    Z = Xn @ T.T  # (n, directions)
-    if activation == "relu":
-        A = np.maximum(Z, 0.0)
-    elif activation == "leaky_relu":
-        A = np.where(Z > 0, Z, leak * Z)
-    else:
-        raise ValueError(f"activation must be 'relu' or 'leaky_relu', got {activation!r}")
+    A = _dictionary_1d(X, activation, leak, n_directions)
     k = A.shape[1]
     res = linprog(np.ones(2 * k), A_eq=np.hstack([A, -A]), b_eq=np.asarray(y, dtype=float),
                   bounds=(0, None), method="highs")
+    if res.status == 2:  # infeasible: no network of these directions interpolates the data
+        return math.inf
     if res.status != 0:
         raise RuntimeError(f"minimal-norm linear program failed: {res.message}")
     return 2.0 * float(res.fun)
+
+
+def interpolation_residual_1d(X: torch.Tensor, y: torch.Tensor, activation: str = "relu", leak: float = 0.1,
+                              n_directions: int = 4000) -> float:
+    """||A c - y|| / ||y|| for the least-squares c over the neurons of :func:`min_squared_norm_1d`'s directions:
+    0 (to rounding) when some network of them interpolates the data, and the relative distance of ``y`` from every
+    such network's outputs otherwise (two points at one x with opposite labels: 1)."""
+    import numpy as np
+
+    A = _dictionary_1d(X, activation, leak, n_directions)
+    yn = np.asarray(y, dtype=float)
+    c = np.linalg.lstsq(A, yn, rcond=None)[0]
+    return float(np.linalg.norm(A @ c - yn) / np.linalg.norm(yn))
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ STOP = 1e-12  # a run stops once its loss is below this
 MIN_NORM = C.close_to(1.0, rtol=1e-3)  # ||theta||^2 over the minimum over interpolators
 AT_OLS = C.close_to(1.0, rtol=1e-6)  # final loss over the affine least-squares fit's loss
 ZERO_LOSS = C.below(1e-10)  # the final loss of a run that converged
+INTERPOLABLE = C.below(1e-9)  # relative least-squares residual of the neurons' outputs: 0 to float64 rounding
 
 SCHEMA = {
     "profile": PROFILE,
@@ -78,7 +79,8 @@ class BiasResult:
     loss: torch.Tensor  # (R,) final loss
     norm2: torch.Tensor  # (R,) final ||theta||^2
     valid: torch.Tensor  # (R,) finite runs
-    min_norm2: float  # minimum ||theta||^2 over interpolators (NaN where not computed)
+    min_norm2: float  # minimum ||theta||^2 over interpolators (NaN where not computed, inf where none exists)
+    residual: float  # relative least-squares residual of the linear program's neurons (NaN where not computed)
     ols: float  # loss of the affine least-squares fit
     zero: float  # loss of the zero network
     stopped: torch.Tensor  # (R,) iteration where the run stopped
@@ -107,8 +109,9 @@ def run_implicit_bias(P) -> BiasRun:
             mn = theory.min_norm_interpolator(data).squared_norm
         else:
             mn = theory.min_squared_norm_1d(data.X.cpu(), data.y.cpu()) if univariate else math.nan
+        res = theory.interpolation_residual_1d(data.X.cpu(), data.y.cpu()) if univariate else math.nan
         out.results[src.key] = BiasResult(src.key, net.loss(tr.final, data.X, data.y), metrics.squared_norm(tr.final),
-                                          metrics.finite_runs(tr.loss, tr.final), mn, ols_loss(data),
+                                          metrics.finite_runs(tr.loss, tr.final), mn, res, ols_loss(data),
                                           float((data.y ** 2).mean() / 2), tr.stopped_at)
     out.seconds = _time.perf_counter() - t0
     return out
