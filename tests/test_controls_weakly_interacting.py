@@ -109,3 +109,26 @@ def test_fig5_log_fit_criterion_rejects_linear_thresholds():
     assert rejects(TH.LOG_FITS_BETTER, TH.log_fit(ps, 3 * ps)["rss"] - TH.linear_fit(ps, 3 * ps)["rss"])
     p, N = np.array(TH.AUTHORS_FIG5["p"], float), np.array(TH.AUTHORS_FIG5["N"], float)
     assert TH.LOG_FITS_BETTER(TH.log_fit(p, N)["rss"] - TH.linear_fit(p, N)["rss"])
+
+
+def test_lemma1_no_sign_flip_rejects_a_start_violating_assumption1():
+    """Lemma1/no-sign-flip (sign flips of a_j over all steps, none: "if |a_j(0)| >= ||w_j(0)||, then a_j keeps its
+    sign"): the chapter's orthogonal problem (n = 50, d = 2000) from the chapter's App-B start with the output layer
+    shrunk 100-fold, so |a_j(0)| ~ 0.01 < ||w_j(0)|| ~ 1 (Assumption 1 violated): neurons whose output weight starts
+    with the wrong sign for their active points cross zero.  The App-B start itself keeps every sign."""
+    import torch
+    from shallowflow.engine import data as datasets
+    from shallowflow.experiments.weakly_interacting import reductions as RD
+
+    n, d = 50, 2000
+    X, y = datasets.weakly_interacting_draw(n, d, 12, orthogonal=True)
+    s = X[torch.arange(n), torch.arange(n)]
+    a0, Wn, off = RD.orthogonal_init([5], T.width_rule(n, 0.05), n, d)
+    assert bool((a0.abs() ** 2 >= (Wn ** 2).sum(-1) + off).all())  # Assumption 1 holds at the App-B start
+    run, flips = CV.gd_with_sign_flips(a0, Wn, off, y, s, 0.1, 200)
+    assert CV.NO_SIGN_FLIP(flips)
+    small = 0.01 * a0
+    assert bool((small.abs() ** 2 < (Wn ** 2).sum(-1) + off).all())  # violated everywhere
+    run, flips = CV.gd_with_sign_flips(small, Wn, off, y, s, 0.1, 200)
+    assert bool(torch.isfinite(run.loss).all())
+    assert rejects(CV.NO_SIGN_FLIP, [flips])

@@ -242,7 +242,7 @@ cm = torch.cat([r["late_mu_n"][r["converged"]] for r in cor["rows"]])
 claims.check("Cor1/late-mu", "late mu n >= 0.6 (App-B constants), converged runs, every kappa", cm, C.above(0.6),
              source_value=">= 0.6", valid=torch.cat([r["finite"][r["converged"]] for r in cor["rows"]]))
 claims.check("Lemma1/no-sign-flip", "a_j keeps its sign (flips over all steps and step sizes)",
-             sum(r["flips"] for r in l12["rows"]), C.below(0.5), source_value="0",
+             sum(r["flips"] for r in l12["rows"]), CV.NO_SIGN_FLIP, source_value="0",
              valid=[r["finite"] for r in l12["rows"]])
 claims.check("Lemma1/step-identity", "one GD step changes delta_j by lr^2 (g_a^2 - ||g_w||^2) (relative error)",
              g["identity"], C.below(1e-12), source_value="[derived]", valid=[g["finite"]])
