@@ -142,6 +142,10 @@ def plateau_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
     return float("nan") if epoch < 0 else orientation_variance(e, data, r, epoch)
 
 
+#: Figs 3.12, C.4, C.6: :func:`plateau_shrinks` holds for every seed
+SHRINKS = C.is_true()
+
+
 def plateau_shrinks(lengths) -> bool:
     """Figs 3.12, C.4, C.6 for one seed: the plateau lengths over the scales in increasing order are non-increasing
     AND shorter at the largest scale than at the smallest (a strict net decrease), so that an all-zero or constant
