@@ -646,6 +646,7 @@ def plateau_law_runs():
         half = Cm.first_epoch_below(e.traj, 0.5 * e.traj.loss[:, 0].numpy())
         out[act] = {lams: ([tab[e.runs(scale=lam)[0]]["initial"] for lam in lams],
                            [half[e.runs(scale=lam)[0]] for lam in lams]) for lams in (tuple(LAW_RICH), tuple(LAW_LAZY))}
+        out[act]["tables"] = {lam: tab[e.runs(scale=lam)[0]] for lam in LAW_RICH + LAW_LAZY}
     return data, out
 
 
@@ -679,3 +680,68 @@ def test_c2_r2_fails_when_lengths_and_lambda_are_unpaired(plateau_law_runs):
             if list(perm) in ([0, 1, 2], [2, 1, 0]):
                 continue
             assert _rejects(A.C2_R2, [Cm.regression(ln, [lengths[i] for i in perm])[2]]), (act, perm)
+
+
+# -- round 2: width-grid (C.9, C.10) ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_grid():
+    """The chapter's run_grid at m = 10, alpha in {1e-3, 0.6}, lambda in {1e-8, 1e-6, 1e-4, 1}, 30 time units."""
+    P = SimpleNamespace(widths=[10], lrs=[1e-3, 0.6], scales=[1e-8, 1e-6, 1e-4, 1.0], budget=30, max_epochs=30000,
+                        fig33_scale=1e-6)
+    return P, G.run_grid(P)
+
+
+def test_c9_ln_lambda_fails_when_t_and_lambda_are_unpaired(small_grid):
+    """C.9/ln-lambda (R^2 of T against ln(1/lambda) over lambda <= 1e-4, smallest over (m, alpha), above 0.98): the
+    ReLU epochs T measured at lambda = 1e-8, 1e-6, 1e-4 (alpha = 1e-3), each paired with another lambda (every order
+    but the measured one and its reverse) follow no line in ln(1/lambda); the measured pairing passes."""
+    P, rows = small_grid
+    small = [r for r in G.select(rows, act="relu", lr=1e-3) if r["scale"] <= 1e-4]
+    assert len(small) == 3 and all(r["T"] > 0 for r in small)
+    assert G.LN_LAMBDA_R2(float(np.min(G.ln_lambda_r2(small, [10], [1e-3]))))
+    scales = sorted(r["scale"] for r in small)
+    small = sorted(small, key=lambda r: r["scale"])
+    for perm in itertools.permutations(range(3)):
+        if list(perm) in ([0, 1, 2], [2, 1, 0]):
+            continue
+        unpaired = [dict(r, scale=scales[i]) for r, i in zip(small, perm)]
+        assert _rejects(G.LN_LAMBDA_R2, [float(np.min(G.ln_lambda_r2(unpaired, [10], [1e-3])))]), perm
+
+
+def test_c9_no_convergence_fails_at_a_moderate_scale(small_grid):
+    """C.9/no-convergence (ReLU at lambda = 100: the evidence runs, finite and of an (m, alpha) that trains at lambda
+    <= 1e-4, that reach L < 0.01; none): the claim is lambda = 100's; read at lambda = 1 (G.no_convergence with
+    big = 1), the ReLU runs are finite, their (m, alpha) trains, and they converge."""
+    _, rows = small_grid
+    n_conv, ev, _ = G.no_convergence(G.select(rows, act="relu"), big=1.0)
+    assert ev  # evidence runs to read
+    assert _rejects(G.NONE_CONVERGE, [n_conv])
+
+
+def test_c10_unstable_above_crit_fails_for_tanh(small_grid):
+    """C.10/unstable-above-crit (Sigmoid at lambda <= 1e-2: the loss rises above 1.05 L0 exactly when alpha > 4/m; the
+    runs that disagree, none): the rule is Sigmoid's (sigma(0) = 1/2 puts m/2 in the output block of the Hessian);
+    Tanh (sigma(0) = 0) stays stable at alpha = 0.6 > 4/m = 0.4, so its runs there disagree.  Sigmoid's own rows pass."""
+    _, rows = small_grid
+    sig = [r for r in G.select(rows, act="sigmoid") if r["scale"] <= 1e-2]
+    assert G.NO_DISAGREEMENT(G.crit_disagreements(sig))
+    tanh = [r for r in G.select(rows, act="tanh") if r["scale"] <= 1e-2]
+    assert all(r["valid"] for r in tanh)
+    assert _rejects(G.NO_DISAGREEMENT, [G.crit_disagreements(tanh)])
+
+
+def test_plateau_shrinks_fails_beyond_the_transition(plateau_law_runs):
+    """Fig3.12/plateau-shrinks (ReLU: the intermediate plateau's length over increasing lambda non-increasing and
+    shorter at the largest scale, every seed), C.4/plateau-shrinks and C.6/plateau-shrinks (Sigmoid, Tanh: the total
+    plateau length, the same reading): the claim is the transition's ("progressively convex" as lambda grows towards the
+    lazy regime); at lazy scales only (lambda = 0.25, 0.5, 1, every run trained to L < 0.01) there is no plateau left to
+    shrink, so the lengths are all 0.  Across the transition (lambda = 1e-4, 1e-2, 1) the same reading passes."""
+    _, runs = plateau_law_runs
+    for act, key in (("relu", "intermediate"), ("sigmoid", "total"), ("tanh", "total")):
+        tabs = runs[act]["tables"]
+        read = (lambda t: t["intermediate"]) if key == "intermediate" else (lambda t: sum(b - a for a, b in t["plateaus"]))
+        lazy = Cm.converged_only([read(tabs[lam]) for lam in LAW_LAZY], [tabs[lam]["T"] for lam in LAW_LAZY])
+        assert np.isfinite(lazy).all(), act  # trained: no nan (an unconverged run), the false case is no plateau
+        assert _rejects(IT.SHRINKS, [IT.plateau_shrinks(lazy)]), act
+        across = Cm.converged_only([read(tabs[lam]) for lam in (1e-4, 1e-2, 1.0)], [tabs[lam]["T"] for lam in (1e-4, 1e-2, 1.0)])
+        assert IT.SHRINKS(IT.plateau_shrinks(across)), act
