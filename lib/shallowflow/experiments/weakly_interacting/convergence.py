@@ -388,6 +388,10 @@ def mu0_orthogonal(n, p, draws, seed, d=2000, chunk=None):
     return torch.cat(out).numpy()
 
 
+#: Lemma 4: n mu(0) is asymptotically normal in p (the KS p-value of the standardised draws at the largest p)
+LEMMA4_NORMAL = C.above(0.01)
+
+
 def run_lemma4(P):
     """Lemma 4: mean, p-scaled variance and a normality test of n mu(0) over draws, on orthogonal data."""
     def at(chunk):
