@@ -132,3 +132,36 @@ def test_lemma1_no_sign_flip_rejects_a_start_violating_assumption1():
     run, flips = CV.gd_with_sign_flips(small, Wn, off, y, s, 0.1, 200)
     assert bool(torch.isfinite(run.loss).all())
     assert rejects(CV.NO_SIGN_FLIP, [flips])
+
+
+def test_thm2_norm_growth_rejects_a_flow_stopped_before_the_transitions():
+    """Thm2/norm-growth (||w_j||^2 at t_max of the full network's Dormand-Prince flow over p sqrt(k) ||D_j||, within
+    [0.9, 1.1]: "||w_j||^2 grows from O(1) to p sqrt(k) ||D_j||"): the chapter's flow (group initialisation, X = I,
+    n = 10) stopped at t = 0.3 t_n, before either transition (at t_n / ||D_j|| = 0.5 and 1), has not grown yet.  The
+    stopped flow is still the closed form (its deviation is at rounding): the false case is the time, not the flow."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    f = PT._flow(NS(flow_n=10, t_max=0.3), 0)
+    assert f["finite"] and f["rel"] < 1e-6
+    assert rejects(PT.NORM_GROWTH, f["final_w2"] / f["target"])
+
+
+def test_fig2_gd_matches_rejects_a_large_step():
+    """Fig2/gd-matches (GD's largest relative deviation from the closed-form loss at the smallest step, below 1e-3:
+    GD is the flow at small lr): the chapter's GD validation (canonical basis, n = 40, the authors' aligned start) at
+    lr = 1, a step that is not small on the t_n time scale, deviates by about 0.15."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    g = PT._gd_validation(NS(gd_n=40, t_max=1.75, gd_lrs=[1.0]))["gd"][0]
+    assert g["finite"]
+    assert rejects(PT.GD_MATCHES, [g["rel"]])
+
+
+def test_lemma4_normal_rejects_a_single_neuron():
+    """Lemma4/normal (the KS p-value of the standardised n mu(0) draws at the largest p, above 0.01: n mu(0) is
+    asymptotically N(0, gamma0^2) as the width p grows, a CLT over the neurons): at p = 1 (one neuron, no sum to be
+    normal) the chapter's draws (CV.mu0_orthogonal, orthogonal data, n = 100, 300 draws) are far from normal; at
+    p = 100 (n = 50) the same test passes."""
+    v = CV.mu0_orthogonal(100, 1, 300, seed=4100)
+    assert rejects(CV.LEMMA4_NORMAL, [T.ks_normal_pvalue(v)])
+    assert CV.LEMMA4_NORMAL(T.ks_normal_pvalue(CV.mu0_orthogonal(50, 100, 100, seed=4050)))
