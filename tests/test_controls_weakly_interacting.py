@@ -165,3 +165,26 @@ def test_lemma4_normal_rejects_a_single_neuron():
     v = CV.mu0_orthogonal(100, 1, 300, seed=4100)
     assert rejects(CV.LEMMA4_NORMAL, [T.ks_normal_pvalue(v)])
     assert CV.LEMMA4_NORMAL(T.ks_normal_pvalue(CV.mu0_orthogonal(50, 100, 100, seed=4050)))
+
+
+def test_fig5_sublinear_rejects_linear_thresholds():
+    """Fig5/sublinear (the range of power-law exponents that the bracketed thresholds' intervals allow, TH.exponent_
+    interval over TH.fit_threshold's fits, within [0, 1]: "sub-linear"): convergence outcomes whose threshold is
+    exactly linear in p (N = 3p: every run below N converges, none above; four runs at 0.6, 0.8, 1.2 and 1.4 N;
+    p = 50, 100, 200, the book's widths), through the chapter's own fits, allow exponents up to 1.29, so the criterion
+    fails (thresholds like sqrt(p) on the same grids give [0.21, 0.79] and pass; p^1.5 gives [1.21, 1.79])."""
+    from shallowflow.experiments.weakly_interacting import threshold as TH
+
+    ps = np.array([50.0, 100.0, 200.0])
+
+    def exponents(N_of):
+        rows = []
+        for p in ps:
+            N = N_of(p)
+            ns = np.repeat([0.6 * N, 0.8 * N, 1.2 * N, 1.4 * N], 4)
+            rows.append(dict(p=p, fit=TH.fit_threshold(ns, (ns < N).astype(float))))
+        assert all(r["fit"]["bracketed"] for r in rows)
+        e = TH.exponent_interval(ps, rows)
+        return [e["lo"], e["hi"]]
+
+    assert rejects(TH.SUBLINEAR, exponents(lambda p: 3 * p))
