@@ -239,13 +239,13 @@ claims.check("Fig3.28/linear-interpolation", "converged runs: sup |h - piecewise
              S28["sup"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.below(0.05),
              source_value="looks like the linear interpolation", valid=S28["valid"])
 claims.check("Fig3.28/saddle-to-saddle", "converged runs: at least two plateaus (thesis detector)",
-             S28["plateaus"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.above(2),
+             S28["plateaus"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], N.SADDLE_TO_SADDLE,
              source_value="alternating fast and slow phases", valid=S28["valid"])
 it = [i for i, l in enumerate(run["grid"]["tanh"].scales) if l == P.fig29_scale]
 claims.check("Fig3.29/converges", f"Tanh, lambda = {P.fig29_scale:g}: final loss", S["tanh"]["last"][it], N.zero_loss(P.goal),
              source_value="trained to zero loss", valid=S["tanh"]["valid"][it])
 claims.check("Fig3.29/saddle-to-saddle", f"Tanh, lambda = {P.fig29_scale:g}: at least two plateaus", S["tanh"]["plateaus"][it],
-             C.above(2), source_value="saddle-to-saddle", valid=S["tanh"]["valid"][it])
+             N.SADDLE_TO_SADDLE, source_value="saddle-to-saddle", valid=S["tanh"]["valid"][it])
 
 def fig_runs(act):
     e = run["grid"][act]

@@ -157,6 +157,9 @@ def summary(e: Ensemble, data, goal: float) -> dict:
 #: C.31: at the smallest converged lambda, at most n = 5 kinks of h in [-2, 2] (Dataset 1.3.3 has five points)
 ALL_CONVERGED = C.within(1, 1)
 FEW_KINKS = C.below(5, strict=False)
+#: Figs 3.28 / 3.29: saddle-to-saddle dynamics, at least two plateaus of the thesis's detector (:func:`summary`'s
+#: ``plateaus``)
+SADDLE_TO_SADDLE = C.above(2)
 
 
 def zero_loss(goal: float):
