@@ -745,3 +745,17 @@ def test_plateau_shrinks_fails_beyond_the_transition(plateau_law_runs):
         assert _rejects(IT.SHRINKS, [IT.plateau_shrinks(lazy)]), act
         across = Cm.converged_only([read(tabs[lam]) for lam in (1e-4, 1e-2, 1.0)], [tabs[lam]["T"] for lam in (1e-4, 1e-2, 1.0)])
         assert IT.SHRINKS(IT.plateau_shrinks(across)), act
+
+
+def test_fig3_28_saddle_to_saddle_fails_on_a_lazy_interpolator():
+    """Fig3.28/saddle-to-saddle (at least two plateaus of the thesis's detector on every converged ReLU run, Dataset
+    1.3.3): the claim is the rich regime's (lambda = 1e-6 / 1e-3, "alternating fast and slow phases"); lazy ReLU
+    networks (lambda = 2.5) fit the five points in a few hundred epochs without a plateau.  The loss is recorded at
+    every epoch: where the record is coarser than the detector's block (T / 100 epochs; the chapter records every
+    1000 epochs, its rich runs have T ~ 75000), blocks read the same record twice and count as slow, so a run
+    converging within ~2000 epochs shows 1-2 spurious plateaus (seeds 0-3 here at record_every = 1000: 1, 1, 2, 1)."""
+    ds = D.brisbois_nonorthogonal("1.3.3")
+    P = SimpleNamespace(width=M, steps=5000, lr=1e-3, record_every=1, stop_below=1e-12)
+    s = N.summary(N._train("relu", [2.5], [0, 1, 2, 3], P, ds), ds, 1e-6)
+    assert bool(s["converged"].all())  # trained: the false case is no plateau, not no fit
+    assert _rejects(N.SADDLE_TO_SADDLE, s["plateaus"].numpy())
