@@ -145,16 +145,20 @@ def _grid(act, scales, steps, init="balanced", seeds=(0, 1), data=None, snaps=No
 
 def test_fig3_10_balancedness_fails_on_an_unbalanced_start():
     """Fig3.10/relu (largest l-infinity error |a_j - s_j ||w_j|| | over training, below 1e-8) and Fig3.10/sigmoid,
-    Fig3.10/tanh (final l1-average error / mean |a_j|, below 0.1): the chapter's 'normal' start (a_j drawn
+    Fig3.10/tanh (final l1-average error / mean |a_j|, below 0.1), and B4/fig3.10 (all three hold): the chapter's 'normal' start (a_j drawn
     independently of w_j) is not balanced: ReLU at lambda = 1e-6 keeps an absolute error far above 1e-8 (its
     conserved a_j^2 - ||w_j||^2 is not 0); Sigmoid and Tanh at lambda = 1 (lazy: no neuron grows to hide its
     initial imbalance) keep relative errors of the order of the weights."""
     e, _ = _grid("relu", [1e-6], 1000, init="normal")
+    passed = [B.FIG310_RELU(B.balance_errors(e)["linf"].amax(0))]
     assert _rejects(B.FIG310_RELU, B.balance_errors(e)["linf"].amax(0))
     for act in ("sigmoid", "tanh"):
         e, _ = _grid(act, [1.0], 1000, init="normal")
         err = B.balance_errors(e)
         assert _rejects(B.FIG310_SMOOTH, err["l1"][-1] / err["mean_a"][-1]), act
+        passed.append(B.FIG310_SMOOTH(err["l1"][-1] / err["mean_a"][-1]))
+    # B4/fig3.10 ("Fig. 3.10 reproduced: the ReLU and the Sigmoid/Tanh criteria hold") on the same false case
+    assert _rejects(B.ALL_PASS, [all(passed)])
 
 
 def test_b3_relu_signs_fail_for_the_other_activation():
@@ -182,14 +186,18 @@ def test_fig3_11_sigmoid_rich_constant_fails_on_untrained_runs():
 
 def test_t0_min_norm_fails_on_a_lazy_interpolator():
     """T0/relu-min-norm, T0/dataset-1.1.1, T0/dataset-1.1.4 (|| theta* || within 1e-3 of the min-norm value
-    sqrt(2 sum |y_k| / ||x_k||)) and T0/relu-1e-2 (within 5e-3): the claim is the rich limit's; a lazy (lambda = 1)
+    sqrt(2 sum |y_k| / ||x_k||)) and T0/relu-1e-2 (within 5e-3), and Thm6/min-norm-limit (every T0 check holds): the claim is the rich limit's; a lazy (lambda = 1)
     ReLU network trained to zero loss on each dataset interpolates with a norm far from the minimum."""
+    passed = []
     for variant in ("1.1.0", "1.1.1", "1.1.4"):
         d = D.get("brisbois-orthogonal", variant=variant, device="cpu")
         e, _ = _grid("relu", [1.0], 2000, data=d)
         assert float(e.traj.loss[:, -1].max()) < 1e-10  # an interpolator: the false case is its norm, not its fit
         dist = np.abs(B.final_norms(e) / T.relu_min_norm(d) - 1)
         assert _rejects(B.T0_MIN_NORM, dist) and _rejects(B.T0_NEAR_MIN_NORM, dist), variant
+        passed.append(B.T0_MIN_NORM(dist))
+    # Thm6/min-norm-limit ("the limit is the min-norm interpolator": every T0 check passes) on the same false case
+    assert _rejects(B.ALL_PASS, [all(passed)])
 
 
 def test_thm6_zero_loss_fails_without_training_and_for_a_stuck_sigmoid():
