@@ -767,3 +767,45 @@ def test_fig3_28_saddle_to_saddle_fails_on_a_lazy_interpolator():
     s = N.summary(N._train("relu", [2.5], [0, 1, 2, 3], P, ds), ds, 1e-6)
     assert bool(s["converged"].all())  # trained: the false case is no plateau, not no fit
     assert _rejects(N.SADDLE_TO_SADDLE, s["plateaus"].numpy())
+
+
+def test_two_directions_fail_on_untrained_and_lazy_networks():
+    """Fig3.15/relu-two-directions and Fig3.16/two-directions (the distinct directions of the grown ReLU neurons on
+    Dataset 1.1.2, LV.directions: two, "an unexpected second direction in neuron alignment"): an untrained network
+    (step 1e-12) and a lazy one (lambda = 1, trained to zero loss) did not align, and keep a direction per neuron.  A
+    finding of this round, fixed: the criterion was "at least two", which both passed."""
+    for lam, steps, lr in ((1e-6, 100, UNTRAINED_LR), (1.0, 3000, 1e-3)):
+        e, _ = _variant("1.1.2", "relu", lam, steps, lr=lr)
+        if lr > UNTRAINED_LR:
+            assert float(e.traj.loss[:, -1].max()) < 1e-10  # it did learn
+        assert _rejects(LV.TWO_DIRECTIONS, LV.directions(e.traj.final).numpy()), lam
+
+
+def test_ds111_negative_first_fails_on_dataset_1_1_0():
+    """DS1.1.1/negative-first (fit epoch of the positive label minus that of the negative one, positive: on Dataset
+    1.1.1, ||D_-|| > ||D_+||, [5]'s theory fits the negative label first): on Dataset 1.1.0 (||D_+|| > ||D_-||, the
+    roles swapped back) the trained rich ReLU runs fit the positive label first."""
+    e0, d0 = _variant("1.1.0", "relu", 1e-6 / np.sqrt(M), 25000)
+    f0 = LV.fit_epoch_table(e0, d0)
+    assert (f0 > 0).all()  # both labels fitted
+    # column k is the point x_k: on 1.1.1 x_1 is the positive point (the chapter's f1[:, 0] - f1[:, 1]); on 1.1.0 x_2 is
+    assert _rejects(LV.NEGATIVE_FIRST, f0[:, 1] - f0[:, 0])
+
+
+def test_fig3_17_ln_lambda_fails_when_fits_and_lambda_are_unpaired():
+    """Fig3.17/relu-ln-lambda (R^2 of the negative-fit epoch on Dataset 1.1.4 against ln(1/lambda), above 0.98): the
+    fit epochs of trained rich ReLU runs at lambda = 1e-6, 1e-4, 1e-2, each paired with another lambda (every order
+    but the measured one and its reverse) follow no line in ln(1/lambda); the measured pairing passes."""
+    d = D.get("brisbois-orthogonal", variant="1.1.4", device="cpu")
+    lams = [1e-6, 1e-4, 1e-2]
+    seed = Cm.assumption5_split(d, M, [0, 1, 2, 3])[0][:1]
+    e = Cm.train_grid(d, ["relu"], M, Cm.combos(lams, seed, lrs=(1e-3,)), 20000, snapshots=range(0, 20001, 50))["relu"]
+    f = LV.fit_epoch_table(e, d)
+    neg = [float(f[e.runs(scale=lam)[0], 0]) for lam in lams]  # x_1 carries the negative label on 1.1.4
+    assert all(v > 0 for v in neg)
+    ln = np.log(1 / np.array(lams))
+    assert LV.LN_LAMBDA(Cm.regression(ln, neg)[2])
+    for perm in itertools.permutations(range(3)):
+        if list(perm) in ([0, 1, 2], [2, 1, 0]):
+            continue
+        assert _rejects(LV.LN_LAMBDA, [Cm.regression(ln, [neg[i] for i in perm])[2]]), perm
