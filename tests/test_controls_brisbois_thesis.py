@@ -809,3 +809,16 @@ def test_fig3_17_ln_lambda_fails_when_fits_and_lambda_are_unpaired():
         if list(perm) in ([0, 1, 2], [2, 1, 0]):
             continue
         assert _rejects(LV.LN_LAMBDA, [Cm.regression(ln, [neg[i] for i in perm])[2]]), perm
+
+
+def test_fig3_26_negative_first_fails_on_fig3_25s_data():
+    """Fig3.26/negative-first (delta = 10, both inputs positive: negative-fit epoch minus positive-fit epoch, below 0):
+    the claim is the delta = 10 case's; on Fig. 3.25's data (delta = 1) the chapter's rich runs (lambda = 1e-6,
+    trained to zero loss) fit the positive label first, by thousands of epochs.  Delta = 10 on the same runs passes."""
+    P = SimpleNamespace(width=20, init_scale=1e-6, lr=1e-3, steps=20000, seeds=[0, 1], deltas=[0.1], delta_a=1.0,
+                        delta_b=10.0, snap_every=100)
+    run = Q.run_quasi(P)
+    a, b = Q.measure(run, Q.entry(run, "a")), Q.measure(run, Q.entry(run, "b"))
+    assert bool(a["valid"].all()) and bool((a["pos"] > 0).all()) and bool((a["neg"] > 0).all())  # both labels fitted
+    assert _rejects(Q.NEGATIVE_FIRST, (a["neg"] - a["pos"]).double())
+    assert Q.NEGATIVE_FIRST((b["neg"] - b["pos"]).double())
