@@ -188,3 +188,15 @@ def test_fig5_sublinear_rejects_linear_thresholds():
         return [e["lo"], e["hi"]]
 
     assert rejects(TH.SUBLINEAR, exponents(lambda p: 3 * p))
+
+
+def test_c2_kink_checks_reject_the_other_derivative():
+    """C.2/no-reactivation (sigma'(0) = 0, the library's ReLU: a neuron at the kink with a_j r_i > 0 stays there, the
+    largest |<w_1, x_1>| along 200 steps at most 1e-300) and C.2/regrows (sigma'(0) = 1: the same neuron regrows,
+    <w_1, x_1> after 200 steps above 1e-6): each is the other's false case, on run_kink's own two paths.  With
+    sigma'(0) = 1 the neuron leaves the kink (its final |<w_1, x_1>|, a lower bound of the path's largest, is far above
+    1e-300); with sigma'(0) = 0 it has not regrown (0)."""
+    k = IN.run_kink()
+    assert bool(k["finite_zero"].all()) and bool(k["finite_one"].all()) and k["a_r"] > 0
+    assert rejects(IN.NO_REACTIVATION, [abs(k["regrown"])])
+    assert rejects(IN.REGROWS, [k["max_zero_path"]])
