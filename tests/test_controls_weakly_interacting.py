@@ -125,11 +125,11 @@ def test_lemma1_no_sign_flip_rejects_a_start_violating_assumption1():
     s = X[torch.arange(n), torch.arange(n)]
     a0, Wn, off = RD.orthogonal_init([5], T.width_rule(n, 0.05), n, d)
     assert bool((a0.abs() ** 2 >= (Wn ** 2).sum(-1) + off).all())  # Assumption 1 holds at the App-B start
-    run, flips = CV.gd_with_sign_flips(a0, Wn, off, y, s, 0.1, 200)
+    run, flips = CV.gd_with_sign_flips(a0, Wn, off, y, s, 0.1, 100)
     assert CV.NO_SIGN_FLIP(flips)
     small = 0.01 * a0
     assert bool((small.abs() ** 2 < (Wn ** 2).sum(-1) + off).all())  # violated everywhere
-    run, flips = CV.gd_with_sign_flips(small, Wn, off, y, s, 0.1, 200)
+    run, flips = CV.gd_with_sign_flips(small, Wn, off, y, s, 0.1, 100)
     assert bool(torch.isfinite(run.loss).all())
     assert rejects(CV.NO_SIGN_FLIP, [flips])
 
