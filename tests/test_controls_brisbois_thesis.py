@@ -822,3 +822,22 @@ def test_fig3_26_negative_first_fails_on_fig3_25s_data():
     assert bool(a["valid"].all()) and bool((a["pos"] > 0).all()) and bool((a["neg"] > 0).all())  # both labels fitted
     assert _rejects(Q.NEGATIVE_FIRST, (a["neg"] - a["pos"]).double())
     assert Q.NEGATIVE_FIRST((b["neg"] - b["pos"]).double())
+
+
+def test_c11_alpha_crit_fails_for_tanh():
+    """C.11/alpha-crit (a spike, max L > 1.05 L0, exactly when alpha > alpha_crit = 4/m, at 0.75x and 1.5x of 4/m):
+    the threshold is Sigmoid's (sigma(0) = 1/2 puts m/2 in the output block of the Hessian at a small start); the
+    chapter's threshold study run on Tanh (sigma(0) = 0, m = 60, lambda = 1e-6, 200 epochs) shows no spike above 4/m,
+    so its rows disagree with the rule.  The same study on Sigmoid agrees."""
+    data = D.get("brisbois-orthogonal", device="cpu")
+
+    def study(act):
+        ac = T.sigmoid_alpha_crit(60)
+        lrs = [0.75 * ac, 1.5 * ac]
+        ens = Cm.train_grid(data, [act], 60, Cm.combos([1e-6], [0], lrs=lrs), 200, record_every=1)[act]
+        return IT.crit_rows({60: dict(alpha_crit=ac, lrs=lrs, ens=ens)})
+
+    rows = study("tanh")
+    assert all(bool(ok) for *_, ok in rows) and all(np.isfinite(r[3]) for r in rows)
+    assert _rejects(IT.ALPHA_CRIT, [IT.alpha_crit_agrees(rows)])
+    assert IT.ALPHA_CRIT(IT.alpha_crit_agrees(study("sigmoid")))
