@@ -841,3 +841,16 @@ def test_c11_alpha_crit_fails_for_tanh():
     assert all(bool(ok) for *_, ok in rows) and all(np.isfinite(r[3]) for r in rows)
     assert _rejects(IT.ALPHA_CRIT, [IT.alpha_crit_agrees(rows)])
     assert IT.ALPHA_CRIT(IT.alpha_crit_agrees(study("sigmoid")))
+
+
+def test_c15_same_curve_fails_at_initialisation():
+    """C.15/same-curve (R^2 of the neurons of another epoch against the S-curve fitted to the trained ones,
+    S.curve_r2, above 0.95: "the same curve at every epoch" once aligned): the neurons at initialisation, before any
+    alignment (a rich Sigmoid run on Dataset 1.1.4, lambda = 1e-6, m = 30, trained to zero loss; the curve fitted to
+    its final neurons), lie on no such curve.  The final neurons' own R^2 passes."""
+    d = D.get("brisbois-orthogonal", variant="1.1.4", device="cpu")
+    e = Cm.train_grid(d, ["sigmoid"], 30, Cm.combos([1e-6], [0], lrs=(1e-3,)), 30000, snapshots=[0, 30000])["sigmoid"]
+    assert float(e.traj.loss[:, -1].max()) < 1e-10
+    f = S.fit_scurve(e.traj.final.W[0].numpy(), "sigmoid", -5.0, coarse=3, fine=2, refine=0)  # a coarse frame search
+    assert S.SAME_CURVE(f.lsq.r2)
+    assert _rejects(S.SAME_CURVE, [S.curve_r2(e.traj.at(0).W[0].numpy(), f.frame, f.lsq)])
