@@ -854,3 +854,15 @@ def test_c15_same_curve_fails_at_initialisation():
     f = S.fit_scurve(e.traj.final.W[0].numpy(), "sigmoid", -5.0, coarse=3, fine=2, refine=0)  # a coarse frame search
     assert S.SAME_CURVE(f.lsq.r2)
     assert _rejects(S.SAME_CURVE, [S.curve_r2(e.traj.at(0).W[0].numpy(), f.frame, f.lsq)])
+
+
+def test_fig3_28_stuck_at_spurious_fails_on_untrained_networks():
+    """Fig3.28/stuck-at-spurious (the seeds that do not converge at lambda = 1e-6 and are NOT at the spurious point of
+    early alignment, L = 1/n with h(0) ~ 0: none, N.off_spurious): untrained networks (step 1e-12) do not converge
+    either, but they sit at L(0) ~ 1 with no point fitted, not at the spurious point."""
+    ds = D.brisbois_nonorthogonal("1.3.3")
+    P = SimpleNamespace(width=M, steps=100, lr=UNTRAINED_LR, record_every=1, stop_below=1e-12)
+    s = N.summary(N._train("relu", [1e-6], [0, 1, 2], P, ds), ds, 1e-3)
+    assert not bool(s["converged"].any())
+    x0 = int(torch.argmin(ds.x1d.cpu().abs()))
+    assert _rejects(N.AT_SPURIOUS, [N.off_spurious(s, range(3), x0, ds.n)])
