@@ -160,9 +160,9 @@ def test_fig2_gd_matches_rejects_a_large_step():
 def test_lemma4_normal_rejects_a_single_neuron():
     """Lemma4/normal (the KS p-value of the standardised n mu(0) draws at the largest p, above 0.01: n mu(0) is
     asymptotically N(0, gamma0^2) as the width p grows, a CLT over the neurons): at p = 1 (one neuron, no sum to be
-    normal) the chapter's draws (CV.mu0_orthogonal, orthogonal data, n = 100, 300 draws) are far from normal; at
-    p = 100 (n = 50) the same test passes."""
-    v = CV.mu0_orthogonal(100, 1, 300, seed=4100)
+    normal) the chapter's draws (CV.mu0_orthogonal, orthogonal data, n = 50, 100 draws) are far from normal (KS
+    p-value ~ 1e-4); at p = 100 the same test passes."""
+    v = CV.mu0_orthogonal(50, 1, 100, seed=4050)
     assert rejects(CV.LEMMA4_NORMAL, [T.ks_normal_pvalue(v)])
     assert CV.LEMMA4_NORMAL(T.ks_normal_pvalue(CV.mu0_orthogonal(50, 100, 100, seed=4050)))
 
