@@ -272,7 +272,8 @@ claims.check("Lemma5/gd-relu", f"ReLU, GD at lambda {lam_f:g}: largest |a_j - s_
 c3v = {act: c3[act]["ens"].valid() for act in T.ACTIVATIONS}
 claims.check("B3/relu-signs", f"ReLU, m = {P.c3_width}: neurons whose a_j^t changes sign", flips["relu"], B.SIGNS_KEPT,
              source_value="sign(a_j^t) = s_j", valid=c3v["relu"])
-claims.check("B3/relu-nonzero", "ReLU: min_t,j |a_j^t| > 0", float(np.abs(c3["relu"]["a"]).min()), C.above(0.0, strict=True),
+claims.check("B3/relu-nonzero", "ReLU: min_t,j s_j a_j^t with s_j = sign(a_j^0) (|a_j^t| > 0 and its sign kept)",
+             B.min_signed(c3["relu"]["a"], c3["relu"]["s"]), B.NONZERO,
              source_value="|a_j^t| > 0", valid=c3v["relu"])
 claims.check("C.3/relu-signs", "Fig. C.3: ReLU output weights keep their sign (neurons that flip)", flips["relu"],
              B.SIGNS_KEPT, source_value="a_j^t = s_j ||w_j^t||", valid=c3v["relu"])

@@ -139,6 +139,17 @@ def sign_flips(a: np.ndarray, s: np.ndarray) -> int:
     return int((np.sign(a) != s[None]).any(0).sum())
 
 
+def min_signed(a: np.ndarray, s: np.ndarray) -> float:
+    """B3 ("a_j^t = s_j ||w_j^t|| > 0 for all t"): the smallest s_j a_j^t over the snapshots (snapshots x m) and
+    neurons, s_j = sign(a_j^0): positive when every output weight stayed nonzero AND of its initial sign.  The
+    smallest abs(a_j^t) alone stays positive on a sampled path that crosses zero between two snapshots."""
+    return float((np.asarray(a) * np.asarray(s)[None]).min())
+
+
+#: B3: min_signed > 0
+NONZERO = _C.above(0.0, strict=True)
+
+
 def drift_ratios(v: dict, balance_lrs, balance_scales) -> dict:
     """B1 / B2: per lambda, the drift of a_j^2 - ||w_j||^2 at the larger step over that at the smaller, one per seed
     (``v``: one activation's :func:`run_balancedness` entry)."""
