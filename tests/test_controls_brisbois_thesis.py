@@ -871,3 +871,17 @@ def test_fig3_28_stuck_at_spurious_fails_on_untrained_networks():
     assert not bool(s["converged"].any())
     x0 = int(torch.argmin(ds.x1d.cpu().abs()))
     assert _rejects(N.AT_SPURIOUS, [N.off_spurious(s, range(3), x0, ds.n)])
+
+
+def test_b3_relu_nonzero_fails_where_an_output_weight_crosses_zero():
+    """B3/relu-nonzero ("|a_j^t| = ||w_j^t|| > 0 ... a_j^t = s_j ||w_j^t|| for all t": the smallest s_j a_j^t over the
+    snapshots, s_j = sign(a_j^0), above 0): the claim is ReLU's; the chapter's Fig. C.3 run on Sigmoid (m = 20,
+    lambda = 1e-6, 2000 epochs) has an output weight that crosses zero.  A finding of this round, fixed: the old
+    measure, the smallest |a_j^t| over the snapshots, stays positive on that run (1.5e-10: the crossing falls between
+    two snapshots), so it passed.  The ReLU run of the same study passes."""
+    P = SimpleNamespace(c3_width=20, c3_steps=2000, lr=1e-3, seeds=[0, 1, 2], width=20)
+    c3 = B.run_c3(P)
+    sig = c3["sigmoid"]
+    assert B.sign_flips(sig["a"], sig["s"]) >= 1 and float(np.abs(sig["a"]).min()) > 0  # the old measure's blind spot
+    assert _rejects(B.NONZERO, [B.min_signed(sig["a"], sig["s"])])
+    assert B.NONZERO(B.min_signed(c3["relu"]["a"], c3["relu"]["s"]))
