@@ -109,3 +109,94 @@ def test_fig5_log_fit_criterion_rejects_linear_thresholds():
     assert rejects(TH.LOG_FITS_BETTER, TH.log_fit(ps, 3 * ps)["rss"] - TH.linear_fit(ps, 3 * ps)["rss"])
     p, N = np.array(TH.AUTHORS_FIG5["p"], float), np.array(TH.AUTHORS_FIG5["N"], float)
     assert TH.LOG_FITS_BETTER(TH.log_fit(p, N)["rss"] - TH.linear_fit(p, N)["rss"])
+
+
+def test_lemma1_no_sign_flip_rejects_a_start_violating_assumption1():
+    """Lemma1/no-sign-flip (sign flips of a_j over all steps, none: "if |a_j(0)| >= ||w_j(0)||, then a_j keeps its
+    sign"): the chapter's orthogonal problem (n = 50, d = 2000) from the chapter's App-B start with the output layer
+    shrunk 100-fold, so |a_j(0)| ~ 0.01 < ||w_j(0)|| ~ 1 (Assumption 1 violated): neurons whose output weight starts
+    with the wrong sign for their active points cross zero.  The App-B start itself keeps every sign."""
+    import torch
+    from shallowflow.engine import data as datasets
+    from shallowflow.experiments.weakly_interacting import reductions as RD
+
+    n, d = 50, 2000
+    X, y = datasets.weakly_interacting_draw(n, d, 12, orthogonal=True)
+    s = X[torch.arange(n), torch.arange(n)]
+    a0, Wn, off = RD.orthogonal_init([5], T.width_rule(n, 0.05), n, d)
+    assert bool((a0.abs() ** 2 >= (Wn ** 2).sum(-1) + off).all())  # Assumption 1 holds at the App-B start
+    run, flips = CV.gd_with_sign_flips(a0, Wn, off, y, s, 0.1, 100)
+    assert CV.NO_SIGN_FLIP(flips)
+    small = 0.01 * a0
+    assert bool((small.abs() ** 2 < (Wn ** 2).sum(-1) + off).all())  # violated everywhere
+    run, flips = CV.gd_with_sign_flips(small, Wn, off, y, s, 0.1, 100)
+    assert bool(torch.isfinite(run.loss).all())
+    assert rejects(CV.NO_SIGN_FLIP, [flips])
+
+
+def test_thm2_norm_growth_rejects_a_flow_stopped_before_the_transitions():
+    """Thm2/norm-growth (||w_j||^2 at t_max of the full network's Dormand-Prince flow over p sqrt(k) ||D_j||, within
+    [0.9, 1.1]: "||w_j||^2 grows from O(1) to p sqrt(k) ||D_j||"): the chapter's flow (group initialisation, X = I,
+    n = 10) stopped at t = 0.3 t_n, before either transition (at t_n / ||D_j|| = 0.5 and 1), has not grown yet.  The
+    stopped flow is still the closed form (its deviation is at rounding): the false case is the time, not the flow."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    f = PT._flow(NS(flow_n=10, t_max=0.3), 0)
+    assert f["finite"] and f["rel"] < 1e-6
+    assert rejects(PT.NORM_GROWTH, f["final_w2"] / f["target"])
+
+
+def test_fig2_gd_matches_rejects_a_large_step():
+    """Fig2/gd-matches (GD's largest relative deviation from the closed-form loss at the smallest step, below 1e-3:
+    GD is the flow at small lr): the chapter's GD validation (canonical basis, n = 40, the authors' aligned start) at
+    lr = 1, a step that is not small on the t_n time scale, deviates by about 0.15."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    g = PT._gd_validation(NS(gd_n=40, t_max=1.75, gd_lrs=[1.0]))["gd"][0]
+    assert g["finite"]
+    assert rejects(PT.GD_MATCHES, [g["rel"]])
+
+
+def test_lemma4_normal_rejects_a_single_neuron():
+    """Lemma4/normal (the KS p-value of the standardised n mu(0) draws at the largest p, above 0.01: n mu(0) is
+    asymptotically N(0, gamma0^2) as the width p grows, a CLT over the neurons): at p = 1 (one neuron, no sum to be
+    normal) the chapter's draws (CV.mu0_orthogonal, orthogonal data, n = 50, 100 draws) are far from normal (KS
+    p-value ~ 1e-4); at p = 100 the same test passes."""
+    v = CV.mu0_orthogonal(50, 1, 100, seed=4050)
+    assert rejects(CV.LEMMA4_NORMAL, [T.ks_normal_pvalue(v)])
+    assert CV.LEMMA4_NORMAL(T.ks_normal_pvalue(CV.mu0_orthogonal(50, 100, 100, seed=4050)))
+
+
+def test_fig5_sublinear_rejects_linear_thresholds():
+    """Fig5/sublinear (the range of power-law exponents that the bracketed thresholds' intervals allow, TH.exponent_
+    interval over TH.fit_threshold's fits, within [0, 1]: "sub-linear"): convergence outcomes whose threshold is
+    exactly linear in p (N = 3p: every run below N converges, none above; four runs at 0.6, 0.8, 1.2 and 1.4 N;
+    p = 50, 100, 200, the book's widths), through the chapter's own fits, allow exponents up to 1.29, so the criterion
+    fails (thresholds like sqrt(p) on the same grids give [0.21, 0.79] and pass; p^1.5 gives [1.21, 1.79])."""
+    from shallowflow.experiments.weakly_interacting import threshold as TH
+
+    ps = np.array([50.0, 100.0, 200.0])
+
+    def exponents(N_of):
+        rows = []
+        for p in ps:
+            N = N_of(p)
+            ns = np.repeat([0.6 * N, 0.8 * N, 1.2 * N, 1.4 * N], 4)
+            rows.append(dict(p=p, fit=TH.fit_threshold(ns, (ns < N).astype(float))))
+        assert all(r["fit"]["bracketed"] for r in rows)
+        e = TH.exponent_interval(ps, rows)
+        return [e["lo"], e["hi"]]
+
+    assert rejects(TH.SUBLINEAR, exponents(lambda p: 3 * p))
+
+
+def test_c2_kink_checks_reject_the_other_derivative():
+    """C.2/no-reactivation (sigma'(0) = 0, the library's ReLU: a neuron at the kink with a_j r_i > 0 stays there, the
+    largest |<w_1, x_1>| along 200 steps at most 1e-300) and C.2/regrows (sigma'(0) = 1: the same neuron regrows,
+    <w_1, x_1> after 200 steps above 1e-6): each is the other's false case, on run_kink's own two paths.  With
+    sigma'(0) = 1 the neuron leaves the kink (its final |<w_1, x_1>|, a lower bound of the path's largest, is far above
+    1e-300); with sigma'(0) = 0 it has not regrown (0)."""
+    k = IN.run_kink()
+    assert bool(k["finite_zero"].all()) and bool(k["finite_one"].all()) and k["a_r"] > 0
+    assert rejects(IN.NO_REACTIVATION, [abs(k["regrown"])])
+    assert rejects(IN.REGROWS, [k["max_zero_path"]])

@@ -272,12 +272,13 @@ claims.check("Lemma5/gd-relu", f"ReLU, GD at lambda {lam_f:g}: largest |a_j - s_
 c3v = {act: c3[act]["ens"].valid() for act in T.ACTIVATIONS}
 claims.check("B3/relu-signs", f"ReLU, m = {P.c3_width}: neurons whose a_j^t changes sign", flips["relu"], B.SIGNS_KEPT,
              source_value="sign(a_j^t) = s_j", valid=c3v["relu"])
-claims.check("B3/relu-nonzero", "ReLU: min_t,j |a_j^t| > 0", float(np.abs(c3["relu"]["a"]).min()), C.above(0.0, strict=True),
+claims.check("B3/relu-nonzero", "ReLU: min_t,j s_j a_j^t with s_j = sign(a_j^0) (|a_j^t| > 0 and its sign kept)",
+             B.min_signed(c3["relu"]["a"], c3["relu"]["s"]), B.NONZERO,
              source_value="|a_j^t| > 0", valid=c3v["relu"])
 claims.check("C.3/relu-signs", "Fig. C.3: ReLU output weights keep their sign (neurons that flip)", flips["relu"],
              B.SIGNS_KEPT, source_value="a_j^t = s_j ||w_j^t||", valid=c3v["relu"])
 claims.check("B4/fig3.10", "Fig. 3.10 reproduced: the ReLU and the Sigmoid/Tanh criteria hold",
-             all(claims.passed(f"Fig3.10/{a}") for a in T.ACTIVATIONS), C.is_true(), source_value="Fig. 3.10",
+             all(claims.passed(f"Fig3.10/{a}") for a in T.ACTIVATIONS), B.ALL_PASS, source_value="Fig. 3.10",
              note="the Fig. C.28 half of B4 (Dataset 1.3.2) is checked with C.28", valid=np.concatenate([v[a][runs_of(a, scale=lam_f, lr=lr_f)] for a in T.ACTIVATIONS]))
 claims.check("Arora-dbal/linear-drift", f"linear network: drift of a a^T - W W^T halves with the step (ratios for alpha {lin_lrs})",
              [lin[lin_lrs[i]] / lin[lin_lrs[i + 1]] for i in range(len(lin_lrs) - 1)], C.within(1.8, 2.2),
@@ -334,7 +335,7 @@ allv = np.concatenate([cv["relu"][zl]] + [e.valid() for d, e in cx["others"].val
 claims.check("Thm6/zero-loss", f"ReLU, lambda in [1e-10, 1e-2], Datasets {', '.join(['1.1.0', *cx['others']])}: final MSE within {P.complexity_steps} epochs",
              allz, B.THM6_ZERO_LOSS, source_value="L -> 0", valid=allv)
 claims.check("Thm6/min-norm-limit", "and the limit is the min-norm interpolator (the T0 checks on three datasets)",
-             all(claims.passed(f"T0/{n}") for n in ["relu-min-norm"] + [f"dataset-{v}" for v in cx["others"]]), C.is_true(),
+             all(claims.passed(f"T0/{n}") for n in ["relu-min-norm"] + [f"dataset-{v}" for v in cx["others"]]), B.ALL_PASS,
              source_value="theta* in argmin ||theta||^2", valid=np.concatenate([cv["relu"][t0_idx]] + [e.valid()[[r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]] for d, e in cx["others"].values()]))
 for act in ("sigmoid", "tanh"):
     claims.check(f"C1/{act}", f"{act}: solver's minimum norm / GD's smallest rich ||theta*|| (>= 0.99 supports the conjecture)",

@@ -194,7 +194,7 @@ i3 = [i for l, idx in by_scale[1:] for i in idx]
 c3 = [i for i in i3 if bool(S28["converged"][i])]
 stuck6 = [i for i in i6 if not bool(S28["converged"][i])]
 L_sp = 1.0 / ds.n  # the loss with one point of label +-1 unfitted (h = 0 there) and the rest fitted
-off_spurious = sum(1 for i in stuck6 if not (abs(float(S28["last"][i]) - L_sp) < 1e-2 and abs(float(S28["h_data"][i, x0])) < 0.05))
+off_spurious = N.off_spurious(S28, i6, x0, ds.n)
 dev28 = N.breakpoint_deviation(E28, ds)
 
 
@@ -230,7 +230,7 @@ for l, idx in by_scale:
                  source_value="converged run shown" if l == P.fig28_scales[0] else "(spec) reproduce also at 1e-3",
                  valid=S28["valid"][idx])
 claims.check("Fig3.28/stuck-at-spurious", f"seeds not converged at lambda = {P.fig28_scales[0]:g}: how many are NOT at "
-             f"L = 1/n = {L_sp:g} with h(0) ~ 0", off_spurious, C.below(1),
+             f"L = 1/n = {L_sp:g} with h(0) ~ 0", off_spurious, N.AT_SPURIOUS,
              source_value="(spec) spurious point, xbar = 0 unfitted", valid=S28["valid"][i6])
 claims.check("Fig3.28/breakpoints", "converged runs: grown neurons' breakpoints at the data abscissae (max distance)",
              dev28[c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.below(0.05),
@@ -239,13 +239,13 @@ claims.check("Fig3.28/linear-interpolation", "converged runs: sup |h - piecewise
              S28["sup"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.below(0.05),
              source_value="looks like the linear interpolation", valid=S28["valid"])
 claims.check("Fig3.28/saddle-to-saddle", "converged runs: at least two plateaus (thesis detector)",
-             S28["plateaus"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], C.above(2),
+             S28["plateaus"][c3 + [i for i in i6 if bool(S28["converged"][i])]].tolist() or [float("nan")], N.SADDLE_TO_SADDLE,
              source_value="alternating fast and slow phases", valid=S28["valid"])
 it = [i for i, l in enumerate(run["grid"]["tanh"].scales) if l == P.fig29_scale]
 claims.check("Fig3.29/converges", f"Tanh, lambda = {P.fig29_scale:g}: final loss", S["tanh"]["last"][it], N.zero_loss(P.goal),
              source_value="trained to zero loss", valid=S["tanh"]["valid"][it])
 claims.check("Fig3.29/saddle-to-saddle", f"Tanh, lambda = {P.fig29_scale:g}: at least two plateaus", S["tanh"]["plateaus"][it],
-             C.above(2), source_value="saddle-to-saddle", valid=S["tanh"]["valid"][it])
+             N.SADDLE_TO_SADDLE, source_value="saddle-to-saddle", valid=S["tanh"]["valid"][it])
 
 def fig_runs(act):
     e = run["grid"][act]

@@ -281,7 +281,7 @@ if "appendix-c" in P.sections:
     claims.check("C.15/same-curve", f"Sigmoid, m = {P.width_c}: neurons of epoch {P.mid_step} lie on the curve fitted to "
                  f"epochs {P.merge_step} and final (R^2)",
                  torch.tensor([S.curve_r2(cS.traj.at(P.mid_step).W[r].numpy(), f.frame, f.lsq)
-                               for r, f in enumerate(fits[("appC", "sigmoid")])]), C.above(0.95),
+                               for r, f in enumerate(fits[("appC", "sigmoid")])]), S.SAME_CURVE,
                  source_value="footnote 9: same curve at every epoch", valid=ok(cS))
     claims.check("C.16/s-curve", f"Sigmoid, m = {P.width_c}, alpha = {P.lr:g}: two-sigmoid fit R^2",
                  mins(("appC", "sigmoid"), "lsq"), S.GOOD_FIT, source_value="S-curve", valid=ok(cS))

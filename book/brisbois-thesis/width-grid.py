@@ -147,19 +147,12 @@ for act in T.ACTIVATIONS:
 # C.9 (ReLU)
 relu = S(rows, act="relu")
 small = [r for r in relu if r["scale"] <= 1e-4]
-r2 = []
-for m in P.widths:
-    for lr in P.lrs:
-        rr = sorted([r for r in small if r["width"] == m and np.isclose(r["lr"], lr)], key=lambda r: r["scale"])
-        if len(rr) >= 3 and all(r["T"] > 0 for r in rr):
-            r2.append(Cm.regression(np.log(1 / np.array([r["scale"] for r in rr])), [r["T"] for r in rr])[2])
-        else:
-            r2.append(np.nan)
+r2 = G.ln_lambda_r2(small, P.widths, P.lrs)
 claims.check("C.9/converges", "ReLU, lambda <= 1e-4: every (m, alpha) run reaches L < 0.01 within its budget (runs that do not)",
              sum(1 for r in small if r["T"] < 0), G.ALL_REACH, source_value="always converges",
              valid=[r["valid"] for r in small])
 claims.check("C.9/ln-lambda", "ReLU: R^2 of T against ln(1/lambda) over lambda <= 1e-4, smallest over (m, alpha) (NaN: a pair "
-             "with fewer than three converged runs)", float(np.min(r2)), C.above(0.98), source_value="linear in ln(lambda)",
+             "with fewer than three converged runs)", float(np.min(r2)), G.LN_LAMBDA_R2, source_value="linear in ln(lambda)",
              valid=[r["valid"] for r in small])
 claims.check("C.9/two-plateaus", "ReLU, lambda <= 1e-4: plateaus per converged curve (two: initial and intermediate)",
              [r["count"] for r in small if r["T"] > 0], G.TWO_PLATEAUS, source_value="initial and intermediate plateaus",
@@ -173,7 +166,7 @@ if big:
     n_conv, fin, left = G.no_convergence(relu)
     claims.check("C.9/no-convergence", "ReLU, lambda = 100: finite runs that reach L < 0.01, among those whose (m, alpha) reaches "
                  "it at every lambda <= 1e-4 (an overflowed or untrained run is no evidence either way)",
-                 n_conv, C.below(0, strict=False), source_value="no convergence",
+                 n_conv, G.NONE_CONVERGE, source_value="no convergence",
                  valid=[r["valid"] for r in fin] if fin else None,
                  note=f"runs left out as evidence (overflowed, or their (m, alpha) did not train at small lambda): {len(left)} of {len(big)} ("
                       + ", ".join(f"m {r['width']} alpha {r['lr']:g}" + ("" if r["valid"] else " overflowed") for r in left)[:400] + ")")
@@ -186,9 +179,8 @@ claims.check("C.10/low-alpha-converges", "Sigmoid, alpha <= 1e-3, lambda <= 1e-4
 claims.check("C.10/one-plateau", "Sigmoid, alpha <= 1e-3, lambda <= 1e-4: plateaus per converged curve", [r["count"] for r in low if r["T"] > 0],
              G.ONE_PLATEAU, source_value="one initial plateau, no intermediate one", valid=[r["valid"] for r in low if r["T"] > 0])
 rich_sig = [r for r in sig if r["scale"] <= 1e-2]
-agree = [(r["Lmax"] > 1.05 * r["L0"]) == (r["lr"] > T.sigmoid_alpha_crit(r["width"])) for r in rich_sig]
 claims.check("C.10/unstable-above-crit", "Sigmoid, lambda <= 1e-2: the loss rises above 1.05 L0 exactly when alpha > 4/m (runs that disagree)",
-             len(agree) - sum(agree), C.below(0, strict=False), source_value="unstable for larger alpha",
+             G.crit_disagreements(rich_sig), G.NO_DISAGREEMENT, source_value="unstable for larger alpha",
              valid=[r["valid"] for r in rich_sig])
 # C.12 (Tanh)
 tanh = [r for r in S(rows, act="tanh") if r["scale"] <= 1e-2]

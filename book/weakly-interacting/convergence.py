@@ -242,7 +242,7 @@ cm = torch.cat([r["late_mu_n"][r["converged"]] for r in cor["rows"]])
 claims.check("Cor1/late-mu", "late mu n >= 0.6 (App-B constants), converged runs, every kappa", cm, C.above(0.6),
              source_value=">= 0.6", valid=torch.cat([r["finite"][r["converged"]] for r in cor["rows"]]))
 claims.check("Lemma1/no-sign-flip", "a_j keeps its sign (flips over all steps and step sizes)",
-             sum(r["flips"] for r in l12["rows"]), C.below(0.5), source_value="0",
+             sum(r["flips"] for r in l12["rows"]), CV.NO_SIGN_FLIP, source_value="0",
              valid=[r["finite"] for r in l12["rows"]])
 claims.check("Lemma1/step-identity", "one GD step changes delta_j by lr^2 (g_a^2 - ||g_w||^2) (relative error)",
              g["identity"], C.below(1e-12), source_value="[derived]", valid=[g["finite"]])
@@ -271,7 +271,7 @@ claims.check("Lemma4/variance", "p Var(n mu(0)) stabilises: ratio at the two lar
              note=f"95% bootstrap intervals of the ratio per n over {P.l4_draws} draws: "
                   + ", ".join(f"n = {n_}: [{lo:.3f}, {hi:.3f}]" for n_, (_, lo, hi) in zip(P.l4_ns, ratio_iv)))
 claims.check("Lemma4/normal", "KS p-value of the standardised n mu(0) at the largest p", [r["ks"] for r in big],
-             C.above(0.01), source_value="N(0, gamma0^2)", valid=C.NO_TRAINING)
+             CV.LEMMA4_NORMAL, source_value="N(0, gamma0^2)", valid=C.NO_TRAINING)
 means = [r["mean"] for r in big]
 claims.check("Lemma4/order-1", "n mu(0) is O(1) in n: max/min of its mean across n at the largest p",
              max(means) / min(means), C.below(1.3), source_value="mu(0) of order 1/n", valid=C.NO_TRAINING)

@@ -178,9 +178,9 @@ claims.check("Prop3/signs", "both a_j > 0 and <w_j, x_2> <= 0 at the end",
 claims.check("Prop3/control", "the same w with Assumption 1 reaches L < 1e-20", float(p3["L"][1]), IN.PROP3_CONVERGES,
              source_value="converges", valid=p3["finite"][1:])
 claims.check("C.2/no-reactivation", "sigma'(0) = 0: a neuron at the kink with a_j r_i > 0 stays there (max |<w, x>|)",
-             kink["max_zero_path"], C.below(1e-300, strict=False), source_value="no reactivation",
+             kink["max_zero_path"], IN.NO_REACTIVATION, source_value="no reactivation",
              valid=kink["finite_zero"])
-claims.check("C.2/regrows", "sigma'(0) = 1: the same neuron regrows (<w, x> after 200 steps)", kink["regrown"], C.above(1e-6),
+claims.check("C.2/regrows", "sigma'(0) = 1: the same neuron regrows (<w, x> after 200 steps)", kink["regrown"], IN.REGROWS,
              source_value="other trajectories exist", valid=kink["finite_one"])
 
 # %% [markdown]

@@ -206,7 +206,7 @@ claims.check("Lemma1/flow-conserved", "Lemma 1 for the gradient flow: a_j^2 - ||
              "to ||w_j||^2, Dormand-Prince flow with rtol 1e-10, while ||w_j||^2 grows)", fl["balance_drift"], C.below(1e-6),
              source_value="conserved (Lemma 1)", valid=fl["finite"])
 claims.check("Fig2/gd-matches", f"GD matches the closed form within 1e-3 at small lr (lr = {min(P.gd_lrs):g})",
-             val["gd"][-1]["rel"], C.below(1e-3), source_value="< 1e-3 (spec)", valid=val["gd"][-1]["finite"])
+             val["gd"][-1]["rel"], PT.GD_MATCHES, source_value="< 1e-3 (spec)", valid=val["gd"][-1]["finite"])
 lrs = np.array([g["lr"] for g in val["gd"]])
 claims.check("Fig2/gd-order", "the GD deviation is of order lr (log-log slope)",
              float(np.polyfit(np.log(lrs), np.log([g["rel"] for g in val["gd"]]), 1)[0]), C.within(0.9, 1.1),
@@ -247,7 +247,7 @@ claims.check("Thm2/parts", "at most p parts: number of distinct transition times
              "with norms (1, 1, 2)", PT.distinct(th["three_group_times"], 0.05), C.close_to(2, atol=0.5),
              source_value="distinct ||D_j||", valid=C.NO_TRAINING)
 claims.check("Thm2/norm-growth", "||w_j||^2 grows from O(1) to p sqrt(k) ||D_j||: ratio at t_max (flow run)",
-             (fl["final_w2"] / fl["target"]).ravel(), C.within(0.9, 1.1), source_value="sqrt(np)||D_j||", valid=fl["finite"])
+             (fl["final_w2"] / fl["target"]).ravel(), PT.NORM_GROWTH, source_value="sqrt(np)||D_j||", valid=fl["finite"])
 claims.check("Prop2/bounds", "(10) K1/n^alpha <= mu(t) <= K2/n^alpha for t >= C n^(3 alpha - 1) log(Cn) (violations)",
              sum(r["viol"] for r in pr), C.below(0.5), source_value="0", valid=[r["finite"] for r in pr])
 claims.check("Prop2/slope", "late mu ~ n^-alpha: |slope + alpha| over the n grid", [abs(v + a) for (s_, a, w), v in slopes.items()],

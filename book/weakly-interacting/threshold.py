@@ -363,7 +363,7 @@ if f45 is not None:
     exp5 = TH.exponent_interval(ps, kept5)
     claims.check("Fig5/sublinear", "N(30, p) grows sub-linearly in p: range of power-law exponents consistent with the "
                  "bracketed thresholds' intervals (bootstrap, or the grid gap when unresolved)", [exp5["lo"], exp5["hi"]],
-                 C.within(0.0, 1.0), source_value="sub-linear", valid=fin5,
+                 TH.SUBLINEAR, source_value="sub-linear", valid=fin5,
                  note=f"exponent {exp5['beta']:.3f}; bracketed at p = {ps.astype(int).tolist()}; deviation from the spec "
                       "(slopes decreasing at every step)")
     claims.check("Fig5/log-fits-better", "the logarithmic fit's residual <= the linear fit's", log5["rss"] - lin5["rss"], TH.LOG_FITS_BETTER,

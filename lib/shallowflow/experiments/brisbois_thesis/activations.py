@@ -185,6 +185,14 @@ SMALL_MOVEMENT = C.below(0.2)
 ALIGNED_DIRECTIONS = C.above(0.999)
 #: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
 ZERO_LOSS = C.below(1e-10)
+#: C2: the initial plateau's length (Appendix C.1's detector) regressed on ln(1/lambda) over the rich scales, per init
+#: and seed: R^2 of the line, and its slope (epochs per unit ln(1/lambda)), positive
+C2_R2 = C.above(0.98)
+C2_SLOPE = C.above(0.0, strict=True)
+#: T3: the slope of the first epoch with L < L(0)/2 against ln(1/lambda) over the predicted 1/(2 alpha sigma'(0) ||v||)
+T3_SLOPE = C.within(0.95, 1.05)
+#: Fig. 3.1: epochs to L < 0.01, normal over balanced initialisation ('very similar')
+NORMAL_LIKE_BALANCED = C.within(0.8, 1.25)
 
 
 def fig37_scale(P) -> float:

@@ -139,6 +139,17 @@ def sign_flips(a: np.ndarray, s: np.ndarray) -> int:
     return int((np.sign(a) != s[None]).any(0).sum())
 
 
+def min_signed(a: np.ndarray, s: np.ndarray) -> float:
+    """B3 ("a_j^t = s_j ||w_j^t|| > 0 for all t"): the smallest s_j a_j^t over the snapshots (snapshots x m) and
+    neurons, s_j = sign(a_j^0): positive when every output weight stayed nonzero AND of its initial sign.  The
+    smallest abs(a_j^t) alone stays positive on a sampled path that crosses zero between two snapshots."""
+    return float((np.asarray(a) * np.asarray(s)[None]).min())
+
+
+#: B3: min_signed > 0
+NONZERO = _C.above(0.0, strict=True)
+
+
 def drift_ratios(v: dict, balance_lrs, balance_scales) -> dict:
     """B1 / B2: per lambda, the drift of a_j^2 - ||w_j||^2 at the larger step over that at the smaller, one per seed
     (``v``: one activation's :func:`run_balancedness` entry)."""
@@ -264,6 +275,8 @@ LAZY_LINEAR = _C.within(0.85, 1.15)
 T0_MIN_NORM = _C.below(1e-3)
 T0_NEAR_MIN_NORM = _C.below(5e-3)
 THM6_ZERO_LOSS = _C.below(1e-10)
+#: Theorem 6's limit (every T0 check passes) and B4 (every Fig. 3.10 check passes)
+ALL_PASS = _C.is_true()
 #: Fig. 3.11, ReLU at lambda = 100: the initial MSE over 1e5 (the outputs explode) and the final MSE (no convergence)
 EXPLODES = _C.above(1.0)
 NO_CONVERGENCE = _C.above(0.01)

@@ -111,6 +111,25 @@ C11_PEAK_EPOCH = C.within(15, 40)
 C11_PEAK_VALUE = C.within(1e4, 5e4)
 
 
+def crit_rows(crit: dict) -> list[tuple]:
+    """Fig. C.11's threshold study (:func:`run_c11`'s ``crit``), per run: (m, alpha, alpha > 4/m, max_t L / L0, valid)."""
+    rows = []
+    for m, d in crit.items():
+        k, v = spike(d["ens"].traj.loss)
+        for r, mt in enumerate(d["ens"].meta):
+            rows.append((m, mt["lr"], mt["lr"] > d["alpha_crit"], v[r] / float(d["ens"].traj.loss[r, 0]), d["ens"].valid()[r]))
+    return rows
+
+
+def alpha_crit_agrees(rows: list[tuple]) -> bool:
+    """C.11/alpha-crit: a spike (max L > 1.05 L0) exactly when alpha > 4/m, on every row of :func:`crit_rows`."""
+    return all((ratio > 1.05) == above for m, lr_, above, ratio, ok in rows)
+
+
+#: C.11/alpha-crit: :func:`alpha_crit_agrees` holds
+ALPHA_CRIT = C.is_true()
+
+
 def c8_expected(act: str, lam: float, c8_scales) -> int:
     """Fig. C.8: the plateaus the detector should find on a panel: ReLU at lambda = 1 none, Sigmoid at the smallest
     scale one, ReLU at lambda <= 1e-2 two (initial and intermediate), none above."""
@@ -140,6 +159,10 @@ def plateau_end(tables: list[dict]) -> np.ndarray:
 def plateau_variance(e: Cm.Ensemble, data, r: int, epoch: int) -> float:
     """:func:`orientation_variance` at the end of the initial plateau, nan where there is none (``epoch < 0``)."""
     return float("nan") if epoch < 0 else orientation_variance(e, data, r, epoch)
+
+
+#: Figs 3.12, C.4, C.6: :func:`plateau_shrinks` holds for every seed
+SHRINKS = C.is_true()
 
 
 def plateau_shrinks(lengths) -> bool:

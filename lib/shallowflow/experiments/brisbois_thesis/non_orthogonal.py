@@ -157,6 +157,20 @@ def summary(e: Ensemble, data, goal: float) -> dict:
 #: C.31: at the smallest converged lambda, at most n = 5 kinks of h in [-2, 2] (Dataset 1.3.3 has five points)
 ALL_CONVERGED = C.within(1, 1)
 FEW_KINKS = C.below(5, strict=False)
+def off_spurious(s: dict, runs, x0: int, n: int) -> int:
+    """Fig. 3.28: among the runs ``runs`` of :func:`summary` ``s`` that did not converge, those NOT at the spurious
+    stationary point of early alignment: final L within 1e-2 of 1/n (one point of label +-1 unfitted, h = 0 there,
+    the rest fitted) with abs(h(x_x0)) < 0.05."""
+    L_sp = 1.0 / n
+    stuck = [i for i in runs if not bool(s["converged"][i])]
+    return sum(1 for i in stuck if not (abs(float(s["last"][i]) - L_sp) < 1e-2 and abs(float(s["h_data"][i, x0])) < 0.05))
+
+
+#: Fig. 3.28: every seed that does not converge sits at the spurious point (:func:`off_spurious`: none elsewhere)
+AT_SPURIOUS = C.below(1)
+#: Figs 3.28 / 3.29: saddle-to-saddle dynamics, at least two plateaus of the thesis's detector (:func:`summary`'s
+#: ``plateaus``)
+SADDLE_TO_SADDLE = C.above(2)
 
 
 def zero_loss(goal: float):

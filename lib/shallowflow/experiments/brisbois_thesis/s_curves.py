@@ -370,6 +370,8 @@ def fits_of(g: Group, P, steps=None) -> list[ScurveFit]:
 GOOD_FIT = C.above(0.95)
 #: Conjecture 3 (ReLU): the grown neurons point in at most two directions (metrics.distinct_directions)
 TWO_RAYS = C.below(2, strict=False)
+#: C.15 (footnote 9): the neurons of another epoch lie on the curve fitted to the merged epochs (:func:`curve_r2`)
+SAME_CURVE = C.above(0.95)
 
 
 def fits_by_group(run, P) -> dict:

@@ -407,20 +407,42 @@ def cluster_turn(tr: train.Trajectory, r: int, t_align: int, rel: float = 0.05, 
     return out
 
 
+def gathered(W0: torch.Tensor, W: torch.Tensor, grown_rel: float = 0.1, cos_tol: float = 1e-2) -> torch.Tensor:
+    """C.22 ("Initially, neurons align and then grow in norm"), per run: the distinct directions (within cos 0.99) of
+    the grown neurons at the end (norm at least ``grown_rel`` of the largest, as :func:`metrics.distinct_directions`
+    reads them) over the distinct directions of the SAME neurons at initialisation (1: they kept their directions,
+    as an untrained or lazy network does; small: many initial directions gathered into few).  Per grown neuron, the
+    count of directions holds by construction in the plane for wide networks (a circle holds about 22 classes
+    within cos 0.99), so the count is compared with the same neurons' own start. nan where no neuron has grown."""
+    out = []
+    for w0, w in zip(W0, W):
+        n = w.norm(dim=-1)
+        keep = (n > 1e-3) & (n >= grown_rel * n.max())
+        if not bool(keep.any()):
+            out.append(float("nan"))
+            continue
+        end = metrics.distinct_directions(w[keep][None], grown_rel=0.0, grown_threshold=0.0, cos_tol=cos_tol)
+        start = metrics.distinct_directions(w0[keep][None], grown_rel=0.0, grown_threshold=0.0, cos_tol=cos_tol)
+        out.append(float(end[0]) / float(start[0]))
+    return torch.tensor(out, dtype=torch.float64)
+
+
 def wide_measures(tr: train.Trajectory) -> dict:
     """C.21-C.26 (m = wide_width, Dataset 1.3.1), per run: the final loss, validity, distinct directions of the grown
-    neurons (10% of the largest; within cos 0.999: ``dirs``, within cos 0.99: ``dirs2``, and per grown neuron: ``frac``), the late
-    fall of the loss, the epochs trained and the norm-weighted axial concentration of the final weights."""
+    neurons (10% of the largest; within cos 0.999: ``dirs``, within cos 0.99: ``dirs2``, and per grown neuron: ``frac``),
+    the directions they gathered into against their own initial directions (:func:`gathered`), the late fall of the
+    loss, the epochs trained and the norm-weighted axial concentration of the final weights."""
     grown = measures.grown(tr.final.W, 0.1).sum(-1)
     dirs = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-3)
     dirs2 = metrics.distinct_directions(tr.final.W, grown_rel=0.1, cos_tol=1e-2)
     return dict(L=tr.loss[:, -1], valid=measures.finite_runs(tr.loss, tr.final), dirs=dirs, dirs2=dirs2,
                 fall=late_fall(tr), epochs=int(tr.loss_steps[-1]), frac=dirs2.double() / grown.clamp_min(1).double(), grown=grown,
-                conc=measures.weighted_axial_concentration(tr.final.W))
+                gathered=gathered(tr.at(0).W, tr.final.W), conc=measures.weighted_axial_concentration(tr.final.W))
 
 
 #: Fig. 3.32: the axial concentration of the Tanh neurons at the end of alignment (one orientation); C.22 / C.24 /
-#: C.26: the grown ReLU neurons gather in few directions (distinct directions per grown neuron), the Sigmoid/Tanh
+#: C.26: the grown ReLU neurons gather in few directions (their distinct directions at the end per distinct direction
+#: of the same neurons at initialisation, :func:`gathered`), the Sigmoid/Tanh
 #: weight mass lies along one line, at most 2n = 20 distinct ReLU directions; C.28: the Sigmoid/Tanh balance error
 #: (:func:`balance_error`) is not negligible; C.29: every ReLU a_j keeps its initial sign
 ONE_ORIENTATION = C.above(0.99)

@@ -132,6 +132,31 @@ TWO_PLATEAUS = C.within(2, 2)
 ONE_PLATEAU = C.within(1, 1)
 STABLE = C.below(1.05, strict=False)
 EXPLODES = C.above(1.0)
+#: C.9: R^2 of T against ln(1/lambda) over lambda <= 1e-4, the smallest over (m, alpha) (:func:`ln_lambda_r2`);
+#: ReLU at lambda = 100: no evidence run reaches L < 0.01 (:func:`no_convergence`); C.10: Sigmoid runs whose loss
+#: rises above 1.05 L0 exactly when alpha > 4/m (:func:`crit_disagreements`: the runs that disagree, none)
+LN_LAMBDA_R2 = C.above(0.98)
+NONE_CONVERGE = C.below(0, strict=False)
+NO_DISAGREEMENT = C.below(0, strict=False)
+
+
+def ln_lambda_r2(small: list[dict], widths, lrs) -> list[float]:
+    """C.9, per (m, alpha) of ``widths`` x ``lrs``: R^2 of the line of T (epochs to L < 0.01) against ln(1/lambda)
+    over the rows ``small``, nan for a pair with fewer than three runs or a run that never reached L < 0.01."""
+    out = []
+    for m in widths:
+        for lr in lrs:
+            rr = sorted([r for r in small if r["width"] == m and np.isclose(r["lr"], lr)], key=lambda r: r["scale"])
+            if len(rr) >= 3 and all(r["T"] > 0 for r in rr):
+                out.append(Cm.regression(np.log(1 / np.array([r["scale"] for r in rr])), [r["T"] for r in rr])[2])
+            else:
+                out.append(np.nan)
+    return out
+
+
+def crit_disagreements(rows: list[dict]) -> int:
+    """C.10: the rows whose loss rises above 1.05 L0 (unstable) where alpha <= 4/m, or stays below where alpha > 4/m."""
+    return sum(1 for r in rows if (r["Lmax"] > 1.05 * r["L0"]) != (r["lr"] > T.sigmoid_alpha_crit(r["width"])))
 
 
 def marginal_ratio(T_over_m, T_small_scale: float, T_large_scale: float) -> float:

@@ -285,6 +285,21 @@ def run_corollary1(P):
     return dict(n=n, p=p, rows=_resumable(P, [("cor1", k) for k in P.kappas], at_kappa))
 
 
+def gd_with_sign_flips(a0, Wn, off, y, s, lr, steps):
+    """Lemma 1's sign test: GD on orthogonal data (:func:`reductions.orthogonal_gd`) from (a0, Wn, off), and the
+    number of (step, neuron) pairs at which a_j has another sign than a_j(0)."""
+    flips = torch.zeros(1, dtype=torch.int64)
+
+    def track(k, a, Z, r, L, mu, alive, flips=flips):
+        flips += (torch.sign(a) != torch.sign(a0)).sum()
+
+    return RD.orthogonal_gd(a0, Wn * s, off, y, s, lr, steps, track=track), int(flips)
+
+
+#: Lemma 1: a_j keeps its sign (sign flips over all steps and step sizes, none)
+NO_SIGN_FLIP = C.below(0.5)
+
+
 def run_lemmas12(P):
     """Lemmas 1-2.  (i) The one-step identity delta' - delta = lr^2 (g_a^2 - norm(g_w)^2) and its sign, in
     Gram space (n = min(P.ns), d = P.d).  (ii) Drift and the average-PL identity on an Exp-2-size problem
@@ -307,12 +322,7 @@ def run_lemmas12(P):
     rows = []
     for lr in P.lrs:
         steps = int(round(P.horizon / lr))
-        flips = torch.zeros(1, dtype=torch.int64)
-
-        def track(k, a, Z, r, L, mu, alive, flips=flips):
-            flips += (torch.sign(a) != torch.sign(a0)).sum()
-
-        run = RD.orthogonal_gd(a0, Wn * s, off, yo, s, lr, steps, track=track)
+        run, flips = gd_with_sign_flips(a0, Wn, off, yo, s, lr, steps)
         d0 = a0 ** 2 - (Wn ** 2).sum(-1) - off
         d1 = run.a ** 2 - ((run.Z / s) ** 2).sum(-1) - off
         logratio = torch.log(run.loss[:, 0] / run.loss[:, -1])
@@ -376,6 +386,10 @@ def mu0_orthogonal(n, p, draws, seed, d=2000, chunk=None):
         out.append(n * RD.ortho_mu(a, Z, y - h, s ** 2))
         del Z, a, h
     return torch.cat(out).numpy()
+
+
+#: Lemma 4: n mu(0) is asymptotically normal in p (the KS p-value of the standardised draws at the largest p)
+LEMMA4_NORMAL = C.above(0.01)
 
 
 def run_lemma4(P):

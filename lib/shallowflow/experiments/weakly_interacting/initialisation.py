@@ -172,6 +172,12 @@ def run_prop3(P):
     return dict(L=L, a=tr.final.a, Zx2=tr.final.W[..., 1], condition=cond, steps=steps, finite=torch.isfinite(L))
 
 
+#: App. C.2: with sigma'(0) = 0 the neuron at the kink stays there (max |<w, x>| along the path, 0); with
+#: sigma'(0) = 1 it regrows (<w, x> after the steps)
+NO_REACTIVATION = C.below(1e-300, strict=False)
+REGROWS = C.above(1e-6)
+
+
 def run_kink(steps=200, lr=0.1):
     """App. C.2: a pair (j, i) at <w_j, x_i> = 0 with a_j r_i > 0.  With sigma'(0) = 0 (the library, torch)
     it stays at 0; with sigma'(0) = 1 (a hand-written step) it regrows."""

@@ -219,6 +219,11 @@ def bracketed_curve(rows, key):
     return np.array([r[key] for r in kept], float), np.array([r["fit"]["N"] for r in kept], float), kept
 
 
+#: Fig. 5: N(30, p) grows sub-linearly in p: the range of power-law exponents the bracketed thresholds' intervals
+#: allow (:func:`exponent_interval`) lies in [0, 1]
+SUBLINEAR = C.within(0.0, 1.0)
+
+
 def exponent_interval(x, rows):
     """Power-law exponent of N against x (log-log least squares) over bracketed thresholds, and the range of
     exponents consistent with every threshold's interval (:func:`threshold_interval`): the least-squares slope
