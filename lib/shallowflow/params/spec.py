@@ -238,17 +238,24 @@ def _largest(value) -> float:
     return max(value) if isinstance(value, (list, tuple)) else value
 
 
+def _positive_env(var: str, unit: str) -> float | None:
+    """The environment variable ``var`` as a finite number > 0 (None when unset); else one ParameterError line."""
+    env = os.environ.get(var)
+    if not env:
+        return None
+    try:
+        value = float(env)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"environment variable {var} = {short(env)} is invalid: expected a number of {unit} > 0")
+    return value
+
+
 def memory_limit() -> float:
     """Bytes a single run may allocate: ``SHALLOWFLOW_MEMORY_GB`` (GiB) or half the physical memory."""
-    env = os.environ.get("SHALLOWFLOW_MEMORY_GB")
-    if env:
-        try:
-            gb = float(env)
-        except ValueError:
-            gb = -1.0
-        if not (math.isfinite(gb) and gb > 0):
-            raise ParameterError(f"environment variable SHALLOWFLOW_MEMORY_GB = {short(env)} is invalid: "
-                                 f"expected a number of GiB > 0")
+    gb = _positive_env("SHALLOWFLOW_MEMORY_GB", "GiB")
+    if gb is not None:
         return gb * 2 ** 30
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
@@ -259,17 +266,8 @@ def memory_limit() -> float:
 def work_limit() -> float:
     """Work units a chapter run may need: ``SHALLOWFLOW_WORK_BUDGET`` or :data:`WORK_BUDGET` (about a day of the
     2-core machine; the sources' scales of some chapters, params/paper/, are for a GPU or a cluster)."""
-    env = os.environ.get("SHALLOWFLOW_WORK_BUDGET")
-    if env:
-        try:
-            units = float(env)
-        except ValueError:
-            units = -1.0
-        if not (math.isfinite(units) and units > 0):
-            raise ParameterError(f"environment variable SHALLOWFLOW_WORK_BUDGET = {short(env)} is invalid: "
-                                 f"expected a number of work units > 0")
-        return units
-    return WORK_BUDGET
+    units = _positive_env("SHALLOWFLOW_WORK_BUDGET", "work units")
+    return WORK_BUDGET if units is None else units
 
 
 def _bytes(x: float) -> str:
