@@ -215,6 +215,16 @@ def dkm_last_factor(X, alphas, bases, act) -> torch.Tensor:
 
 # Theorem 2's criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it the false cases)
 THM2_FULL_RANK = C.above(1e-10, strict=True)  # smallest sigma_N / sigma_1 of the last-layer factor over the draws
+# Lemma 10's two checks: the largest rank of a layer narrower than N, minus N; the largest rank with alpha^1 = 0
+LEMMA10_NARROW = C.below(0.0)
+LEMMA10_SPOILED = C.below(1.0, strict=False)
+# Lemma 4 and Theorem 3 (measured by lemma4_theorem3; the controls feed them a last layer narrower than N, Ker H != 0)
+LEMMA4_BOUND = C.below(1e-10, strict=False)  # largest ||grad_X L|| - ||grad_alpha C|| / sigma_min(M) over the GD iterates
+LEMMA4_STATIONARY = C.below(1e-8)  # output gradient at the stationary point of C_alpha / at the start
+THM3_SOLUTION = C.below(1e-10)  # residual of the solution V of X^L(V) = Y
+THM3_MONOTONE = C.below(1e-12, strict=False)  # largest step of C(t) along the straight path / C(0)
+THM3_GLOBAL = C.below(1e-20, strict=False)  # C(1) / C(0)
+THM3_JENSEN = C.below(1e-12, strict=False)  # largest C(t) - ((1 - t) C(0) + t C(1)), / C(0)
 
 
 def theorem2(draws: int, N: int, width: int, layers: int, seed: int, act: str = "tanh", d_last=None,
