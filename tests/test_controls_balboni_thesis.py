@@ -116,3 +116,51 @@ def test_lemma10_controls_reject_the_theorems_own_case():
     # the controls' own cases pass at this size: the criteria reject for the right reason
     assert DK.LEMMA10_NARROW(DK.theorem2(10, N, width, layers, 1, d_last=N - 1, rank=True).max() - N)
     assert DK.LEMMA10_SPOILED(DK.theorem2(10, N, width, layers, 2, spoil=True, rank=True).max())
+
+
+# ------------------------------------------------------------------------------------------------
+# part-one: Sec. 1.1 (q^l -> q*) and I-2 (dynamical isometry)
+# ------------------------------------------------------------------------------------------------
+ISO_DEPTHS = [1, 5, 10, 20]  # the smoke profile's sorted({1, 5, 10, iso_depth // 2, iso_depth}), width 32
+
+
+def test_qstar_converges_rejects_the_critical_point():
+    """Sec1.1-qstar/converges: |q^100 - q*| from the chapter's three starts, measured at the critical point
+    (sigma_w^2, sigma_b^2) = (1, 0) that the chapter's grid leaves out, where q^l reaches q* = 0 only algebraically
+    (q^l ~ 1/(2l)): within 100 iterations it has not converged, so it must fail QSTAR_CONVERGES."""
+    qs = PO.q_fixed_point(1.0, 0.0)
+    dev = max(abs(PO.q_iterates(q0, 1.0, 0.0, 100)[-1] - qs) for q0 in (0.01, 1.0, 10.0))
+    assert rejects(PO.QSTAR_CONVERGES, dev)
+    assert PO.QSTAR_CONVERGES(max(abs(PO.q_iterates(q0, 2.0, 0.05, 100)[-1] - PO.q_fixed_point(2.0, 0.05))
+                                  for q0 in (0.01, 1.0, 10.0)))  # a grid point passes: it rejects for the right reason
+
+
+def test_qstar_critical_rejects_q_that_does_not_vanish():
+    """Sec1.1-qstar/critical: monotone_end of q^l from q^0 = 1 where q^l does not tend to 0: (a) off the critical
+    point, sigma_w^2 = 1.5 (q* ~ 0.29), over the chapter's 10000 iterations; (b) at the critical point after only 100
+    iterations (q^100 ~ 5e-3, not yet vanished): both must fail QSTAR_CRITICAL."""
+    assert rejects(PO.QSTAR_CRITICAL, PO.monotone_end(PO.q_iterates(1.0, 1.5, 0.0, 10_000)))
+    assert rejects(PO.QSTAR_CRITICAL, PO.monotone_end(PO.q_iterates(1.0, 1.0, 0.0, 100)))
+
+
+def test_i2_orthogonal_isometry_rejects_gaussian_weights():
+    """I-2/orthogonal-isometry: max |s - 1| of the Jacobian J of a deep linear network, measured on the Gaussian
+    N(0, 1/N) initialisation of the same part_one.isometry call (no dynamical isometry: the singular values spread),
+    must fail I2_ORTHOGONAL."""
+    iso = PO.isometry(32, ISO_DEPTHS, 0)
+    assert rejects(PO.I2_ORTHOGONAL, iso["gauss_max_dev"].max())
+    assert PO.I2_ORTHOGONAL(iso["orth_max_dev"].max())
+
+
+def test_i2_gaussian_spread_rejects_orthogonal_weights():
+    """I-2/gaussian-spread-grows: the smallest increase of the singular-value spread log10(s_max / s_median) between
+    the chapter's listed depths (smoke: 1, 5, 10, 20 at width 32), measured on the orthogonal initialisation of the
+    same part_one.isometry calls (dynamical isometry: the spread does not grow), must fail I2_GAUSSIAN_SPREAD, seeds
+    0-3.  A weak control: the flat spread is 0 up to rounding (~1e-16) and the criterion (> 0) has no margin, so the
+    rejection rests on rounding noise not increasing at every one of the 3 steps (with only 2 steps, seeds 2 and 3
+    of the same call pass it); the Gaussian spread grows by about 1 decade per 10 layers."""
+    for seed in range(4):
+        spread = PO.isometry(32, ISO_DEPTHS, seed)
+        assert np.abs(spread["orth_log_spread"]).max() < 1e-12  # the false case is what it says: no spread at all
+        assert rejects(PO.I2_GAUSSIAN_SPREAD, np.diff(spread["orth_log_spread"]).min())
+        assert PO.I2_GAUSSIAN_SPREAD(np.diff(spread["gauss_log_spread"]).min())

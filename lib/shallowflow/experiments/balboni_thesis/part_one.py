@@ -95,6 +95,19 @@ def q_iterates(q0: float, sw2: float, sb2: float, steps: int) -> np.ndarray:
     return np.array(out)
 
 
+def monotone_end(q: np.ndarray) -> float:
+    """Sec. 1.1 at the critical point: the last iterate of a non-increasing sequence of q^l, inf if it ever increases."""
+    return q[-1] if np.all(np.diff(q) <= 0) else float("inf")
+
+
+# Sec. 1.1's criteria: |q^100 - q*| on the (sigma_w^2, sigma_b^2) grid; monotone_end of q^l at the critical point (1, 0)
+QSTAR_CONVERGES = C.below(1e-6)
+QSTAR_CRITICAL = C.below(1e-3)
+# I-2's criteria: max |s - 1| of J (orthogonal weights); smallest increase of log10(s_max / s_median) between depths
+I2_ORTHOGONAL = C.below(1e-6)
+I2_GAUSSIAN_SPREAD = C.above(0.0, strict=True)
+
+
 def chi1(sw2: float, sb2: float) -> float:
     """chi_1 = sw2 E tanh'(sqrt(q*) z)^2: the order-to-chaos line is chi_1 = 1."""
     q = q_fixed_point(sw2, sb2)
@@ -160,7 +173,8 @@ def isometry(width: int, depths: list[int], seed: int) -> dict:
     g = torch.Generator().manual_seed(seed)
     J_o = torch.eye(width, dtype=torch.float64)
     J_g = torch.eye(width, dtype=torch.float64)
-    out = {"depths": [], "orth_max_dev": [], "gauss_log_spread": []}  # spread: log10(sigma_max / sigma_median)
+    out = {"depths": [], "orth_max_dev": [], "gauss_log_spread": [],  # spread: log10(sigma_max / sigma_median)
+           "gauss_max_dev": [], "orth_log_spread": []}
     for l in range(1, max(depths) + 1):
         Q, R = torch.linalg.qr(torch.randn(width, width, generator=g, dtype=torch.float64))
         Q = Q * torch.sign(torch.diagonal(R))
@@ -171,6 +185,9 @@ def isometry(width: int, depths: list[int], seed: int) -> dict:
             out["depths"].append(l)
             out["orth_max_dev"].append(float((so - 1).abs().max()))
             out["gauss_log_spread"].append(float(torch.log10(sg.max() / sg.median())))
+            # each measurement on the other initialisation too (the negative controls of I-2 read them)
+            out["gauss_max_dev"].append(float((sg - 1).abs().max()))
+            out["orth_log_spread"].append(float(torch.log10(so.max() / so.median())))
     return {k: np.array(v) for k, v in out.items()}
 
 
