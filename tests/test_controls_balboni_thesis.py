@@ -164,3 +164,84 @@ def test_i2_gaussian_spread_rejects_orthogonal_weights():
         assert np.abs(spread["orth_log_spread"]).max() < 1e-12  # the false case is what it says: no spread at all
         assert rejects(PO.I2_GAUSSIAN_SPREAD, np.diff(spread["orth_log_spread"]).min())
         assert PO.I2_GAUSSIAN_SPREAD(np.diff(spread["gauss_log_spread"]).min())
+
+
+@pytest.fixture(scope="module")
+def lemma6_7():
+    """deep_kernels.lemma6_7 at the chapter's seed 0: its measurements on the claims' cases and, under "controls",
+    each measurement on the opposite case (the same points, matrices and random functions)."""
+    from shallowflow.experiments.balboni_thesis import deep_kernels as DK
+
+    return DK.lemma6_7(0)
+
+
+def test_lemma6_fc_criteria_reject_the_opposite_point_sets(lemma6_7):
+    """Lemma6/fc-null-vector on INDEPENDENT FC points (as many as features: H is non-singular, so its smallest
+    singular vector is no null vector and sum_i c_i f(x_i) is far from 0 for the 50 random f), and
+    Lemma6/fc-independent on DEPENDENT points (more points than features: lambda_min(H) = 0 up to rounding): both
+    must fail the chapter's criteria."""
+    from shallowflow.experiments.balboni_thesis import deep_kernels as DK
+
+    c = lemma6_7["controls"]
+    assert rejects(DK.LEMMA6_NULL_VECTOR, c["fc_independent_residual"])
+    assert rejects(DK.LEMMA6_INDEPENDENT, c["fc_dependent_lambda_min"])
+
+
+def test_lemma7_rbf_criteria_reject_the_opposite_point_sets(lemma6_7):
+    """Lemma7/rbf-distinct on the set with a DUPLICATED point (lambda_min(H) = 0 up to rounding) and
+    Lemma7/rbf-duplicate on the DISTINCT points (the positive definite RBF kernel: no rank drop, 0 instead of t):
+    both must fail the chapter's criteria."""
+    from shallowflow.experiments.balboni_thesis import deep_kernels as DK
+
+    c = lemma6_7["controls"]
+    assert rejects(DK.LEMMA7_DISTINCT, c["rbf_duplicate_lambda_min"])
+    assert rejects(DK.lemma7_duplicate(lemma6_7["t"]), c["rbf_distinct_rank_drop"])
+
+
+# ------------------------------------------------------------------------------------------------
+# conditioning-at-init: Lemma 23 (the dual-activation recursion) and Lemma 24 (the eigenvalue bound)
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lemma23_unnormalised():
+    """conditioning_at_init.run_lemma23 at the smoke profile's widths, its layers (normalised activations) compared
+    with the UN-normalised dual activation: not their infinite-width limit, and not a map with sigma_hat(1) = 1."""
+    import types
+
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+
+    return CI.run_lemma23(types.SimpleNamespace(lemma23_widths=[256, 1024, 4096]), normalised=False)
+
+
+def test_lemma23_error_rate_rejects_the_wrong_limit(lemma23_unnormalised):
+    """Lemma23/error-rate: the log-log slope of max |G / w - sigma_hat(S)| against the width, where sigma_hat is not
+    the layers' limit (the un-normalised dual): the error stalls at the gap between the two maps instead of falling
+    like w^(-1/2), so each activation's slope must fail LEMMA23_ERROR_RATE."""
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+
+    for act in ("relu", "tanh"):
+        assert rejects(CI.LEMMA23_ERROR_RATE, lemma23_unnormalised[act]["slope"])
+
+
+def test_lemma23_fixed_points_reject_unnormalised_activations(lemma23_unnormalised):
+    """Lemma23/fixed-point-relu and Lemma23/fixed-point-tanh: |sigma_hat(1) - 1| read from the un-normalised duals
+    (E relu(z)^2 = 1/2, E tanh(z)^2 ~ 0.39: not fixed at 1) must fail the chapter's criteria."""
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+
+    assert rejects(CI.LEMMA23_FIXED_RELU, abs(lemma23_unnormalised["relu"]["sigma_hat_1"] - 1))
+    assert rejects(CI.LEMMA23_FIXED_TANH, abs(lemma23_unnormalised["tanh"]["sigma_hat_1"] - 1))
+
+
+def test_lemma24_bound_rejects_a_function_with_a_negative_coefficient():
+    """Lemma24/bound-holds: the smallest margin lambda_min(f[H]) - (f(1) - f(1 - delta)) over random unit-diagonal
+    Gram matrices, for f(r) = -r, whose power series has a negative coefficient (outside the lemma's hypothesis:
+    f[H] = -H has lambda_min = -lambda_max(H) < -delta), must fail LEMMA24_BOUND; exp (in the hypothesis) passes on
+    the same matrices."""
+    import types
+
+    import torch
+
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+
+    r = CI.run_lemma24(types.SimpleNamespace(lemma24_trials=10), fs={"minus r": lambda r: -r, "exp": torch.exp})
+    assert rejects(CI.LEMMA24_BOUND, r["minus r"]["min_margin"])
+    assert CI.LEMMA24_BOUND(r["exp"]["min_margin"])
