@@ -237,11 +237,11 @@ claims.check("I-5/pl-constant", "f is 1/32-PL: min over a grid of f'^2 / (2 f)",
 claims.check("I-5/smoothness", "f is 8-smooth: max f'' on a grid", kns["max_curvature"], C.below(8.0, strict=False),
              source_value="L = 8", valid=C.NO_TRAINING)
 claims.check("Def15/offdiag-depth30", f"max |off-diagonal| of the iterated normalised-ReLU dual kernel at depth {P.dual_depth}",
-             dual["max_offdiag"][min(30, P.dual_depth)], C.below(1e-2), source_value="shrinks geometrically",
+             dual["max_offdiag"][min(30, P.dual_depth)], T.DEF15_OFFDIAG, source_value="shrinks geometrically",
              note="start: largest cosine similarity 0.95", valid=C.NO_TRAINING)
 claims.check("Def15/diagonal", "the diagonal stays at 1 (max deviation over layers)", dual["diag_dev"].max(),
-             C.below(1e-12), source_value="1", valid=C.NO_TRAINING)
-claims.check("Def15/geometric", "late geometric rate of the largest off-diagonal entry", dual["rate"], C.below(1.0, strict=True),
+             T.DEF15_DIAGONAL, source_value="1", valid=C.NO_TRAINING)
+claims.check("Def15/geometric", "late geometric rate of the largest off-diagonal entry", dual["rate"], T.DEF15_GEOMETRIC,
              source_value="< 1", valid=C.NO_TRAINING)
 claims.check("Lemma16/lipschitz", "sampled Lipschitz ratio of g o f / (G_g G_f)", l16["G_ratio"] / l16["G_bound"],
              C.below(1.0, strict=False), source_value="G_h <= G_g G_f", valid=C.NO_TRAINING)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch.func import grad, hessian, jacrev, jvp, vjp, vmap
 
+from ... import verdicts as C
 from ...deep import dual as ddual
 from ...params import PROFILE, Int, Ints, Rule, array_bytes, gd_work
 
@@ -348,6 +349,11 @@ def lemma12(points: int, seed: int, n: int = 16, d: int = 4, width: int = 64, st
 # ------------------------------------------------------------------------------------------------
 # Lemma 13 (a)/(b) and Sec. 7.5 footnote 3
 # ------------------------------------------------------------------------------------------------
+# Lemma 13 (a)'s and footnote 3's criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them false cases)
+LEMMA13_POWER_ITERATION = C.below(1e-4)  # largest relative error of the power-iteration lambda* against eigvalsh
+FN3_CONDITIONING = C.below(1.05)  # infinite-width conditioning of the renormalised feature Gram matrix at depth
+
+
 def power_vs_exact(seed: int, n: int = 32, d: int = 8, width: int = 64, iters: int = 50, steps: int = 10) -> dict:
     """lambda* by JVP+VJP power iteration against eigvalsh(J J^T); iterations to converge cold against warm-started
     from the previous step's vector along a short GD run."""

@@ -106,6 +106,10 @@ QSTAR_CRITICAL = C.below(1e-3)
 # I-2's criteria: max |s - 1| of J (orthogonal weights); smallest increase of log10(s_max / s_median) between depths
 I2_ORTHOGONAL = C.below(1e-6)
 I2_GAUSSIAN_SPREAD = C.above(0.0, strict=True)
+# Definition 15's criteria: max |off-diagonal| at depth 30, the diagonal's largest deviation from 1, the late rate
+DEF15_OFFDIAG = C.below(1e-2)
+DEF15_DIAGONAL = C.below(1e-12)
+DEF15_GEOMETRIC = C.below(1.0, strict=True)
 
 
 def chi1(sw2: float, sb2: float) -> float:
@@ -287,8 +291,10 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
 # ------------------------------------------------------------------------------------------------
 # Definition 15: iterated normalised-ReLU dual kernel
 # ------------------------------------------------------------------------------------------------
-def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict:
-    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most ``max_cos``."""
+def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95, normalised: bool = True) -> dict:
+    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most
+    ``max_cos``; ``normalised=False`` iterates the un-normalised ReLU dual instead (the negative control of Def. 15 in
+    tests/test_controls_balboni_thesis.py: it halves the diagonal every layer while the correlations go to 1)."""
     g = torch.Generator().manual_seed(seed)
     mean = torch.randn(8, generator=g, dtype=torch.float64)
     X = mean / mean.norm() * 1.5 + torch.randn(n, 8, generator=g, dtype=torch.float64) * 0.6
@@ -301,7 +307,7 @@ def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict
         S = lam * S + (1 - lam) * torch.eye(n, dtype=torch.float64)
     offs, diags = [float(S[off].abs().max())], [float((torch.diagonal(S) - 1).abs().max())]
     for _ in range(depth):
-        S = ddual.dual(S, "relu", normalised=True)
+        S = ddual.dual(S, "relu", normalised=normalised)
         offs.append(float(S[off].abs().max()))
         diags.append(float((torch.diagonal(S) - 1).abs().max()))
     offs = np.array(offs)
