@@ -32,6 +32,7 @@ from ...deep import measure, models
 from ...deep import train as dtrain
 from ...engine import metrics, progress
 from ...engine.checkpoint import resumable
+from ... import verdicts as C
 from ...verdicts.criteria import Criterion
 from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
 
@@ -494,6 +495,7 @@ def bound_pessimistic(g: Grid, margin: float = PESSIMISM_MARGIN) -> np.ndarray:
 # configuration are one case; "after the first epochs" is read as by epoch VACUOUS_BY.
 MULTIPLE = 2
 VACUOUS_BY = 10
+VACUOUS_EARLY = C.above(MULTIPLE)  # the criterion on the number of such configurations (the chapter's and its controls')
 
 
 def vacuous_early(g: Grid, by: int = VACUOUS_BY) -> np.ndarray:
