@@ -450,6 +450,8 @@ def gated_majority(flags, gate, level: float = 0.95, fraction: float = LEARNED_L
 # examples": a log-log slope in n strictly between -1/2 (the expected rate) and 0 (no decrease).  The spec's criterion
 # (slope > -1/2) also accepted a bound that grows with n; the source's words say it decreases.
 SLOWER_THAN_SQRT_N = Criterion("in (-0.5, 0)", lambda v: (v > -0.5) & (v < 0))
+GEN_DECREASES = C.below(-0.8)  # Figs. 6.11-6.12: Spearman rho of the bound against the epoch, every kept run
+LEMMA1_REGIME = C.above(1.0, strict=True)  # the finding Lemma1-regime: the largest eta L_t over kept runs and epochs
 
 
 def last_bound_slope(grids: list, delta: float, scale: float, counted: list) -> float:
