@@ -452,3 +452,12 @@ def test_lemma1_regime_rejects_runs_with_short_steps(act, loss):
 
     g = _still_grid(act, loss)
     assert rejects(PT.LEMMA1_REGIME, float(np.max(np.asarray(g.lrs)[None, :] * g.L[:-1])))
+
+
+def test_i5_rate_rejects_a_step_above_2_over_L():
+    """I-5/rate: the worst per-step ratio f_(k+1) / f_k minus gamma = 1 - mu/L on the KNS16 example (part_one.
+    kns_example, the chapter's five starts, 300 steps), with GD steps 2.1/L instead of 1/L (beyond 2/L gradient
+    descent is not a descent method; Lemma 1's rate is for the step 1/L), must fail I5_RATE."""
+    r = PO.kns_example(steps=300, step=2.1)
+    assert r["finite"].all()
+    assert rejects(PO.I5_RATE, r["worst_ratio"] - r["rate_bound"])

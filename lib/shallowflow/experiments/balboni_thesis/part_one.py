@@ -259,9 +259,14 @@ def nystrom(X: torch.Tensor, sizes: list[int], seed: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # I-5: the KNS16 PL example f(x) = x^2 + 3 sin^2 x
 # ------------------------------------------------------------------------------------------------
-def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> dict:
+# I-5's rate criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it a step above 2/L)
+I5_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+
+
+def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, step: float = 1.0) -> dict:
     """I-5: gradient descent with step 1/L on the KNS16 example f(x) = x^2 + 3 sin^2 x (PL with mu = 1/32,
-    L = 8): the worst per-step loss ratio against the linear rate 1 - mu/L, from several starts."""
+    L = 8): the worst per-step loss ratio against the linear rate 1 - mu/L, from several starts (``step`` / L
+    replaces the step: the negative control of tests/test_controls_balboni_thesis.py)."""
     mu, L = 1.0 / 32, 8.0
     gamma = 1 - mu / L
     f = lambda x: x * x + 3 * np.sin(x) ** 2
@@ -275,7 +280,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
             fx = f(x)
             if fx <= 1e-300:
                 break
-            x = x - df(x) / L
+            x = x - (df(x) / L if step == 1.0 else step * df(x) / L)
             finite[i] &= bool(np.isfinite(x) and np.isfinite(f(x)))
             worst_ratio = max(worst_ratio, f(x) / fx)
             dist = max(dist, abs(x - x0))
