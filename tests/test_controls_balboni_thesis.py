@@ -288,16 +288,13 @@ def test_def15_diagonal_rejects_the_unnormalised_dual(unnormalised_dual):
     assert rejects(PO.DEF15_DIAGONAL, unnormalised_dual["diag_dev"].max())
 
 
-@pytest.mark.xfail(strict=True, reason="finding: Def15/offdiag-depth30 and Def15/geometric read absolute off-diagonal "
-                   "entries, not correlations: on the un-normalised ReLU dual (correlations -> 1, the claim false) the "
-                   "whole matrix shrinks by 1/2 per layer, so max |off-diagonal| at depth 30 is ~1e-9 and its late rate "
-                   "~0.5, and both pass; only Def15/diagonal (whose control this case is) tells the two apart, so "
-                   "Definition 15 is decided by the three checks together, never by either of these alone")
 def test_def15_offdiag_and_geometric_reject_the_unnormalised_dual(unnormalised_dual):
-    """Def15/offdiag-depth30 and Def15/geometric on the un-normalised iteration (no decorrelation) must fail the
-    chapter's criteria; they do not (see the xfail reason)."""
-    assert rejects(PO.DEF15_OFFDIAG, unnormalised_dual["max_offdiag"][30]) \
-        or rejects(PO.DEF15_GEOMETRIC, unnormalised_dual["rate"])
+    """Def15/offdiag-depth30 and Def15/geometric on the un-normalised iteration: its correlations S_ij / sqrt(S_ii S_jj)
+    go to 1 (the arc-cosine map raises every correlation), so the largest off-diagonal at depth 30 stays near 1 and
+    its late geometric rate is at least 1: both must fail the chapter's criteria.  (Read on S's own entries, as before
+    this round, both passed: the un-normalised map shrinks the whole matrix, diagonal included, by 1/2 per layer.)"""
+    assert rejects(PO.DEF15_OFFDIAG, unnormalised_dual["max_offdiag"][30])
+    assert rejects(PO.DEF15_GEOMETRIC, unnormalised_dual["rate"])
 
 
 # ------------------------------------------------------------------------------------------------

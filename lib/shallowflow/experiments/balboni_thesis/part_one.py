@@ -299,7 +299,11 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, ste
 def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95, normalised: bool = True) -> dict:
     """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most
     ``max_cos``; ``normalised=False`` iterates the un-normalised ReLU dual instead (the negative control of Def. 15 in
-    tests/test_controls_balboni_thesis.py: it halves the diagonal every layer while the correlations go to 1)."""
+    tests/test_controls_balboni_thesis.py: it halves the diagonal every layer while the correlations go to 1).
+    ``max_offdiag`` (and its late ``rate``) reads the off-diagonal entries relative to the diagonal, those of the
+    correlation matrix S_ij / sqrt(S_ii S_jj): the thesis's "leaves the diagonal terms unchanged since sigma_hat(1) = 1,
+    while it increasingly shrinks the off-diagonal terms to zero" (equal to S's own entries while the diagonal is 1; a
+    map that shrinks the whole matrix, diagonal included, does not shrink them)."""
     g = torch.Generator().manual_seed(seed)
     mean = torch.randn(8, generator=g, dtype=torch.float64)
     X = mean / mean.norm() * 1.5 + torch.randn(n, 8, generator=g, dtype=torch.float64) * 0.6
@@ -310,10 +314,10 @@ def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95, normali
     if start > max_cos:  # shrink towards orthogonality until the largest cosine is max_cos
         lam = max_cos / start
         S = lam * S + (1 - lam) * torch.eye(n, dtype=torch.float64)
-    offs, diags = [float(S[off].abs().max())], [float((torch.diagonal(S) - 1).abs().max())]
+    offs, diags = [float(ddual.to_correlation(S)[off].abs().max())], [float((torch.diagonal(S) - 1).abs().max())]
     for _ in range(depth):
         S = ddual.dual(S, "relu", normalised=normalised)
-        offs.append(float(S[off].abs().max()))
+        offs.append(float(ddual.to_correlation(S)[off].abs().max()))
         diags.append(float((torch.diagonal(S) - 1).abs().max()))
     offs = np.array(offs)
     tail = offs[depth // 2:]
