@@ -369,15 +369,15 @@ for name, r in l24.items():
 
 # %%
 claims.check("Lemma23/error-rate", "G/width converges to sigma_hat(S) like width^(-1/2) (log-log slope, ReLU and Tanh)",
-             [l23["relu"]["slope"], l23["tanh"]["slope"]], C.within(-0.6, -0.4), source_value="(4.10), exact at infinite width", valid=C.NO_TRAINING)
+             [l23["relu"]["slope"], l23["tanh"]["slope"]], X.LEMMA23_ERROR_RATE, source_value="(4.10), exact at infinite width", valid=C.NO_TRAINING)
 claims.check("Lemma23/fixed-point-relu", "the normalised ReLU dual has sigma_hat(1) = 1",
-             abs(l23["relu"]["sigma_hat_1"] - 1), C.below(1e-12, strict=False), source_value="normalised activations", valid=C.NO_TRAINING)
+             abs(l23["relu"]["sigma_hat_1"] - 1), X.LEMMA23_FIXED_RELU, source_value="normalised activations", valid=C.NO_TRAINING)
 claims.check("Lemma23/fixed-point-tanh", "the normalised Tanh dual has sigma_hat(1) = 1",
-             abs(l23["tanh"]["sigma_hat_1"] - 1), C.below(1e-7, strict=False), source_value="normalised activations",
+             abs(l23["tanh"]["sigma_hat_1"] - 1), X.LEMMA23_FIXED_TANH, source_value="normalised activations",
              note="deviation from the spec: tolerance 1e-7 instead of 1e-12, the accuracy of the 64-node Gauss-Hermite "
                   "quadrature that computes the Tanh dual", valid=C.NO_TRAINING)
 claims.check("Lemma24/bound-holds", "lambda_min(f[H]) >= f(1) - f(1 - delta) - 1e-10 (smallest margin over trials; exp, ReLU and Tanh duals)",
-             [r["min_margin"] for r in l24.values()], C.above(-1e-10), source_value="f[H] >= (f(1) - f(1 - delta)) I", valid=C.NO_TRAINING);
+             [r["min_margin"] for r in l24.values()], X.LEMMA24_BOUND, source_value="f[H] >= (f(1) - f(1 - delta)) I", valid=C.NO_TRAINING);
 
 # %% [markdown]
 # ### Verdicts

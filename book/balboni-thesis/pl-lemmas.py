@@ -73,11 +73,11 @@ print(f"(a) worst f_(k+1)/f_k = {kns['worst_ratio']:.4f} against gamma = {kns['r
       f"largest distance / bound = {kns['dist_over_bound']:.4f}")
 print(f"(b) worst ratio - gamma = {ls['worst_ratio_minus_rate']:.3e}; distance / bound = {ls['dist_over_bound']:.4f}")
 claims.check("Lemma1/rate-pl-example", "f_(k+1) / f_k <= 1 - mu/L (+1e-12) at every step, f = x^2 + 3 sin^2 x",
-             kns["worst_ratio"] - kns["rate"], C.below(1e-12, strict=False), source_value="(4.3), gamma = 1 - 1/256", valid=kns["finite"])
+             kns["worst_ratio"] - kns["rate"], X.LEMMA1_RATE, source_value="(4.3), gamma = 1 - 1/256", valid=kns["finite"])
 claims.check("Lemma1/radius-pl-example", "the iterates stay within the radius (4.4) (largest distance / bound)",
              kns["dist_over_bound"], C.below(1, strict=False), source_value="(4.4) without the spurious 1/L", valid=kns["finite"])
 claims.check("Lemma1/rate-least-squares", "f_(k+1) / f_k <= 1 - mu/L on least squares (worst ratio - gamma)",
-             ls["worst_ratio_minus_rate"], C.below(1e-12, strict=False), source_value="(4.3)", valid=ls["finite"])
+             ls["worst_ratio_minus_rate"], X.LEMMA1_RATE, source_value="(4.3)", valid=ls["finite"])
 claims.check("Lemma1/radius-least-squares", "least squares: within the radius (4.4)", ls["dist_over_bound"],
              C.below(1, strict=False), source_value="(4.4)", valid=ls["finite"]);
 
@@ -89,7 +89,7 @@ net = X.lemma11_network(P)
 print(f"least squares: largest f_k / (f_0 prod(1 - mu_i/L)) - 1 = {ls['lemma11_excess']:.3e}")
 print(f"network: {net['fraction']:.3f} of {P.net_steps} steps satisfy the one-step bound; loss ratio final/initial {net['final_over_initial']:.3g}")
 claims.check("Lemma11/least-squares-exact", "f_k <= f_0 prod_i (1 - mu(x_i)/L) at every step on least squares (relative excess)",
-             ls["lemma11_excess"], C.below(1e-10, strict=False), source_value="(6.5)", valid=ls["finite"])
+             ls["lemma11_excess"], X.LEMMA11_EXACT, source_value="(6.5)", valid=ls["finite"])
 claims.check("Lemma11/network-steps", "one-hidden-layer Tanh network, steps 1/L_k (HVP power iteration): "
              "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], C.above(0.95), source_value="(6.5), local", valid=net["finite"])
 claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], C.below(1),
@@ -135,7 +135,7 @@ claims.check("Lemma3/generalisation", f"(4.13) with delta = {gen['delta']}: shar
                   f"is unbounded); largest gap / bound {gen['max_ratio']:.3g} over {gen['sets']} sets",
              valid=C.NO_TRAINING)
 claims.check("Lemma22/log-cosh", "(B.27) holds at every step on log cosh objectives (relative excess <= 1e-12)",
-             l22["excess"], C.below(1e-12, strict=False), source_value="[CR17, Lemma 3]", valid=l22["finite"]);
+             l22["excess"], X.LEMMA22_BOUND, source_value="[CR17, Lemma 3]", valid=l22["finite"]);
 
 # %% [markdown]
 # ### Verdicts

@@ -183,7 +183,7 @@ if "prediction" in P.sections:
             finding = {"Fig6.5": "relu-mse", "Fig6.15": "tanh-ce"}[target]
             claims.check(f"Lemma1-regime/{finding}", f"{claim}: some steps are longer than Lemma 1's 1/L_t, where its "
                          "guarantee is the 1/L step's, not the step taken (largest eta L_t over kept runs and epochs)",
-                         float(np.max(etaL)) if etaL.size else float("nan"), C.above(1.0, strict=True),
+                         float(np.max(etaL)) if etaL.size else float("nan"), X.LEMMA1_REGIME,
                          source_value="Lemma 1: a step 1/L", valid=valid,
                          note=f"a finding of this book on the runs of {target}, not a claim of the thesis")
         return early, late
@@ -369,7 +369,7 @@ if "bounds" in P.sections:
         claims.check(f"{target}/vacuous-early", f"{act}, {loss}: 'in multiple cases' (at least {X.MULTIPLE} (n, learning rate) "
                      f"configurations, one graph each) the chain bound (4.11) is <= 0 by epoch {X.VACUOUS_BY}: "
                      f"{len(cases)} of the {n_cfg} configurations with a kept run ({int(runs_v.sum())} of {runs_v.size} kept runs); "
-                     "measured: the number of configurations", len(cases), C.above(X.MULTIPLE),
+                     "measured: the number of configurations", len(cases), X.VACUOUS_EARLY,
                      source_value="in multiple cases the bounds even become vacuous after the first epochs of training",
                      valid=valid, note="a configuration counts once however many of its seeds go vacuous; a network that does "
                      "not move keeps its bound at lambda_min,0 > 0")
@@ -425,7 +425,7 @@ if "generalisation" in P.sections:
         claims.check(f"{target}/vacuous", "the bound exceeds the loss range M at every measured epoch (smallest bound / M)",
                      np.concatenate(over), C.above(1, strict=True), source_value="All the bounds are vacuous", valid=valid)
         claims.check(f"{target}/decreases", "the bound decreases with the epochs (Spearman rho of bound vs epoch < -0.8, every kept run)",
-                     np.concatenate(rhos), C.below(-0.8), source_value="effectively decrease with the number of epochs", valid=valid)
+                     np.concatenate(rhos), X.GEN_DECREASES, source_value="effectively decrease with the number of epochs", valid=valid)
         claims.check(f"{target}/slow-in-n", "it decreases with n, more slowly than n^(-1/2) (log-log slope in n of the last bound, "
                      f"averaged over the kept runs that trained: {sum(int(c.sum()) for c in counted)} of {sum(c.size for c in counted)} "
                      "runs; NaN when some n has none) in (-0.5, 0): a bound that grows with n does not 'decrease, but not as much')",

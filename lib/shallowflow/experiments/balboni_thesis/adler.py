@@ -643,4 +643,4 @@ def findings(claims, comp: Comparison, cost_: dict, tables: dict) -> str:
     return "\n".join(lines)
 
 
-from .adler_rate import algorithm_checks, saturation_sweep, step_checks  # noqa: E402,F401 (Algorithm 1's rate)
+from .adler_rate import P4_LINE_SEARCH, algorithm_checks, saturation_sweep, step_checks  # noqa: E402,F401 (Algorithm 1's rate)

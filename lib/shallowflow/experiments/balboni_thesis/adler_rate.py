@@ -17,12 +17,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ... import verdicts as C
 from ...deep import optim as dopt
 from ...deep import vision
 
 
-def step_checks(seed: int = 0) -> dict:
-    """Spec section 4.4 (a)-(d) in float64 (and (b) in float32): returns the measured errors."""
+# P4 (a)'s criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it the Gauss-Newton variant's rate)
+P4_LINE_SEARCH = C.below(1e-10)  # relative error of eta against the exact line-search step (linear model, MSE, eps = 0)
+
+
+def step_checks(seed: int = 0, method: str = "adler") -> dict:
+    """Spec section 4.4 (a)-(d) in float64 (and (b) in float32): returns the measured errors.  ``method`` is the
+    optimiser of (a) (``"gn"``: the Gauss-Newton variant, whose rate is not the quadratic model's minimiser: the
+    negative control of P4 (a))."""
     from torch.func import functional_call, jacrev
 
     g = torch.Generator().manual_seed(seed)
@@ -35,7 +42,7 @@ def step_checks(seed: int = 0) -> dict:
         lin.weight.copy_(torch.randn(1, 12, generator=g, dtype=torch.float64))
     w0 = lin.weight.detach().clone()
     mse = lambda o: 0.5 * ((o - y) ** 2).sum(1).mean()
-    opt = dopt.Adler(lin, eps=0.0)
+    opt = dopt.Adler(lin, eps=0.0) if method == "adler" else dopt.make(method, lin, eps=0.0)
     opt.step(lambda: (Phi, mse))
     eta = opt.history[0]["eta"]
     r = Phi @ w0.T - y

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch.func import grad, hessian, jacrev, jvp, vjp, vmap
 
+from ... import verdicts as C
 from ...deep import dual as ddual
 from ...params import PROFILE, Int, Ints, Rule, array_bytes, gd_work
 
@@ -114,8 +115,10 @@ def cross_entropy(z, y):
 # ------------------------------------------------------------------------------------------------
 # Eq. (7.3)/(7.4)
 # ------------------------------------------------------------------------------------------------
-def decomposition(loss: str, seed: int = 0, n: int = 16, d: int = 4, width: int = 24) -> dict:
-    """Full Hessian of h = L o F against GGN + residual, both computed separately; float64."""
+def decomposition(loss: str, seed: int = 0, n: int = 16, d: int = 4, width: int = 24, residual: bool = True) -> dict:
+    """Full Hessian of h = L o F against GGN + residual, both computed separately; float64.  ``residual=False``
+    compares it with the GGN term alone (the Gauss-Newton approximation, not an identity: the negative control of
+    Eq. (7.3) in tests/test_controls_balboni_thesis.py)."""
     out = 3 if loss == "ce" else 1
     net = MLP(d, [width, width], out)
     X, yr = _data(n, d, seed, out)
@@ -129,7 +132,7 @@ def decomposition(loss: str, seed: int = 0, n: int = 16, d: int = 4, width: int 
     ggn = J.T @ HL @ J
     gout = grad(lambda z: L(z.reshape(n, out)))(F.reshape(-1)).detach()
     resid = hessian(lambda t: (gout * net(t, X).reshape(-1)).sum())(theta)
-    return dict(P=net.P, rel_err=float((H - ggn - resid).norm() / H.norm()),
+    return dict(P=net.P, rel_err=float((H - ggn - (resid if residual else 0)).norm() / H.norm()),
                 resid_over_ggn=float(torch.linalg.matrix_norm(resid, 2) / torch.linalg.matrix_norm(ggn, 2)))
 
 
@@ -187,11 +190,13 @@ def width_sweep(widths, seeds, n: int, iters: int, d: int = 8) -> dict:
     return dict(widths=np.array(widths), ratios=ratios, slope=slope)
 
 
-def train_gd(net: MLP, theta, X, y, steps: int, target: float, iters: int, seed: int, every: int = 0) -> dict:
+def train_gd(net: MLP, theta, X, y, steps: int, target: float, iters: int, seed: int, every: int = 0,
+             rate_scale: float = 1.0) -> dict:
     """Full-batch GD on the batch-mean MSE with Lemma 13's rate eta_t = 1 / (2 lambda*(theta_t) ||Hess L||_op)
     (lambda* by warm-started power iteration on J J^T), until the loss falls below ``target`` x its start.
     Records, per step, the loss, eta_t, eta_t x lambda_max(Hess h) (every ``every`` steps, 0: never), and the
-    full-batch ADLER rate G^T G / (G^T Q G)."""
+    full-batch ADLER rate G^T G / (G^T Q G).  ``rate_scale`` multiplies the rate (the negative control of Lemma 13 in
+    tests/test_controls_balboni_thesis.py: a rate above (7.14), which the lemma does not cover)."""
     n = X.shape[0]
     f = lambda t: net(t, X)
     h = lambda t: mse(f(t), y)
@@ -209,7 +214,7 @@ def train_gd(net: MLP, theta, X, y, steps: int, target: float, iters: int, seed:
         op = lambda v: back(jvp(f, (theta,), (v,))[1])[0]
         lam, u, hist = power_norm(op, net.P, iters, seed, v0=u, tol=1e-6)
         iters_used.append(len(hist))
-        eta = 1.0 / (2 * lam * (1.0 / n))  # ||Hess L||_op = 1/n for the batch-mean MSE
+        eta = rate_scale / (2 * lam * (1.0 / n))  # ||Hess L||_op = 1/n for the batch-mean MSE
         etas.append(eta)
         adler.append(float((G @ G) / (G @ ggnvp(theta, G))))
         if every and k % every == 0:
@@ -220,13 +225,14 @@ def train_gd(net: MLP, theta, X, y, steps: int, target: float, iters: int, seed:
                 adler_eta=np.array(adler), power_iters=np.array(iters_used), reached=losses[-1] < target * L0)
 
 
-def along_training(width: int, n: int, steps: int, iters: int, seed: int, d: int = 8, samples: int = 50) -> dict:
+def along_training(width: int, n: int, steps: int, iters: int, seed: int, d: int = 8, samples: int = 50,
+                   rate_scale: float = 1.0) -> dict:
     """Sec. 7.5 (2) and Lemma 13 (c)-(d): train to loss < 1e-4 x initial with Lemma 13's rate (the sharpness measured
     at about ``samples`` evenly spaced steps); the residual ratio at the start and at the end."""
     net = MLP(d, [width, width], 1)
     X, y = _data(n, d, seed)
     theta0 = net.init(seed)
-    run = train_gd(net, theta0, X, y, steps, 1e-4, iters, seed, every=max(1, steps // samples))
+    run = train_gd(net, theta0, X, y, steps, 1e-4, iters, seed, every=max(1, steps // samples), rate_scale=rate_scale)
     run["ratio_start"] = residual_ratio(net, theta0, X, y, iters, seed)
     run["ratio_end"] = residual_ratio(net, run["theta"], X, y, iters, seed)
     return run
@@ -348,6 +354,14 @@ def lemma12(points: int, seed: int, n: int = 16, d: int = 4, width: int = 64, st
 # ------------------------------------------------------------------------------------------------
 # Lemma 13 (a)/(b) and Sec. 7.5 footnote 3
 # ------------------------------------------------------------------------------------------------
+# Lemma 13 (a)'s and footnote 3's criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them false cases)
+LEMMA13_POWER_ITERATION = C.below(1e-4)  # largest relative error of the power-iteration lambda* against eigvalsh
+FN3_CONDITIONING = C.below(1.05)  # infinite-width conditioning of the renormalised feature Gram matrix at depth
+EQ73_EXACT = C.below(1e-10)  # ||H - GGN - residual||_F / ||H||_F
+LEMMA13_MONOTONE = C.above(0.99)  # fraction of GD steps with the rate (7.14) that do not increase the loss
+LEMMA13_SHARPNESS = C.above(0.95)  # fraction of sampled steps with eta_t lambda_max(Hess h) <= 1
+
+
 def power_vs_exact(seed: int, n: int = 32, d: int = 8, width: int = 64, iters: int = 50, steps: int = 10) -> dict:
     """lambda* by JVP+VJP power iteration against eigvalsh(J J^T); iterations to converge cold against warm-started
     from the previous step's vector along a short GD run."""

@@ -19,6 +19,7 @@ import torch
 
 from ...engine import metrics, progress
 from ...engine.config import DTYPE, default_device
+from ... import verdicts as C
 from ...deep import data as ddata
 from ...deep import dual, measure, models
 from ...engine.checkpoint import resumable
@@ -353,9 +354,18 @@ def _unit_gram(n: int, rank: int, gen: torch.Generator) -> torch.Tensor:
     return dual.to_correlation(V @ V.T + 1e-3 * torch.eye(n, dtype=DTYPE))
 
 
-def run_lemma23(P, n: int = 8, seeds: int = 5) -> dict:
+# Lemma 23's and Lemma 24's criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them false cases)
+LEMMA23_ERROR_RATE = C.within(-0.6, -0.4)  # log-log slope of max |G / w - sigma_hat(S)| against the width w
+LEMMA23_FIXED_RELU = C.below(1e-12, strict=False)  # |sigma_hat(1) - 1|, normalised ReLU
+LEMMA23_FIXED_TANH = C.below(1e-7, strict=False)  # |sigma_hat(1) - 1|, normalised Tanh (quadrature)
+LEMMA24_BOUND = C.above(-1e-10)  # smallest lambda_min(f[H]) - (f(1) - f(1 - delta)) over the trials and functions
+
+
+def run_lemma23(P, n: int = 8, seeds: int = 5, normalised: bool = True) -> dict:
     """One random layer of width w on inputs with unit-diagonal Gram S: max abs(G / w - sigma_hat(S)) for
-    every width of ``P.lemma23_widths`` (mean over seeds), per activation, and the log-log slope."""
+    every width of ``P.lemma23_widths`` (mean over seeds), per activation, and the log-log slope.  ``normalised=False``
+    compares the (normalised) layers with the un-normalised dual instead, and reads its sigma_hat(1): the negative
+    control of tests/test_controls_balboni_thesis.py (not the layers' limit, not a fixed point at 1)."""
     g = torch.Generator().manual_seed(23)
     d = 16
     Xr = torch.randn(n, d, generator=g, dtype=DTYPE)
@@ -363,7 +373,7 @@ def run_lemma23(P, n: int = 8, seeds: int = 5) -> dict:
     S = X @ X.T / d
     out = {}
     for act in models.ACTIVATIONS:
-        target = dual.dual(S, act)
+        target = dual.dual(S, act, normalised=normalised)
         errs = []
         for w in P.lemma23_widths:
             e = []
@@ -373,16 +383,17 @@ def run_lemma23(P, n: int = 8, seeds: int = 5) -> dict:
             errs.append(np.mean(e))
         errs = np.array(errs)
         slope = np.polyfit(np.log(P.lemma23_widths), np.log(errs), 1)[0]
-        fixed = float(dual.dual_scalar(torch.tensor(1.0), act))
+        fixed = float(dual.dual_scalar(torch.tensor(1.0), act, normalised=normalised))
         out[act] = {"errors": errs, "slope": float(slope), "sigma_hat_1": fixed}
     return out
 
 
-def run_lemma24(P) -> dict:
+def run_lemma24(P, fs: dict | None = None) -> dict:
     """Lemma 24 on ``P.lemma24_trials`` random unit-diagonal Gram matrices H (n = 3..30) per function f in
-    {exp, normalised-ReLU dual, normalised-Tanh dual}: the smallest margin lambda_min(f[H]) - (f(1) - f(1 - delta))."""
+    {exp, normalised-ReLU dual, normalised-Tanh dual}: the smallest margin lambda_min(f[H]) - (f(1) - f(1 - delta)).
+    ``fs`` replaces the functions (the negative control: one with a negative power-series coefficient)."""
     g = torch.Generator().manual_seed(24)
-    fs = {"exp": torch.exp,
+    fs = fs if fs is not None else {"exp": torch.exp,
           "relu dual": lambda r: dual.dual_scalar(r, "relu"),
           "tanh dual": lambda r: dual.dual_scalar(r, "tanh", order=48)}
     out = {}

@@ -120,8 +120,15 @@ def lemma6_7(seed: int, m: int = 6, d: int = 3, t: int = 2) -> dict:
     dep_sing = float(torch.linalg.eigvalsh(H_dep)[0] / torch.linalg.eigvalsh(H_dep)[-1])
     Si = torch.tanh(torch.randn(d, d, generator=g, dtype=torch.float64))  # d points: independent
     ind_sing = float(torch.linalg.eigvalsh(torch.kron(Si @ Si.T, torch.eye(t, dtype=torch.float64)))[0])
+    # each measurement on the other case too (the negative controls of tests/test_controls_balboni_thesis.py): the
+    # duplicated set's lambda_min and the distinct set's rank drop (RBF); the independent points' smallest singular
+    # vector as a would-be null vector, and the dependent points' lambda_min (FC)
+    controls = dict(rbf_duplicate_lambda_min=float(torch.linalg.eigvalsh(rbf(Xd))[0]),
+                    rbf_distinct_rank_drop=m * t - int(torch.linalg.matrix_rank(rbf(X))),
+                    fc_independent_residual=float((W @ Si.T @ torch.linalg.svd(Si.T)[2][-1]).abs().max()),
+                    fc_dependent_lambda_min=float(torch.linalg.eigvalsh(H_dep)[0]))
     return dict(rbf_lambda_min=lam_distinct, rbf_rank_drop=rank_drop, t=t, fc_dependent_residual=dep_residual,
-                fc_dependent_rel_lambda_min=dep_sing, fc_independent_lambda_min=ind_sing)
+                fc_dependent_rel_lambda_min=dep_sing, fc_independent_lambda_min=ind_sing, controls=controls)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -215,6 +222,25 @@ def dkm_last_factor(X, alphas, bases, act) -> torch.Tensor:
 
 # Theorem 2's criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it the false cases)
 THM2_FULL_RANK = C.above(1e-10, strict=True)  # smallest sigma_N / sigma_1 of the last-layer factor over the draws
+# Lemma 10's two checks: the largest rank of a layer narrower than N, minus N; the largest rank with alpha^1 = 0
+LEMMA10_NARROW = C.below(0.0)
+# Lemmas 6-7 (measured by lemma6_7)
+LEMMA6_NULL_VECTOR = C.below(1e-12)  # largest |sum_i c_i f(x_i)| over 50 random f, c a null vector of the points' H
+LEMMA6_INDEPENDENT = C.above(1e-8)  # lambda_min(H) of independent FC points
+LEMMA7_DISTINCT = C.above(1e-8)  # lambda_min(H) of distinct points, RBF kernel
+
+
+def lemma7_duplicate(t: int):
+    """Lemma7/rbf-duplicate's criterion: a duplicated point drops rank(H) by exactly t (the output dimension)."""
+    return C.close_to(t, atol=0)
+LEMMA10_SPOILED = C.below(1.0, strict=False)
+# Lemma 4 and Theorem 3 (measured by lemma4_theorem3; the controls feed them a last layer narrower than N, Ker H != 0)
+LEMMA4_BOUND = C.below(1e-10, strict=False)  # largest ||grad_X L|| - ||grad_alpha C|| / sigma_min(M) over the GD iterates
+LEMMA4_STATIONARY = C.below(1e-8)  # output gradient at the stationary point of C_alpha / at the start
+THM3_SOLUTION = C.below(1e-10)  # residual of the solution V of X^L(V) = Y
+THM3_MONOTONE = C.below(1e-12, strict=False)  # largest step of C(t) along the straight path / C(0)
+THM3_GLOBAL = C.below(1e-20, strict=False)  # C(1) / C(0)
+THM3_JENSEN = C.below(1e-12, strict=False)  # largest C(t) - ((1 - t) C(0) + t C(1)), / C(0)
 
 
 def theorem2(draws: int, N: int, width: int, layers: int, seed: int, act: str = "tanh", d_last=None,

@@ -95,6 +95,23 @@ def q_iterates(q0: float, sw2: float, sb2: float, steps: int) -> np.ndarray:
     return np.array(out)
 
 
+def monotone_end(q: np.ndarray) -> float:
+    """Sec. 1.1 at the critical point: the last iterate of a non-increasing sequence of q^l, inf if it ever increases."""
+    return q[-1] if np.all(np.diff(q) <= 0) else float("inf")
+
+
+# Sec. 1.1's criteria: |q^100 - q*| on the (sigma_w^2, sigma_b^2) grid; monotone_end of q^l at the critical point (1, 0)
+QSTAR_CONVERGES = C.below(1e-6)
+QSTAR_CRITICAL = C.below(1e-3)
+# I-2's criteria: max |s - 1| of J (orthogonal weights); smallest increase of log10(s_max / s_median) between depths
+I2_ORTHOGONAL = C.below(1e-6)
+I2_GAUSSIAN_SPREAD = C.above(0.0, strict=True)
+# Definition 15's criteria: max |off-diagonal| at depth 30, the diagonal's largest deviation from 1, the late rate
+DEF15_OFFDIAG = C.below(1e-2)
+DEF15_DIAGONAL = C.below(1e-12)
+DEF15_GEOMETRIC = C.below(1.0, strict=True)
+
+
 def chi1(sw2: float, sb2: float) -> float:
     """chi_1 = sw2 E tanh'(sqrt(q*) z)^2: the order-to-chaos line is chi_1 = 1."""
     q = q_fixed_point(sw2, sb2)
@@ -160,7 +177,8 @@ def isometry(width: int, depths: list[int], seed: int) -> dict:
     g = torch.Generator().manual_seed(seed)
     J_o = torch.eye(width, dtype=torch.float64)
     J_g = torch.eye(width, dtype=torch.float64)
-    out = {"depths": [], "orth_max_dev": [], "gauss_log_spread": []}  # spread: log10(sigma_max / sigma_median)
+    out = {"depths": [], "orth_max_dev": [], "gauss_log_spread": [],  # spread: log10(sigma_max / sigma_median)
+           "gauss_max_dev": [], "orth_log_spread": []}
     for l in range(1, max(depths) + 1):
         Q, R = torch.linalg.qr(torch.randn(width, width, generator=g, dtype=torch.float64))
         Q = Q * torch.sign(torch.diagonal(R))
@@ -171,6 +189,9 @@ def isometry(width: int, depths: list[int], seed: int) -> dict:
             out["depths"].append(l)
             out["orth_max_dev"].append(float((so - 1).abs().max()))
             out["gauss_log_spread"].append(float(torch.log10(sg.max() / sg.median())))
+            # each measurement on the other initialisation too (the negative controls of I-2 read them)
+            out["gauss_max_dev"].append(float((sg - 1).abs().max()))
+            out["orth_log_spread"].append(float(torch.log10(so.max() / so.median())))
     return {k: np.array(v) for k, v in out.items()}
 
 
@@ -238,9 +259,14 @@ def nystrom(X: torch.Tensor, sizes: list[int], seed: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # I-5: the KNS16 PL example f(x) = x^2 + 3 sin^2 x
 # ------------------------------------------------------------------------------------------------
-def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> dict:
+# I-5's rate criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it a step above 2/L)
+I5_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+
+
+def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, step: float = 1.0) -> dict:
     """I-5: gradient descent with step 1/L on the KNS16 example f(x) = x^2 + 3 sin^2 x (PL with mu = 1/32,
-    L = 8): the worst per-step loss ratio against the linear rate 1 - mu/L, from several starts."""
+    L = 8): the worst per-step loss ratio against the linear rate 1 - mu/L, from several starts (``step`` / L
+    replaces the step: the negative control of tests/test_controls_balboni_thesis.py)."""
     mu, L = 1.0 / 32, 8.0
     gamma = 1 - mu / L
     f = lambda x: x * x + 3 * np.sin(x) ** 2
@@ -254,7 +280,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
             fx = f(x)
             if fx <= 1e-300:
                 break
-            x = x - df(x) / L
+            x = x - (df(x) / L if step == 1.0 else step * df(x) / L)
             finite[i] &= bool(np.isfinite(x) and np.isfinite(f(x)))
             worst_ratio = max(worst_ratio, f(x) / fx)
             dist = max(dist, abs(x - x0))
@@ -270,8 +296,14 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000) -> 
 # ------------------------------------------------------------------------------------------------
 # Definition 15: iterated normalised-ReLU dual kernel
 # ------------------------------------------------------------------------------------------------
-def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict:
-    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most ``max_cos``."""
+def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95, normalised: bool = True) -> dict:
+    """S^{m+1} = sigma_hat(S^m) for the normalised ReLU from unit-norm inputs whose largest absolute cosine is at most
+    ``max_cos``; ``normalised=False`` iterates the un-normalised ReLU dual instead (the negative control of Def. 15 in
+    tests/test_controls_balboni_thesis.py: it halves the diagonal every layer while the correlations go to 1).
+    ``max_offdiag`` (and its late ``rate``) reads the off-diagonal entries relative to the diagonal, those of the
+    correlation matrix S_ij / sqrt(S_ii S_jj): the thesis's "leaves the diagonal terms unchanged since sigma_hat(1) = 1,
+    while it increasingly shrinks the off-diagonal terms to zero" (equal to S's own entries while the diagonal is 1; a
+    map that shrinks the whole matrix, diagonal included, does not shrink them)."""
     g = torch.Generator().manual_seed(seed)
     mean = torch.randn(8, generator=g, dtype=torch.float64)
     X = mean / mean.norm() * 1.5 + torch.randn(n, 8, generator=g, dtype=torch.float64) * 0.6
@@ -282,10 +314,10 @@ def dual_iteration(n: int, depth: int, seed: int, max_cos: float = 0.95) -> dict
     if start > max_cos:  # shrink towards orthogonality until the largest cosine is max_cos
         lam = max_cos / start
         S = lam * S + (1 - lam) * torch.eye(n, dtype=torch.float64)
-    offs, diags = [float(S[off].abs().max())], [float((torch.diagonal(S) - 1).abs().max())]
+    offs, diags = [float(ddual.to_correlation(S)[off].abs().max())], [float((torch.diagonal(S) - 1).abs().max())]
     for _ in range(depth):
-        S = ddual.dual(S, "relu", normalised=True)
-        offs.append(float(S[off].abs().max()))
+        S = ddual.dual(S, "relu", normalised=normalised)
+        offs.append(float(ddual.to_correlation(S)[off].abs().max()))
         diags.append(float((torch.diagonal(S) - 1).abs().max()))
     offs = np.array(offs)
     tail = offs[depth // 2:]

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 
+from ... import verdicts as C
 from ...engine.config import DTYPE
 from ...deep import data as ddata
 from ...deep import measure, models
@@ -54,8 +55,13 @@ RULES = (Rule.memory(("net_width", "matrix_trials"), memory_estimate, what="the 
                     "weyl_steps", "seeds"), work_estimate, what="the chapter"))
 
 
-def kns_example(P) -> dict:
-    """Lemma 1 on f(x) = x^2 + 3 sin^2 x (mu = 1/32, L = 8, step 1/8) from 5 starts in [-100, 100]."""
+# Lemma 1's rate criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them steps above 2/L)
+LEMMA1_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+
+
+def kns_example(P, step: float = 1.0) -> dict:
+    """Lemma 1 on f(x) = x^2 + 3 sin^2 x (mu = 1/32, L = 8, step 1/8) from 5 starts in [-100, 100] (``step`` / L
+    replaces the step: the negative control of tests/test_controls_balboni_thesis.py)."""
     mu, L = 1 / 32, 8.0
     x0 = torch.tensor([-100.0, -37.3, 0.9, 12.5, 100.0], dtype=DTYPE)
     x = x0.clone()
@@ -65,7 +71,7 @@ def kns_example(P) -> dict:
     finite = torch.ones_like(x, dtype=torch.bool)  # per start: every iterate finite
     for _ in range(P.lemma1_steps):
         fk = f(x)
-        xn = x - fp(x) / L
+        xn = x - (fp(x) / L if step == 1.0 else step * fp(x) / L)
         ok = fk > 1e-300
         if ok.any():
             worst = max(worst, float((f(xn)[ok] / fk[ok]).max()))
@@ -84,8 +90,13 @@ def _ls_problem(seed: int, m: int = 50, d: int = 200):
     return A, b
 
 
-def least_squares(P) -> dict:
-    """Lemma 1 (b) and Lemma 11 on f = 1/2 norm(Ax - b)^2 (A 50 x 200, f* = 0), GD with step 1/L."""
+# Lemma 11's criterion on least squares (the chapter's; tests/test_controls_balboni_thesis.py feeds it a longer step)
+LEMMA11_EXACT = C.below(1e-10, strict=False)  # largest f_k / (f_0 prod_i (1 - mu(x_i) / L)) - 1
+
+
+def least_squares(P, step: float = 1.0) -> dict:
+    """Lemma 1 (b) and Lemma 11 on f = 1/2 norm(Ax - b)^2 (A 50 x 200, f* = 0), GD with step 1/L (``step`` / L: a
+    step above 1/L, outside both lemmas' hypothesis, is the negative control of tests/test_controls_balboni_thesis.py)."""
     worst1, worst11, dist_ratio = 0.0, -np.inf, 0.0
     finite = []  # per seed: the iterate and the loss stayed finite
     for seed in P.seeds:
@@ -103,7 +114,7 @@ def least_squares(P) -> dict:
             if fk < 1e-20 * f0:  # below this the residual is float64 round-off
                 break
             mu_loc = float(gk @ gk) / (2 * fk)  # (6.2)
-            x = x - gk / L
+            x = x - (gk / L if step == 1.0 else step * gk / L)
             fn = 0.5 * float((A @ x - b).square().sum())
             worst1 = max(worst1, fn / fk)
             prod *= 1 - mu_loc / L
@@ -268,9 +279,14 @@ def lemma11_network(P, seed: int | None = None) -> dict:
     return {"fraction": ok / total, "final_over_initial": float(fn) / f0, "finite": np.array([finite])}
 
 
-def lemma22(P) -> dict:
+# Lemma 22's criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it a longer step)
+LEMMA22_BOUND = C.below(1e-12, strict=False)  # largest relative excess of f(x_(k+1)) over (B.27)
+
+
+def lemma22(P, step: float = 1.0) -> dict:
     """Lemma 22 (B.27) with step 1/L on f(x) = log cosh(x) (L = 1, x* = 0, mu = 1) from 0.5, 5, 50 and on
-    f(x) = sum_i log cosh(a_i . x) in 2-D (L = lambda_max(A^T A)); the largest relative excess."""
+    f(x) = sum_i log cosh(a_i . x) in 2-D (L = lambda_max(A^T A)); the largest relative excess.  ``step`` / L
+    replaces the step (above 1/L: outside the lemma, the negative control of tests/test_controls_balboni_thesis.py)."""
     worst = -np.inf
     finite = []  # per problem: every iterate finite
     problems = [(torch.eye(1, dtype=DTYPE), torch.tensor([[v]], dtype=DTYPE)) for v in (0.5, 5.0, 50.0)]
@@ -286,7 +302,7 @@ def lemma22(P) -> dict:
             if f <= 1e-14:
                 break
             grad = A.T @ torch.tanh(z)
-            xn = x - grad / L
+            xn = x - (grad / L if step == 1.0 else step * grad / L)
             fn = float(torch.sum(torch.log(torch.cosh(A @ xn))))
             bound = (1 - f / (2 * L * float(x @ x))) * f
             worst = max(worst, (fn - bound) / f)

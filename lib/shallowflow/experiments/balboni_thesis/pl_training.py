@@ -32,6 +32,7 @@ from ...deep import measure, models
 from ...deep import train as dtrain
 from ...engine import metrics, progress
 from ...engine.checkpoint import resumable
+from ... import verdicts as C
 from ...verdicts.criteria import Criterion
 from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Sections, Str, array_bytes, gd_work
 
@@ -449,6 +450,8 @@ def gated_majority(flags, gate, level: float = 0.95, fraction: float = LEARNED_L
 # examples": a log-log slope in n strictly between -1/2 (the expected rate) and 0 (no decrease).  The spec's criterion
 # (slope > -1/2) also accepted a bound that grows with n; the source's words say it decreases.
 SLOWER_THAN_SQRT_N = Criterion("in (-0.5, 0)", lambda v: (v > -0.5) & (v < 0))
+GEN_DECREASES = C.below(-0.8)  # Figs. 6.11-6.12: Spearman rho of the bound against the epoch, every kept run
+LEMMA1_REGIME = C.above(1.0, strict=True)  # the finding Lemma1-regime: the largest eta L_t over kept runs and epochs
 
 
 def last_bound_slope(grids: list, delta: float, scale: float, counted: list) -> float:
@@ -494,6 +497,7 @@ def bound_pessimistic(g: Grid, margin: float = PESSIMISM_MARGIN) -> np.ndarray:
 # configuration are one case; "after the first epochs" is read as by epoch VACUOUS_BY.
 MULTIPLE = 2
 VACUOUS_BY = 10
+VACUOUS_EARLY = C.above(MULTIPLE)  # the criterion on the number of such configurations (the chapter's and its controls')
 
 
 def vacuous_early(g: Grid, by: int = VACUOUS_BY) -> np.ndarray:
