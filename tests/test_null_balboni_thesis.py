@@ -1,6 +1,7 @@
 """Null scenarios for source 004's chapters part-one, pl-training, conditioning-at-init and deep-kernels (issue 24
 item 3): each comparative check, fed a null scenario at tiny size through the chapter's own package function, must
 FAIL the criterion the notebook applies to the same measured quantity, so that no such check holds by construction."""
+import functools
 import numpy as np
 
 from shallowflow.engine import metrics
@@ -29,7 +30,7 @@ def _untrained_grid(act, loss, shuffled=False):
 def test_pl_training_untrained_networks_show_no_conditioning_curve():
     """Figs. 6.7 and 6.8 on networks that do not train: the log-conditioning is flat, so neither the large-lr
     'rise then fall' nor the 'rise then steady fall' shape may hold in a majority of runs."""
-    g = _untrained_grid("tanh", "ce")
+    g = _untrained("tanh", "ce")
     logk = np.log(g.lmax / g.lmin)
     assert np.abs(logk - logk[:1]).max() < 1e-5  # the null is what it says
     rf = PT.rise_then_fall(logk, g.lrs, max(g.lrs))
@@ -39,7 +40,7 @@ def test_pl_training_untrained_networks_show_no_conditioning_curve():
 
 def test_pl_training_same_activation_is_not_more_variable():
     """Figs. 6.21/6.23 compare Tanh's seed spread with ReLU's: the same grids on both sides must not pass."""
-    g = _untrained_grid("relu", "mse")
+    g = _untrained("relu", "mse")
     s = PT.seed_spread([g])
     assert fails(MAJORITY, PT.majority(s > s)["low"])
 
@@ -47,13 +48,15 @@ def test_pl_training_same_activation_is_not_more_variable():
 def test_pl_training_untrained_networks_show_no_pessimistic_bound():
     """Fig. 6.6 on networks that do not move: the chain bound predicts no decrease, so neither 'lambda_min does not
     decrease as much as predicted' nor 'the chain bound becomes vacuous' may hold in a majority of runs."""
-    g = _untrained_grid("relu", "mse")
+    g = _untrained("relu", "mse")
     assert np.abs(g.lmin[-1] / g.lmin[0] - 1).max() < 1e-5  # the null is what it says
     assert fails(MAJORITY, PT.majority(PT.lmin_holds(g))["low"])
     assert fails(MAJORITY, PT.majority((g.chain <= 0).any(0))["low"])
 
 
+@functools.cache
 def _tiny_conditioning():
+    """A tiny conditioning-at-init run, computed once for the module (its tests only read it)."""
     P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[48, 64], examples=[16, 32], seeds=[0, 1, 2],
                       forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95, resume=False),
                  CI.SCHEMA, CI.RULES)
