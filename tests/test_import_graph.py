@@ -204,6 +204,27 @@ def test_the_readme_draws_every_floor():
     assert not missing, f"README's Layout has no line 'name/  floor' for {missing}"
 
 
+def test_architecture_md_lists_what_each_floor_imports():
+    """ARCHITECTURE.md's table: one row per package, its floor, and exactly the packages it imports today."""
+    rows = {}
+    for line in (PACKAGE.parents[1] / "ARCHITECTURE.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].isdigit():
+            name = "" if cells[1] == "(`__init__`)" else cells[1].strip("`")
+            said = set() if cells[3] == "nothing of the package" else {
+                "" if c.strip() == "(`__init__`)" else c.strip().strip("`") for c in cells[3].split(",")}
+            rows[name] = (int(cells[0]), said)
+    imports: dict = {name: set() for name in FLOORS}
+    for a, targets in edges().items():
+        for b in targets:
+            if package_of(a) != package_of(b):
+                imports[package_of(a)].add(package_of(b))
+    assert set(rows) == set(FLOORS), f"ARCHITECTURE.md's rows: {sorted(rows)} vs floors {sorted(FLOORS)}"
+    wrong = {name: (rows[name], (FLOORS[name], sorted(imports[name]))) for name in FLOORS
+             if rows[name] != (FLOORS[name], imports[name])}
+    assert not wrong, f"ARCHITECTURE.md says (floor, imports) != the package's: {wrong}"
+
+
 def test_the_library_imports_no_old_name():
     """The old flat names (``shallowflow.OLD_NAMES``) are for executed notebooks of earlier builds: a module of the
     package imports the module where it is now (an old name would hide its floor behind the package's root)."""
