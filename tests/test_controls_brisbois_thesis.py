@@ -885,3 +885,30 @@ def test_b3_relu_nonzero_fails_where_an_output_weight_crosses_zero():
     assert B.sign_flips(sig["a"], sig["s"]) >= 1 and float(np.abs(sig["a"]).min()) > 0  # the old measure's blind spot
     assert _rejects(B.NONZERO, [B.min_signed(sig["a"], sig["s"])])
     assert B.NONZERO(B.min_signed(c3["relu"]["a"], c3["relu"]["s"]))
+
+
+@pytest.fixture(scope="module")
+def fig33_false_rows():
+    """Fig. 3.3's false case: the chapter's grid (G.run_grid, Dataset 1.1.0, balanced init, Assumption-5 seeds) at
+    widths 2 and 10 with a step size that shrinks as 1/m^2 (alpha = 0.1 (2/m)^2: 0.1 and 0.004), so that the wider
+    network needs MORE epochs: the width is not marginal there."""
+    rows = []
+    for m in (2, 10):
+        P = SimpleNamespace(widths=[m], lrs=[0.1 * (2 / m) ** 2], scales=[1e-10, 1e-8, 1e-2], budget=100,
+                            max_epochs=300_000)
+        rows += G.run_grid(P)
+    return rows
+
+
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh"])
+def test_fig3_3_width_and_marginal_fail_where_the_wider_network_is_slower(fig33_false_rows, act):
+    """Fig3.3/<act>-width (T non-increasing in m within 10%, G.nonincreasing, G.FIG33_WIDTH) and Fig3.3/<act>-marginal
+    (spread of T across m over its spread across lambda in [1e-10, 1e-2], G.marginal_ratio, G.FIG33_MARGINAL):
+    with a step size falling as 1/m^2 the wider network takes many times more epochs (every run reaches L < 0.01,
+    so the T's are finite and positive), and the width's spread exceeds lambda's."""
+    rr = sorted(G.select(fig33_false_rows, act=act, scale=1e-8), key=lambda r: r["width"])
+    Tm = np.array([r["T"] for r in rr], dtype=float)
+    assert all(r["valid"] for r in fig33_false_rows) and (Tm > 0).all() and Tm[1] > 2 * Tm[0]
+    assert _rejects(G.FIG33_WIDTH, [G.nonincreasing(Tm)])
+    lam = {s: G.select(fig33_false_rows, act=act, scale=s, width=10)[0]["T"] for s in (1e-10, 1e-2)}
+    assert _rejects(G.FIG33_MARGINAL, [G.marginal_ratio(Tm, lam[1e-10], lam[1e-2])])
