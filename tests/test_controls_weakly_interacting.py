@@ -200,3 +200,17 @@ def test_c2_kink_checks_reject_the_other_derivative():
     assert bool(k["finite_zero"].all()) and bool(k["finite_one"].all()) and k["a_r"] > 0
     assert rejects(IN.NO_REACTIVATION, [abs(k["regrown"])])
     assert rejects(IN.REGROWS, [k["max_zero_path"]])
+
+
+def test_fig6_slope_upp_rejects_untrained_runs():
+    """Fig6/slope-upp (the log-log slope of Lemma 7's upper bound mu_upp = (16/n) max_i (1/p) sum_j a_j^2 1[z_ji > 0]
+    against n, LP.slopes, within LP.FIG6_SLOPE_UPP): the n^-1/2 law is the trained network's (its output weights grow
+    as the data are fitted); a horizon so short that nothing trains (1e-6 t_n, one or two steps of 1e-4) reads the bound at
+    initialisation, where the output weights do not grow with n and mu_upp decays like 1/n (slope near -1)."""
+    from shallowflow.experiments.weakly_interacting import local_pl as LP
+    P = NS(d=200, eps=0.05, lr=1e-4, horizon_mult=1e-6, stop_factor=1e-6, final_seeds=[0], seeds=[0, 1, 2],
+           first_layer="gauss", data="fixed", level=0.95)
+    rows = [LP.run_n(n, P) for n in (50, 100, 200)]
+    assert all(bool((r["loss"][:, -1] > 0.99 * r["loss"][:, 0]).all()) for r in rows)  # untrained: L stays at L(0)
+    slope = LP.slopes(rows, boot=0)["mu_upp"][0]
+    assert math.isfinite(slope) and rejects(LP.FIG6_SLOPE_UPP, [slope])
