@@ -5,6 +5,7 @@ import math
 from types import SimpleNamespace as NS
 
 import numpy as np
+import torch
 
 from shallowflow.experiments.weakly_interacting import convergence as CV
 from shallowflow.experiments.weakly_interacting import initialisation as IN
@@ -214,3 +215,18 @@ def test_fig6_slope_upp_rejects_untrained_runs():
     assert all(bool((r["loss"][:, -1] > 0.99 * r["loss"][:, 0]).all()) for r in rows)  # untrained: L stays at L(0)
     slope = LP.slopes(rows, boot=0)["mu_upp"][0]
     assert math.isfinite(slope) and rejects(LP.FIG6_SLOPE_UPP, [slope])
+
+
+def test_lemma1_monotone_rejects_a_start_without_assumption_1():
+    """Lemma1/monotone (the largest one-step increase of delta_j = a_j^2 - norm(w_j)^2 under GD, CV.largest_delta_increase
+    on RD.gram_gd, below CV.LEMMA1_MONOTONE): the lemma needs Assumption 1 (abs(a_j) >= norm(w_j)); the chapter's Gram
+    problem (n = 10, d = 1e6, App-B start, step 1, 100 steps) with the output weights divided by 100 violates it, and
+    delta_j increases (by about 4e-8, where the App-B start's largest change is 3e-15), though the run trains."""
+    from shallowflow.experiments.weakly_interacting import reductions as RD
+    n, d = 10, 10 ** 6
+    G, y, _ = CV._valid_gram(n, d, 1, seed=77)
+    a, V0, nw0 = RD.gram_init(G, [3], T.width_rule(n, 0.05), d)
+    assert CV.LEMMA1_MONOTONE(CV.largest_delta_increase(RD.gram_gd(G, y, a, V0, nw0, 1.0, 100, stop_rel=0.0)))
+    g = RD.gram_gd(G, y, a / 100, V0, nw0, 1.0, 100, stop_rel=0.0)
+    assert bool(torch.isfinite(g.loss).all()) and float(g.loss[0, -1]) < 1e-6 * float(g.loss[0, 0])  # it trains
+    assert rejects(CV.LEMMA1_MONOTONE, [CV.largest_delta_increase(g)])
