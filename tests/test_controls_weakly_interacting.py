@@ -230,3 +230,23 @@ def test_lemma1_monotone_rejects_a_start_without_assumption_1():
     g = RD.gram_gd(G, y, a / 100, V0, nw0, 1.0, 100, stop_rel=0.0)
     assert bool(torch.isfinite(g.loss).all()) and float(g.loss[0, -1]) < 1e-6 * float(g.loss[0, 0])  # it trains
     assert rejects(CV.LEMMA1_MONOTONE, [CV.largest_delta_increase(g)])
+
+
+def test_fig2_gd_order_rejects_a_start_the_closed_form_is_not_for():
+    """Fig2/gd-order (the log-log slope of GD's largest relative deviation from the closed form against lr,
+    PT._gd_validation and PT.gd_order, within PT.GD_ORDER): the deviation is of order lr only where the closed form
+    describes the start (first layer aligned with D_j, rho0 = 1); from a start with each neuron also weighted 0.5 on
+    the other group's coordinates the deviation does not vanish with lr (about 0.12 at every step, slope 0.2).  At
+    n = 20 and steps 1, 0.3, 0.1 (the chapter: n = 2000, steps 1, 0.1, 0.01) the aligned start passes."""
+    import torch
+    from shallowflow.engine.config import DTYPE
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+    P = NS(gd_n=20, gd_lrs=[1.0, 0.3, 0.1], t_max=1.75)
+    assert PT.GD_ORDER(PT.gd_order(PT._gd_validation(P)["gd"]))
+    n, k = 20, 10
+    W = torch.full((1, 2, n), 0.5 / math.sqrt(k), dtype=DTYPE)
+    W[0, 0, :k] = W[0, 1, k:] = 1 / math.sqrt(k)
+    gd = PT._gd_validation(P, W)["gd"]
+    assert all(g["finite"] for g in gd)
+    slope = PT.gd_order(gd)
+    assert math.isfinite(slope) and rejects(PT.GD_ORDER, [slope])
