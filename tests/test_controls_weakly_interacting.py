@@ -250,3 +250,15 @@ def test_fig2_gd_order_rejects_a_start_the_closed_form_is_not_for():
     assert all(g["finite"] for g in gd)
     slope = PT.gd_order(gd)
     assert math.isfinite(slope) and rejects(PT.GD_ORDER, [slope])
+
+
+def test_thm2_parts_rejects_a_dimension_where_the_parts_have_not_merged():
+    """Thm2/parts (distinct half-loss times, PT.distinct with tolerance 0.05 t_n, of three groups with norms (1, 1, 2)
+    and alignments (1, 0.3, 0.7), PT.three_group_times, within PT.PARTS: 2, one per distinct norm): Theorem 2's parts
+    merge by norm only as n grows (the chapter reads n = max(fig_ns) = 1e18); at n = 1e6 the two unit-norm groups'
+    times still differ by 0.12 t_n (the alignment rho0 still matters), so three times are counted."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+    assert PT.PARTS(PT.distinct(PT.three_group_times(1e18), 0.05))
+    t = PT.three_group_times(1e6)
+    assert np.isfinite(t).all()
+    assert rejects(PT.PARTS, [PT.distinct(t, 0.05)])
