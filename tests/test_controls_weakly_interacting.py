@@ -5,6 +5,7 @@ import math
 from types import SimpleNamespace as NS
 
 import numpy as np
+import torch
 
 from shallowflow.experiments.weakly_interacting import convergence as CV
 from shallowflow.experiments.weakly_interacting import initialisation as IN
@@ -200,3 +201,64 @@ def test_c2_kink_checks_reject_the_other_derivative():
     assert bool(k["finite_zero"].all()) and bool(k["finite_one"].all()) and k["a_r"] > 0
     assert rejects(IN.NO_REACTIVATION, [abs(k["regrown"])])
     assert rejects(IN.REGROWS, [k["max_zero_path"]])
+
+
+def test_fig6_slope_upp_rejects_untrained_runs():
+    """Fig6/slope-upp (the log-log slope of Lemma 7's upper bound mu_upp = (16/n) max_i (1/p) sum_j a_j^2 1[z_ji > 0]
+    against n, LP.slopes, within LP.FIG6_SLOPE_UPP): the n^-1/2 law is the trained network's (its output weights grow
+    as the data are fitted); a horizon so short that nothing trains (1e-6 t_n, one or two steps of 1e-4) reads the bound at
+    initialisation, where the output weights do not grow with n and mu_upp decays like 1/n (slope near -1)."""
+    from shallowflow.experiments.weakly_interacting import local_pl as LP
+    P = NS(d=200, eps=0.05, lr=1e-4, horizon_mult=1e-6, stop_factor=1e-6, final_seeds=[0], seeds=[0, 1, 2],
+           first_layer="gauss", data="fixed", level=0.95)
+    rows = [LP.run_n(n, P) for n in (50, 100, 200)]
+    assert all(bool((r["loss"][:, -1] > 0.99 * r["loss"][:, 0]).all()) for r in rows)  # untrained: L stays at L(0)
+    slope = LP.slopes(rows, boot=0)["mu_upp"][0]
+    assert math.isfinite(slope) and rejects(LP.FIG6_SLOPE_UPP, [slope])
+
+
+def test_lemma1_monotone_rejects_a_start_without_assumption_1():
+    """Lemma1/monotone (the largest one-step increase of delta_j = a_j^2 - norm(w_j)^2 under GD, CV.largest_delta_increase
+    on RD.gram_gd, below CV.LEMMA1_MONOTONE): the lemma needs Assumption 1 (abs(a_j) >= norm(w_j)); the chapter's Gram
+    problem (n = 10, d = 1e6, App-B start, step 1, 100 steps) with the output weights divided by 100 violates it, and
+    delta_j increases (by about 4e-8, where the App-B start's largest change is 3e-15), though the run trains."""
+    from shallowflow.experiments.weakly_interacting import reductions as RD
+    n, d = 10, 10 ** 6
+    G, y, _ = CV._valid_gram(n, d, 1, seed=77)
+    a, V0, nw0 = RD.gram_init(G, [3], T.width_rule(n, 0.05), d)
+    assert CV.LEMMA1_MONOTONE(CV.largest_delta_increase(RD.gram_gd(G, y, a, V0, nw0, 1.0, 100, stop_rel=0.0)))
+    g = RD.gram_gd(G, y, a / 100, V0, nw0, 1.0, 100, stop_rel=0.0)
+    assert bool(torch.isfinite(g.loss).all()) and float(g.loss[0, -1]) < 1e-6 * float(g.loss[0, 0])  # it trains
+    assert rejects(CV.LEMMA1_MONOTONE, [CV.largest_delta_increase(g)])
+
+
+def test_fig2_gd_order_rejects_a_start_the_closed_form_is_not_for():
+    """Fig2/gd-order (the log-log slope of GD's largest relative deviation from the closed form against lr,
+    PT._gd_validation and PT.gd_order, within PT.GD_ORDER): the deviation is of order lr only where the closed form
+    describes the start (first layer aligned with D_j, rho0 = 1); from a start with each neuron also weighted 0.5 on
+    the other group's coordinates the deviation does not vanish with lr (about 0.12 at every step, slope 0.2).  At
+    n = 20 and steps 1, 0.3, 0.1 (the chapter: n = 2000, steps 1, 0.1, 0.01) the aligned start passes."""
+    import torch
+    from shallowflow.engine.config import DTYPE
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+    P = NS(gd_n=20, gd_lrs=[1.0, 0.3, 0.1], t_max=1.75)
+    assert PT.GD_ORDER(PT.gd_order(PT._gd_validation(P)["gd"]))
+    n, k = 20, 10
+    W = torch.full((1, 2, n), 0.5 / math.sqrt(k), dtype=DTYPE)
+    W[0, 0, :k] = W[0, 1, k:] = 1 / math.sqrt(k)
+    gd = PT._gd_validation(P, W)["gd"]
+    assert all(g["finite"] for g in gd)
+    slope = PT.gd_order(gd)
+    assert math.isfinite(slope) and rejects(PT.GD_ORDER, [slope])
+
+
+def test_thm2_parts_rejects_a_dimension_where_the_parts_have_not_merged():
+    """Thm2/parts (distinct half-loss times, PT.distinct with tolerance 0.05 t_n, of three groups with norms (1, 1, 2)
+    and alignments (1, 0.3, 0.7), PT.three_group_times, within PT.PARTS: 2, one per distinct norm): Theorem 2's parts
+    merge by norm only as n grows (the chapter reads n = max(fig_ns) = 1e18); at n = 1e6 the two unit-norm groups'
+    times still differ by 0.12 t_n (the alignment rho0 still matters), so three times are counted."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+    assert PT.PARTS(PT.distinct(PT.three_group_times(1e18), 0.05))
+    t = PT.three_group_times(1e6)
+    assert np.isfinite(t).all()
+    assert rejects(PT.PARTS, [PT.distinct(t, 0.05)])

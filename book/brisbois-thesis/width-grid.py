@@ -130,18 +130,14 @@ print("Fig. 3.3:", {a: Tm[a].astype(int).tolist() for a in Tm})
 # ## Checks
 
 # %% tags=["remove-cell"]
-def nonincreasing(x, tol=0.1):
-    x = np.asarray(x, dtype=float)
-    return bool(np.all(x > 0) and np.all(x[1:] <= (1 + tol) * x[:-1]))
-
 for act in T.ACTIVATIONS:
     rr = S(rows, act=act, lr=1e-3, scale=float(P.fig33_scale))
     claims.check(f"Fig3.3/{act}-width", f"{act}: epochs to L < 0.01 non-increasing in m (10% tolerance), lambda {P.fig33_scale:g}, alpha 1e-3",
-                 nonincreasing(Tm[act]), C.is_true(), source_value="smaller m needs more epochs", valid=[r["valid"] for r in rr],
+                 G.nonincreasing(Tm[act]), G.FIG33_WIDTH, source_value="smaller m needs more epochs", valid=[r["valid"] for r in rr],
                  note=f"T = {Tm[act].astype(int).tolist()}")
     lam_T = {s: S(rows, act=act, lr=1e-3, scale=s, width=60 if 60 in P.widths else P.widths[0]) for s in (min(P.scales), 1e-2)}
     claims.check(f"Fig3.3/{act}-marginal", f"{act}: spread of T across m (max/min) / spread across lambda in [{min(P.scales):g}, 1e-2] at m = 60",
-                 G.marginal_ratio(Tm[act], lam_T[min(P.scales)][0]["T"], lam_T[1e-2][0]["T"]), C.below(1.0),
+                 G.marginal_ratio(Tm[act], lam_T[min(P.scales)][0]["T"], lam_T[1e-2][0]["T"]), G.FIG33_MARGINAL,
                  source_value="the effect of m is marginal", note="nan: a run that never reached L < 0.01 (no T)",
                  valid=[r["valid"] for r in rr] + [lam_T[s][0]["valid"] for s in lam_T])
 # C.9 (ReLU)

@@ -247,7 +247,7 @@ claims.check("Lemma1/no-sign-flip", "a_j keeps its sign (flips over all steps an
 claims.check("Lemma1/step-identity", "one GD step changes delta_j by lr^2 (g_a^2 - ||g_w||^2) (relative error)",
              g["identity"], C.below(1e-12), source_value="[derived]", valid=[g["finite"]])
 claims.check("Lemma1/monotone", "per-step change of delta_j <= 0 up to round-off (largest increase)", g["max_inc"],
-             C.below(1e-12), source_value="<= 0", valid=[g["finite"]])
+             CV.LEMMA1_MONOTONE, source_value="<= 0", valid=[g["finite"]])
 claims.check("Lemma1/drift-order", "the GD drift of delta_j is of order lr at a fixed flow time (log-log slope)",
              drift_slope, C.within(0.9, 1.1), source_value="[derived] 1",
              valid=[r["finite"] for r in l12["rows"]])

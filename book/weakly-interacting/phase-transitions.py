@@ -209,7 +209,7 @@ claims.check("Fig2/gd-matches", f"GD matches the closed form within 1e-3 at smal
              val["gd"][-1]["rel"], PT.GD_MATCHES, source_value="< 1e-3 (spec)", valid=val["gd"][-1]["finite"])
 lrs = np.array([g["lr"] for g in val["gd"]])
 claims.check("Fig2/gd-order", "the GD deviation is of order lr (log-log slope)",
-             float(np.polyfit(np.log(lrs), np.log([g["rel"] for g in val["gd"]]), 1)[0]), C.within(0.9, 1.1),
+             PT.gd_order(val["gd"]), PT.GD_ORDER,
              source_value="[derived] 1", valid=[g["finite"] for g in val["gd"]])
 claims.check("Thm2/plateaus", f"plateaus 1.25, 0.25, 0 at n = {last['n']:.0e} (t/t_n = 0.25, 0.75, 1.5), within 1e-3",
              np.abs(np.array(last["plateaus"]) - np.array([1.25, 0.25, 0.0])), C.below(1e-3), source_value="L_inf",
@@ -244,7 +244,7 @@ paper = np.array([T.window_constant_paper(P.eps_window, D) for D in PT.NORMS])
 claims.check("Thm2/window-paper", "the window constant equals the paper's (1/(2||D||)) log C(eps), eq. (12)/(86)-(87)",
              np.abs(win[-1] / paper - 1), C.below(0.1), source_value=f"{paper.round(3).tolist()}", valid=C.NO_TRAINING)
 claims.check("Thm2/parts", "at most p parts: number of distinct transition times (tolerance 0.05 t_n) for p = 3 groups "
-             "with norms (1, 1, 2)", PT.distinct(th["three_group_times"], 0.05), C.close_to(2, atol=0.5),
+             "with norms (1, 1, 2)", PT.distinct(th["three_group_times"], 0.05), PT.PARTS,
              source_value="distinct ||D_j||", valid=C.NO_TRAINING)
 claims.check("Thm2/norm-growth", "||w_j||^2 grows from O(1) to p sqrt(k) ||D_j||: ratio at t_max (flow run)",
              (fl["final_w2"] / fl["target"]).ravel(), PT.NORM_GROWTH, source_value="sqrt(np)||D_j||", valid=fl["finite"])

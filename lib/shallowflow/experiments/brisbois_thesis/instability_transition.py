@@ -173,6 +173,10 @@ def plateau_shrinks(lengths) -> bool:
     return bool(x.size >= 2 and np.all(np.isfinite(x)) and np.all(np.diff(x) <= 0) and x[-1] < x[0])
 
 
+#: Figs 3.13, C.5, C.7: every seed's :func:`variance_trend` 1 (the variances never decrease over the scales)
+VARIANCE_GROWS = C.within(1, 1)
+
+
 def variance_trend(values) -> float:
     """Figs 3.13, C.5, C.7 for one seed: the orientation variances at the end of the initial plateau over the
     scales in increasing order (nan where no plateau).  1.0 when the measured ones never decrease, 0.0 when they

@@ -372,6 +372,8 @@ GOOD_FIT = C.above(0.95)
 TWO_RAYS = C.below(2, strict=False)
 #: C.15 (footnote 9): the neurons of another epoch lie on the curve fitted to the merged epochs (:func:`curve_r2`)
 SAME_CURVE = C.above(0.95)
+#: Fig. 3.18: the fitted Sigmoid curve through the origin, abs(f(0)) / K of the least-squares fit below 0.05
+THROUGH_ORIGIN = C.below(0.05)
 
 
 def fits_by_group(run, P) -> dict:

@@ -159,6 +159,19 @@ def crit_disagreements(rows: list[dict]) -> int:
     return sum(1 for r in rows if (r["Lmax"] > 1.05 * r["L0"]) != (r["lr"] > T.sigmoid_alpha_crit(r["width"])))
 
 
+#: Fig. 3.3: T (epochs to L < 0.01) non-increasing in m within 10% (:func:`nonincreasing`), and the spread of T across
+#: m over its spread across lambda below 1 (:func:`marginal_ratio`)
+FIG33_WIDTH = C.is_true()
+FIG33_MARGINAL = C.below(1.0)
+
+
+def nonincreasing(x, tol=0.1) -> bool:
+    """Fig. 3.3's "smaller m needs more epochs": every T positive (reached) and each no more than (1 + tol) times the
+    previous one, the widths in increasing order."""
+    x = np.asarray(x, dtype=float)
+    return bool(np.all(x > 0) and np.all(x[1:] <= (1 + tol) * x[:-1]))
+
+
 def marginal_ratio(T_over_m, T_small_scale: float, T_large_scale: float) -> float:
     """Fig. 3.3's "the effect of m is marginal": the spread of T across the widths (max/min) over its spread
     across lambda (T at the smallest scale / T at lambda = 1e-2).  nan unless every run reached L < 0.01

@@ -300,6 +300,17 @@ def gd_with_sign_flips(a0, Wn, off, y, s, lr, steps):
 NO_SIGN_FLIP = C.below(0.5)
 
 
+#: Lemma 1: the largest one-step increase of delta_j = a_j^2 - norm(w_j)^2 (:func:`largest_delta_increase`) is 0 up to
+#: round-off
+LEMMA1_MONOTONE = C.below(1e-12)
+
+
+def largest_delta_increase(g) -> float:
+    """Lemma 1 on a :func:`reductions.gram_gd` run: the largest change delta_j(k+1) - delta_j(k) over neurons, steps
+    and runs (non-positive when the lemma holds)."""
+    return float((g.delta[:, 1:] - g.delta[:, :-1]).max())
+
+
 def run_lemmas12(P):
     """Lemmas 1-2.  (i) The one-step identity delta' - delta = lr^2 (g_a^2 - norm(g_w)^2) and its sign, in
     Gram space (n = min(P.ns), d = P.d).  (ii) Drift and the average-PL identity on an Exp-2-size problem
@@ -312,7 +323,7 @@ def run_lemmas12(P):
     g = RD.gram_gd(G, y, a, V0, nw0, max(P.lrs), int(round(P.horizon / max(P.lrs))), stop_rel=0.0)
     inc = g.delta[:, 1:] - g.delta[:, :-1]
     ident = float((inc - g.delta_step[:, :-1]).abs().max() / g.delta[:, 0].abs().max())
-    gram = dict(n=n, p=p, identity=ident, max_inc=float(inc.max()), finite=bool(torch.isfinite(g.loss).all()))
+    gram = dict(n=n, p=p, identity=ident, max_inc=largest_delta_increase(g), finite=bool(torch.isfinite(g.loss).all()))
     n2 = P.l12_n
     d = max(2000, n2)
     p2 = T.width_rule(n2, P.eps)

@@ -12,6 +12,7 @@ from shallowflow.engine import data as datasets
 from shallowflow.engine import checkpoint, metrics, progress
 from shallowflow.engine.config import DTYPE
 from shallowflow.params import PROFILE, Bool, Float, Int, Ints, Rule, Str, array_bytes, gd_work
+from shallowflow import verdicts as C
 
 from . import reductions as RD
 from . import theory as T
@@ -177,6 +178,10 @@ def lemma7_violations(run, a0, Wn, off, s, y, p, n):
     idx = torch.arange(run.a.shape[0])
     mu = run.mu[idx, run.stopped_at]
     return ((mu > up * (1 + 1e-9)) | (mu < lo * (1 - 1e-9))).to(torch.int64)
+
+
+#: Fig. 6: the log-log slope of Lemma 7's upper bound mu_upp against n (:func:`slopes`), -1/2 within 0.05
+FIG6_SLOPE_UPP = C.within(-0.55, -0.45)
 
 
 MEASURES = ("mu_last", "mu_avg", "mu_low", "mu_upp", "mu_spec")

@@ -139,8 +139,18 @@ def run_theorem2(P):
         rows.append(r)
     # the "at most p parts" claim: p = 3 groups with norms (1, 1, 2) and different rho0: 2 distinct transitions
     n = max(P.fig_ns)
-    times = [transition_times(n, 0.5, D, p=3, rho0=r0)[0] for D, r0 in ((1.0, 1.0), (1.0, 0.3), (2.0, 0.7))]
-    return dict(rows=rows, three_group_times=times)
+    return dict(rows=rows, three_group_times=three_group_times(n))
+
+
+def three_group_times(n):
+    """Thm 2's "at most p parts": the half-loss times t(1/2)/t_n of p = 3 groups with norms (1, 1, 2) and alignments
+    rho0 (1, 0.3, 0.7) at n."""
+    return [transition_times(n, 0.5, D, p=3, rho0=r0)[0] for D, r0 in ((1.0, 1.0), (1.0, 0.3), (2.0, 0.7))]
+
+
+#: Thm 2: the number of distinct transition times of :func:`three_group_times` (:func:`distinct`, tolerance 0.05 t_n)
+#: is 2, the number of distinct norms
+PARTS = C.close_to(2, atol=0.5)
 
 
 def distinct(values, tol):
@@ -191,15 +201,17 @@ def _flow(P, seed):
                            torch.maximum((fl.final.W ** 2).sum(-1), (G0.W ** 2).sum(-1))).max()))
 
 
-def _gd_validation(P):
-    """GD on the canonical basis at n = P.gd_n, every step of P.gd_lrs, against the closed form (deterministic)."""
+def _gd_validation(P, W=None):
+    """GD on the canonical basis at n = P.gd_n, every step of P.gd_lrs, against the closed form (deterministic).
+    ``W`` (1, 2, n): another first layer to start from (a negative control's; default the aligned start)."""
     out = {}
     n = P.gd_n
     _, y = orthonormal_groups(n)
     k = n // 2
-    W = torch.zeros(1, 2, n, dtype=DTYPE)
-    W[0, 0, :k] = 1 / math.sqrt(k)
-    W[0, 1, k:] = 1 / math.sqrt(k)  # aligned with D_j: rho0 = 1, ||w_j(0)|| = 1 (the authors' Fig. 2)
+    if W is None:
+        W = torch.zeros(1, 2, n, dtype=DTYPE)
+        W[0, 0, :k] = 1 / math.sqrt(k)
+        W[0, 1, k:] = 1 / math.sqrt(k)  # aligned with D_j: rho0 = 1, ||w_j(0)|| = 1 (the authors' Fig. 2)
     a = torch.tensor([[1.0, -1.0]], dtype=DTYPE)
     tn = T.t_n(n, 2)
     gd = []
@@ -213,6 +225,16 @@ def _gd_validation(P):
     out["gd"] = gd
     out["gd_n"] = n
     return out
+
+
+#: Fig. 2: the log-log slope of GD's deviation from the closed form against lr (:func:`gd_order`) near 1
+GD_ORDER = C.within(0.9, 1.1)
+
+
+def gd_order(gd) -> float:
+    """Fig. 2's "the GD deviation is of order lr": the log-log slope of the rows' deviations against their steps."""
+    lrs = np.array([g["lr"] for g in gd])
+    return float(np.polyfit(np.log(lrs), np.log([g["rel"] for g in gd]), 1)[0])
 
 
 def run_prop2(P):
