@@ -956,14 +956,20 @@ def test_fig3_1_normal_like_balanced_fails_on_an_unbalanced_start():
         assert _rejects(A.NORMAL_LIKE_BALANCED, Tu / Tb), act
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: the S-curve frame holds the neurons and their "
-                   "images -w (central symmetry by construction), so the least-squares fit passes through the origin "
-                   "on any cloud: neurons at initialisation, on no S-curve (R^2 about 0.05), pass Fig3.18/through-origin")
-def test_fig3_18_through_origin_accepts_initial_neurons():
-    """Fig3.18/through-origin (abs(f(0)) / K of the least-squares Sigmoid-form fit, S.fit_scurve, below
-    S.THROUGH_ORIGIN): the claim is that the trained neurons' curve passes through (0, 0); neurons at initialisation
-    (random directions, m = 100) lie on no curve (R^2 below 0.1), yet the ratio is below 0.01, since scurve_frame
-    symmetrises the cloud (points and -points) before fitting.  Not linked as a control (a finding)."""
-    f = S.fit_scurve(init.balanced([0], 100, 2, 1.0).W[0].numpy(), "sigmoid", -5.0, refine=0)
-    assert f.lsq.r2 < 0.1  # on no S-curve
-    assert _rejects(S.THROUGH_ORIGIN, [abs(f.lsq.intercept) / f.lsq.K])
+def test_fig3_18_through_origin_rejects_an_s_curve_that_misses_the_origin():
+    """Fig3.18/through-origin (S.neurons_intercept below S.THROUGH_ORIGIN): the claim is that the neurons' S-curve
+    passes through (0, 0).  The false case: 100 neurons on a two-sigmoid S-curve (the form (3.1), turned by 30
+    degrees) moved off the origin by 0.3 K across the curve.  The measurement on the neurons alone gives that offset
+    and is rejected; the same curve through the origin passes.  (The finding of the controls round: the fit of the
+    thesis's frame, which adds the anti-neurons -w, passes through 0 on any cloud, so it was no measurement.)"""
+    u = np.linspace(-1.0, 1.5, 100)
+    K = 0.8
+    v = S.sig_form(u, -K, -5.0, K, 15.0)
+    turn = np.array([[np.cos(0.5), -np.sin(0.5)], [np.sin(0.5), np.cos(0.5)]])
+    normal = turn @ np.array([0.0, 1.0])
+    for offset, missed in ((0.0, False), (0.3 * K, True)):
+        pts = np.stack([u, v], 1) @ turn.T + offset * normal
+        f = S.fit_scurve(pts, "sigmoid", -5.0, refine=0)
+        measured = S.neurons_intercept(f)
+        assert _rejects(S.THROUGH_ORIGIN, [measured]) == missed, (offset, measured)
+        assert abs(f.lsq.intercept) / f.lsq.K < 0.05  # the symmetrised fit passes through 0 either way

@@ -250,8 +250,9 @@ if "main" in P.sections:
                  S.GOOD_FIT, source_value="S-curve through (0, 0); fit 'very good'", valid=ok(gS))
     claims.check("Fig3.18/tanh-s-curve", f"Tanh, m = {P.width}: the same with the two-tanh form (3.2)",
                  mins(("main", "tanh"), "lsq"), S.GOOD_FIT, source_value="similar pattern", valid=ok(gT))
-    claims.check("Fig3.18/through-origin", "the fitted Sigmoid curve passes through the origin: |f(0)| / K",
-                 torch.tensor([abs(f.lsq.intercept) / f.lsq.K for f in fits[("main", "sigmoid")]]), S.THROUGH_ORIGIN,
+    claims.check("Fig3.18/through-origin", "the Sigmoid neurons' own curve passes through the origin: |g(0)| / K of "
+                 "the same form fitted to the neurons alone (without the anti-neurons -w)",
+                 torch.tensor([S.neurons_intercept(f) for f in fits[("main", "sigmoid")]]), S.THROUGH_ORIGIN,
                  source_value="passes through (0, 0)", valid=ok(gS))
     claims.check("Fig3.21/procedure", f"Sigmoid: the procedure's curve (k1 = {P.k1:g}, K and k read off) in the best frame, R^2",
                  mins(("main", "sigmoid"), "procedure"), S.GOOD_FIT, source_value="fit (3.1), Fig 3.21 (d)", valid=ok(gS))

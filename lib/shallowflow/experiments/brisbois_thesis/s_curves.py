@@ -372,8 +372,19 @@ GOOD_FIT = C.above(0.95)
 TWO_RAYS = C.below(2, strict=False)
 #: C.15 (footnote 9): the neurons of another epoch lie on the curve fitted to the merged epochs (:func:`curve_r2`)
 SAME_CURVE = C.above(0.95)
-#: Fig. 3.18: the fitted Sigmoid curve through the origin, abs(f(0)) / K of the least-squares fit below 0.05
+#: Fig. 3.18: the neurons' own curve through the origin, :func:`neurons_intercept` below 0.05
 THROUGH_ORIGIN = C.below(0.05)
+
+
+def neurons_intercept(f: ScurveFit) -> float:
+    """Fig. 3.18's "passing through the origin", read on the neurons themselves: abs(g(0)) / K of the least-squares
+    fit g of the same form to the neurons alone (without the anti-neurons -w), in the frame of ``f`` and started
+    from its fit.  The fit of :func:`fit_scurve` cannot say it: the thesis's frame adds the images -w, so any cloud,
+    on a curve or not, gives a fit through (0, 0); a curve of neurons that misses the origin gives its offset here."""
+    fr = f.frame
+    n = fr.n_neurons
+    g = lsq_fit(Frame(fr.u[:n], fr.v[:n], fr.rotation, n), f.lsq)
+    return abs(g.intercept) / g.K
 
 
 def fits_by_group(run, P) -> dict:
