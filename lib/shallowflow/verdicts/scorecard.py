@@ -57,8 +57,9 @@ def verdict_table_html(rows: list[dict]) -> str:
     sideways on a narrow screen instead of being clipped."""
     import html
 
-    cols = [("check", "check"), ("claim", "claim"), ("source", "source"), ("measured", "measured"),
-            ("criterion", "criterion"), ("margin", "margin"), ("verdict", "verdict"), ("registry", "registry")]
+    # the verdict beside the check's id (a phone shows the first two columns; the id stays put as the table scrolls)
+    cols = [("check", "check"), ("verdict", "verdict"), ("measured", "measured"), ("criterion", "criterion"),
+            ("margin", "margin"), ("claim", "claim"), ("source", "source"), ("registry", "registry")]
     head = "".join(f"<th>{title}</th>" for _, title in cols)
     body = []
     for r in rows:
@@ -67,9 +68,11 @@ def verdict_table_html(rows: list[dict]) -> str:
                         for c, _ in cols)
         body.append(f"<tr class='sf-check'{anchor}>{cells}</tr>")
         if r.get("why"):
-            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {inline_html(r['why'])}</td></tr>")
+            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><div class='sf-wrap'><b>why</b>: "
+                        f"{inline_html(r['why'])}</div></td></tr>")
         if r.get("note"):  # a deviation from the spec's criterion, the data a check uses, ...
-            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><b>note</b>: {inline_html(r['note'])}</td></tr>")
+            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><div class='sf-wrap'><b>note</b>: "
+                        f"{inline_html(r['note'])}</div></td></tr>")
     return (f'<div class="sf-scroll" style="overflow-x:auto;max-width:100%"><table class="sf-claims">'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
