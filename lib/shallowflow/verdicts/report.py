@@ -206,6 +206,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     scale_ids = [c["id"] for r in by_target.values() for c in r["checks"]
                  if c["verdict"] != "pass" and c.get("cause") == "scale"]
     fresh = paper.current(recorded)
+    shown = sum(1 for r in by_target.values() for c in r["checks"]
+                if c["verdict"] != "pass" and paper.decided_text(source, c["id"], recorded))
     decided = [fresh[f"{source}:{i}"]["verdict"] for i in scale_ids if f"{source}:{i}" in fresh]
     stale = sum(1 for i in scale_ids if f"{source}:{i}" in recorded and f"{source}:{i}" not in fresh)
     out.append(f"<p class='sf-paper-decided'>Checks undecided at this scale (cause <code>scale</code>): "
@@ -213,7 +215,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                f"<code>benchmarks/paper_claims/</code>, keyed to the code they ran): {len(decided)}, of which "
                f"{decided.count('pass')} pass and {decided.count('fail')} fail there; {stale} more have a record made "
                "by older code (stale: shown with what changed since, never read as a verdict). A paper run's "
-               "verdict is shown beside every failing check it ran (whatever the check's cause); it does not change "
+               "verdict is shown beside every failing check it ran (whatever the check's cause): "
+               f"{shown} failing check{'' if shown == 1 else 's'} of this source here; it does not change "
                "this edition's verdicts.</p>")
     body = []
 
