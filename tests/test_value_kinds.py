@@ -51,7 +51,13 @@ def test_interval_ends_stay_floats_and_pickle():
     m = metrics.mean_interval([1.0, 2.0, 3.0])
     low = pickle.loads(pickle.dumps(m["low"]))
     assert isinstance(low, float) and (low.end, low.n, low.level, low.method) == ("low", 3, 0.95, "t")
-    assert type(m["low"] + 1.0) is float  # arithmetic forgets the kind: a derived number is not an interval end
+    assert type(m["low"] + m["high"]) is float  # two measured numbers combined: not an interval end
+    scaled = m["low"] / 2.0  # the same end of the interval of the quantity over a constant (a prediction)
+    assert isinstance(scaled, metrics.IntervalEnd) and scaled.end == "low" and scaled == float(m["low"]) / 2
+    assert (-m["low"]).end == "high" and (1 - m["low"]).end == "high" and (m["high"] * -3).end == "low"
+    ratio = [m["low"] / 4.0, m["high"] / 4.0]
+    c = claims().check("A/ratio", "x", ratio, C.above(-10), valid=[True] * 3)
+    assert c.kind == "interval" and c.measured.endswith("(95% t-interval, n = 3)")
 
 
 @pytest.mark.parametrize("values", [[0.1, 0.87, 0.87], [0.999, 0.998, 0.2], [1.0, 0.2, 0.95], [0.0, 0.0, 0.5],

@@ -354,6 +354,45 @@ class IntervalEnd(float):
     def __reduce__(self):  # pickles (Dask, multiprocessing) as itself
         return (IntervalEnd, (float(self), self.n, self.level, self.end, self.method))
 
+    # An end shifted or scaled by a constant is the same end of the shifted or scaled quantity's interval (the end
+    # swaps under a negative factor); combined with another measured number it is a plain float.
+    def _keep(self, value: float, flip: bool = False) -> "IntervalEnd":
+        end = {"low": "high", "high": "low"}.get(self.end, self.end) if flip else self.end
+        return IntervalEnd(value, self.n, self.level, end, self.method)
+
+    @staticmethod
+    def _constant(other) -> bool:
+        return isinstance(other, (int, float)) and not isinstance(other, (bool, IntervalEnd))
+
+    def __add__(self, other):
+        return self._keep(float(self) + other) if self._constant(other) else float(self) + _plain(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._keep(float(self) - other) if self._constant(other) else float(self) - _plain(other)
+
+    def __rsub__(self, other):
+        return self._keep(other - float(self), flip=True) if self._constant(other) else _plain(other) - float(self)
+
+    def __mul__(self, other):
+        return self._keep(float(self) * other, flip=other < 0) if self._constant(other) and other != 0 \
+            else float(self) * _plain(other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self._keep(float(self) / other, flip=other < 0) if self._constant(other) and other != 0 \
+            else float(self) / _plain(other)
+
+    def __neg__(self):
+        return self._keep(-float(self), flip=True)
+
+
+def _plain(x):
+    """An interval end as a plain float (so that combining two ends never calls back into IntervalEnd)."""
+    return float(x) if isinstance(x, IntervalEnd) else x
+
 
 def _ends(low: float, high: float, n: int, level: float, method: str) -> tuple[IntervalEnd, IntervalEnd]:
     return IntervalEnd(low, n, level, "low", method), IntervalEnd(high, n, level, "high", method)
