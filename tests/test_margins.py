@@ -53,3 +53,7 @@ def test_a_check_records_its_margin_and_the_table_shows_it():
     rows = [dict(id=c.id, verdict=c.verdict, margin_rel=c.margin_rel) for c in cl.checks]
     assert [c["id"] for c in closest_calls(rows)] == ["A/close", "A/far"]  # passing, with a margin, closest first
     assert all(math.isfinite(c["margin_rel"]) for c in closest_calls(rows))
+
+
+def test_an_infinite_bound_has_no_margin():
+    assert C.below(float("inf")).margin(11.6) is None and C.below(float("inf")).margin_text(11.6) == "n/a"

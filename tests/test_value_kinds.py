@@ -100,3 +100,8 @@ def test_the_record_holds_the_kind(tmp_path, monkeypatch):
     row = {k: getattr(cl.checks[0], k) for k in ("kind", "level", "count", "method")}
     assert row == dict(kind="interval", level=0.95, count=3, method="t")
     assert np.allclose(cl.checks[0].values, [m["low"], m["high"]])
+
+
+def test_values_equal_to_the_digits_shown_read_as_one():
+    c = claims().check("A/same", "x", [0.99999871, 0.99999872, 0.99999870], C.below(2.0), valid=[True] * 3)
+    assert c.measured == "0.9999987 (all 3 runs)" and c.kind == "range"

@@ -43,7 +43,8 @@ class Criterion:
         v = _values(measured)
         if self.margin_of is None or v.size == 0 or not np.all(np.isfinite(v)):
             return None
-        return float(self.margin_of(v))
+        m = float(self.margin_of(v))
+        return m if math.isfinite(m) else None  # an infinite bound ("< inf") has no distance to speak of
 
     def relative_margin(self, measured) -> float | None:
         """:meth:`margin` over :attr:`scale` (None without a scale, a zero scale or a margin)."""
@@ -158,7 +159,7 @@ def describe(measured, runs: int | None = None) -> tuple[str, dict]:
     per_run = runs is not None and runs == v.size
     what = f"{v.size} runs" if per_run else f"{v.size} values"
     kind = "range" if per_run else "values"
-    if np.all(v == v[0]):
+    if np.all(v == v[0]) or _fmt1(float(np.min(v))) == _fmt1(float(np.max(v))):  # equal, to the digits shown
         return f"{_fmt1(float(v[0]))} (all {what})", dict(kind=kind, level=None, count=int(v.size), method="")
     return (f"{_fmt1(float(np.min(v)))} .. {_fmt1(float(np.max(v)))} ({'range over' if per_run else 'range of'} {what})",
             dict(kind=kind, level=None, count=int(v.size), method=""))
