@@ -105,3 +105,9 @@ def test_the_record_holds_the_kind(tmp_path, monkeypatch):
 def test_values_equal_to_the_digits_shown_read_as_one():
     c = claims().check("A/same", "x", [0.99999871, 0.99999872, 0.99999870], C.below(2.0), valid=[True] * 3)
     assert c.measured == "0.9999987 (all 3 runs)" and c.kind == "range"
+
+
+def test_a_chapters_own_interval_can_say_what_it_is():
+    lo, hi = metrics.interval_ends(1.49, 2.08, 224, 0.95, "profile")
+    c = claims().check("A/own", "x", [lo, hi], C.within(0, 3), valid=[True] * 224)
+    assert c.measured == "[1.49, 2.08] (95% profile interval, n = 224)" and c.kind == "interval"

@@ -394,8 +394,13 @@ def _plain(x):
     return float(x) if isinstance(x, IntervalEnd) else x
 
 
-def _ends(low: float, high: float, n: int, level: float, method: str) -> tuple[IntervalEnd, IntervalEnd]:
+def interval_ends(low: float, high: float, n: int, level: float = 0.95, method: str = "t") -> tuple[IntervalEnd, IntervalEnd]:
+    """An interval's two ends as :class:`IntervalEnd` (for an interval a chapter computes itself: a check measuring
+    ``[low, high]`` then prints them as an interval with its level, method and count, not as a range of values)."""
     return IntervalEnd(low, n, level, "low", method), IntervalEnd(high, n, level, "high", method)
+
+
+_ends = interval_ends
 
 
 def slope_interval(x, y, level: float = 0.95) -> dict:
