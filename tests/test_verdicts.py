@@ -100,7 +100,7 @@ def test_why_is_generated_from_the_measurement_and_shown_beside_the_check(regist
     assert row["T/a"]["why"] == ""
     assert "why: erratum: the source prints y" in c.report()
     html = c._repr_html_()
-    assert "<tr class='sf-why'><td colspan='7'><b>why</b>: erratum: the source prints y" in html
+    assert "<tr class='sf-why'><td colspan='8'><div class='sf-wrap'><b>why</b>: erratum: the source prints y" in html
     assert "id='check-999-t-b'" in html and 'overflow-x:auto' in html
 
 

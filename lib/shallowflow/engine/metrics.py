@@ -340,6 +340,69 @@ def first_crossing_times(t: torch.Tensor, curve: torch.Tensor, count: torch.Tens
     return out
 
 
+class IntervalEnd(float):
+    """One end of an interval that knows what it is: ``end`` ("low" or "high"), its ``level``, the ``n`` units (runs,
+    points) it rests on and its ``method`` ("t", "Wilson", "logit-t", ...). It is a float everywhere else; a check
+    measuring it, or the pair of its two ends, prints the numbers as an interval with its level and count
+    (:func:`shallowflow.verdicts.criteria.describe`), never as a range over runs."""
+
+    def __new__(cls, value: float, n: int, level: float = 0.95, end: str = "low", method: str = "t"):
+        self = super().__new__(cls, value)
+        self.n, self.level, self.end, self.method = int(n), float(level), end, method
+        return self
+
+    def __reduce__(self):  # pickles (Dask, multiprocessing) as itself
+        return (IntervalEnd, (float(self), self.n, self.level, self.end, self.method))
+
+    # An end shifted or scaled by a constant is the same end of the shifted or scaled quantity's interval (the end
+    # swaps under a negative factor); combined with another measured number it is a plain float.
+    def _keep(self, value: float, flip: bool = False) -> "IntervalEnd":
+        end = {"low": "high", "high": "low"}.get(self.end, self.end) if flip else self.end
+        return IntervalEnd(value, self.n, self.level, end, self.method)
+
+    @staticmethod
+    def _constant(other) -> bool:
+        return isinstance(other, (int, float)) and not isinstance(other, (bool, IntervalEnd))
+
+    def __add__(self, other):
+        return self._keep(float(self) + other) if self._constant(other) else float(self) + _plain(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._keep(float(self) - other) if self._constant(other) else float(self) - _plain(other)
+
+    def __rsub__(self, other):
+        return self._keep(other - float(self), flip=True) if self._constant(other) else _plain(other) - float(self)
+
+    def __mul__(self, other):
+        return self._keep(float(self) * other, flip=other < 0) if self._constant(other) and other != 0 \
+            else float(self) * _plain(other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self._keep(float(self) / other, flip=other < 0) if self._constant(other) and other != 0 \
+            else float(self) / _plain(other)
+
+    def __neg__(self):
+        return self._keep(-float(self), flip=True)
+
+
+def _plain(x):
+    """An interval end as a plain float (so that combining two ends never calls back into IntervalEnd)."""
+    return float(x) if isinstance(x, IntervalEnd) else x
+
+
+def interval_ends(low: float, high: float, n: int, level: float = 0.95, method: str = "t") -> tuple[IntervalEnd, IntervalEnd]:
+    """An interval's two ends as :class:`IntervalEnd` (for an interval a chapter computes itself: a check measuring
+    ``[low, high]`` then prints them as an interval with its level, method and count, not as a range of values)."""
+    return IntervalEnd(low, n, level, "low", method), IntervalEnd(high, n, level, "high", method)
+
+
+_ends = interval_ends
+
+
 def slope_interval(x, y, level: float = 0.95) -> dict:
     """Least-squares line y = a + b x with the two-sided ``level`` t-interval of the slope and R^2.
 
@@ -356,7 +419,8 @@ def slope_interval(x, y, level: float = 0.95) -> dict:
         return nan
     fit = stats.linregress(x, y)
     q = _t(level, x.size - 2)
-    return dict(slope=float(fit.slope), low=float(fit.slope - q * fit.stderr), high=float(fit.slope + q * fit.stderr),
+    low, high = _ends(float(fit.slope - q * fit.stderr), float(fit.slope + q * fit.stderr), x.size, level, "t")
+    return dict(slope=float(fit.slope), low=low, high=high,
                 intercept=float(fit.intercept), r2=float(fit.rvalue ** 2), points=int(x.size))
 
 
@@ -390,7 +454,7 @@ def share_interval(flags, level: float = 0.95) -> dict:
     n, k = int(f.size), int(f.sum())
     if n == 0:
         return dict(share=math.nan, low=math.nan, high=math.nan, k=0, n=0, level=level)
-    low, high = wilson(k / n, n, level)
+    low, high = _ends(*wilson(k / n, n, level), n, level, "Wilson")
     return dict(share=k / n, low=low, high=high, k=k, n=n, level=level)
 
 
@@ -413,29 +477,61 @@ def newcombe_difference(p1: float, p2: float, n: int, level: float = 0.95, n2: i
     return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
-def mean_interval(values, level: float = 0.95) -> dict:
-    """Mean of finite ``values`` with its sample standard deviation, run count and two-sided Student-t
-    interval at ``level``: ``mean``, ``sd``, ``low``, ``high``, ``n``, ``level`` (``sd``/interval NaN for one run)."""
+def mean_interval(values, level: float = 0.95, bounds: tuple[float, float] | None = None) -> dict:
+    """Mean of finite ``values`` with its sample standard deviation, run count and two-sided interval at ``level``:
+    ``mean``, ``sd``, ``low``, ``high``, ``n``, ``level``, ``method`` (``sd``/interval NaN for one run).
+
+    Without ``bounds`` the interval is Student's t. With ``bounds=(lo, hi)`` (a bounded quantity: an accuracy, a
+    share of examples) it never leaves them: the t-interval of the values' logits, mapped back (``logit-t``), when
+    every value lies strictly inside; else (a value on a bound, where a logit is infinite) the score interval of a
+    mean of values in [lo, hi] (Wilson's, with the variance bound (mean - lo)(hi - mean) of any such quantity:
+    ``bounded score``). Three accuracies 0.1, 0.87, 0.87 give a logit-t interval inside [0, 1] where the
+    t-interval is [-0.5, 1.7]."""
     v = np.asarray(torch.as_tensor(values).double().cpu() if isinstance(values, torch.Tensor) else values,
                    dtype=float).reshape(-1)
     v = v[np.isfinite(v)]
     n = int(v.size)
+    method = "t"
+    if bounds is not None:
+        lo_b, hi_b = (float(b) for b in bounds)
+        if not hi_b > lo_b:
+            raise ValueError(f"bounds must be (low, high) with low < high, got {bounds!r}")
+        if n and (v.min() < lo_b or v.max() > hi_b):
+            raise ValueError(f"values outside their declared bounds {bounds!r}: {v.min():.6g} .. {v.max():.6g}")
     if n == 0:
-        return dict(mean=math.nan, sd=math.nan, low=math.nan, high=math.nan, n=0, level=level)
+        return dict(mean=math.nan, sd=math.nan, low=math.nan, high=math.nan, n=0, level=level, method=method)
     mean = float(v.mean())
     if n == 1:
-        return dict(mean=mean, sd=math.nan, low=math.nan, high=math.nan, n=1, level=level)
+        return dict(mean=mean, sd=math.nan, low=math.nan, high=math.nan, n=1, level=level, method=method)
     sd = float(v.std(ddof=1))
-    half = _t(level, n - 1) * sd / math.sqrt(n)
-    return dict(mean=mean, sd=sd, low=mean - half, high=mean + half, n=n, level=level)
+    if bounds is None:
+        half = _t(level, n - 1) * sd / math.sqrt(n)
+        low, high = mean - half, mean + half
+    elif v.min() > lo_b and v.max() < hi_b:
+        method = "logit-t"
+        u = (v - lo_b) / (hi_b - lo_b)
+        z = np.log(u / (1 - u))
+        half = _t(level, n - 1) * float(z.std(ddof=1)) / math.sqrt(n)
+        zc = float(z.mean())
+        expit = lambda x: 1.0 / (1.0 + math.exp(-x))  # noqa: E731
+        low, high = (lo_b + (hi_b - lo_b) * expit(zc - half), lo_b + (hi_b - lo_b) * expit(zc + half))
+        low, high = min(low, mean), max(high, mean)  # the interval holds the mean it is printed with
+    else:
+        method = "bounded score"
+        w_lo, w_hi = wilson((mean - lo_b) / (hi_b - lo_b), n, level)
+        low, high = lo_b + (hi_b - lo_b) * w_lo, lo_b + (hi_b - lo_b) * w_hi
+    low, high = _ends(low, high, n, level, method)
+    return dict(mean=mean, sd=sd, low=low, high=high, n=n, level=level, method=method)
 
 
-def describe_mean(values, level: float = 0.95, digits: int = 3) -> str:
-    """'mean ± sd (n runs; level interval [lo, hi])', or 'value (1 run)': how a chapter prints a mean."""
-    m = mean_interval(values, level)
+def describe_mean(values, level: float = 0.95, digits: int = 3, bounds: tuple[float, float] | None = None) -> str:
+    """'mean ± sd (n runs; level interval [lo, hi])', or 'value (1 run)': how a chapter prints a mean (``bounds``:
+    a bounded quantity's interval, named by its method, see :func:`mean_interval`)."""
+    m = mean_interval(values, level, bounds)
     if m["n"] <= 1:
         return f"{m['mean']:.{digits}g} ({m['n']} run)"
-    return (f"{m['mean']:.{digits}g} ± {m['sd']:.2g} ({m['n']} runs; {level:.0%} interval "
+    kind = "" if m["method"] == "t" else f" {m['method']}"
+    return (f"{m['mean']:.{digits}g} ± {m['sd']:.2g} ({m['n']} runs; {level:.0%}{kind} interval "
             f"[{m['low']:.{digits}g}, {m['high']:.{digits}g}])")
 
 
@@ -457,14 +553,12 @@ def share_outcomes(n: int, level: float = 0.95, end: str = "low") -> tuple[list,
     return [wilson(k / n, n, level)[i] for k in range(n + 1)] if n > 0 else [], n
 
 
-class ShareEnd(float):
+class ShareEnd(IntervalEnd):
     """One end of a share's Wilson interval that knows its unit count: a check measuring it records whether its
     criterion could pass and could fail over that many units (``Claims.check`` reads :meth:`share_outcomes`)."""
 
     def __new__(cls, value: float, n: int, level: float = 0.95, end: str = "low"):
-        self = super().__new__(cls, value)
-        self.n, self.level, self.end = int(n), float(level), end
-        return self
+        return super().__new__(cls, value, n, level, end, "Wilson")
 
     def __reduce__(self):  # pickles (Dask, multiprocessing) as itself
         return (ShareEnd, (float(self), self.n, self.level, self.end))

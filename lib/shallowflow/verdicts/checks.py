@@ -32,7 +32,7 @@ import numpy as np
 from .causes import (EVIDENCE_CAUSES, PENDING, PROVED_CAUSES, SAME_MEASUREMENT, UNVERIFIED, VERIFIED, evidence_status, explain,
                      independent_of, render_why)
 from .causes import target_verdict as _target_verdict
-from .criteria import Criterion, _values, fmt
+from .criteria import Criterion, _values, describe
 from .law import validate_registry
 from .registry import (COMPARED_PROFILES, FAIL, NOT_RUN, PASS, UNDECIDED, VerdictMismatch, chapter_of, claims_dir,
                        registry_view)
@@ -69,6 +69,13 @@ class Check:
     in_scope: list = field(default_factory=list)  # a refutation's checks that its counterexample is in the source's scope
     decidable: str = ""  # "yes", "cannot pass" or "cannot fail" at this unit count ("" when outcomes= was not given)
     units: int | None = None  # the units (runs, cells, draws) whose best and worst outcomes were weighed
+    kind: str = ""  # what ``measured`` shows: value, range (over runs), interval, interval end, values (criteria.describe)
+    level: float | None = None  # an interval's level
+    count: int | None = None  # the values behind it: runs of a range, an interval's n, the number of values
+    method: str = ""  # an interval's method (t, Wilson, logit-t, ...)
+    margin: float | None = None  # how far inside (+) or outside (-) the criterion, in its units; None: n/a
+    margin_rel: float | None = None  # the margin over the criterion's scale (a bound's size, a band's width)
+    margin_text: str = ""  # the margin in words ("0.033 inside", "n/a")
 
     @property
     def target(self) -> str:
@@ -133,17 +140,17 @@ class Claims:
             raise ValueError(f"check {id!r} recorded twice")
         invalid = [] if valid is None else [int(i) for i in np.flatnonzero(~(_values(valid) != 0))]
         values = [float(x) for x in _values(measured)]
-        shown = fmt(measured)
+        runs = None if valid is None else int(_values(valid).size)
+        shown, kind = describe(measured, runs)  # a value, a range over runs, an interval (level, count), values
         ok = criterion(measured)
+        margin, margin_rel, margin_text = criterion.margin(measured), criterion.relative_margin(measured), \
+            criterion.margin_text(measured)
         if invalid:
             ok = False
             n = _values(valid).size
             shown = f"{len(invalid)} of {n} runs invalid (non-finite loss or parameters: runs {_short(invalid)}); " \
                     f"measured {shown}"
-        runs = None if valid is None else int(_values(valid).size)
-        k = len(values)
-        if k > 1 and f"({k} runs)" in shown and runs != k:  # not one value per run: an interval's ends, a pair, cells
-            shown = shown.replace(f"({k} runs)", f"({k} values)")
+            margin, margin_rel, margin_text = None, None, "n/a (invalid runs)"
         decidable, units = "", None
         if outcomes is None and callable(getattr(measured, "share_outcomes", None)):
             outcomes = measured.share_outcomes()  # a share's interval end that carries its unit count
@@ -154,7 +161,8 @@ class Claims:
             decidable = "cannot pass" if not any(verdicts) else "cannot fail" if all(verdicts) else "yes"
         c = Check(id=id, claim=claim, source_value=source_value, measured=shown, values=values,
                   criterion=criterion.text, verdict=PASS if ok else FAIL, note=note, invalid=invalid, runs=runs,
-                  decidable=decidable, units=units)
+                  decidable=decidable, units=units, kind=kind["kind"], level=kind["level"], count=kind["count"],
+                  method=kind["method"], margin=margin, margin_rel=margin_rel, margin_text=margin_text)
         c.expected = self._expected(c)
         self.checks.append(c)
         return c
@@ -297,10 +305,10 @@ class Claims:
                         "missing": "NOT IN REGISTRY"}.get(c.expected, "as registered" if c.expected == c.verdict
                                                           else f"REGISTRY SAYS {c.expected}")
             out.append(dict(check=c.id, claim=c.claim, source=c.source_value, measured=c.measured,
-                            criterion=c.criterion, verdict=c.verdict, registry=compared, why=explain(c),
+                            criterion=c.criterion, margin=c.margin_text, verdict=c.verdict, registry=compared, why=explain(c),
                             note=c.note, source_key=self.source))
         for c in self.not_run():  # a custom or paper run: the chapter's registered checks that did not run
-            out.append(dict(check=c.id, claim="", source="", measured="", criterion="", verdict=NOT_RUN,
+            out.append(dict(check=c.id, claim="", source="", measured="", criterion="", margin="", verdict=NOT_RUN,
                             registry="not compared (profile " + self.profile + ")", why="", note=c.note,
                             source_key=self.source))
         return out
@@ -310,7 +318,7 @@ class Claims:
         lines = [f"{self.source} / {self.chapter} [{self.profile}]"]
         for r in self.rows():
             lines.append(f"  {r['verdict'].upper():4s}  {r['check']:<28s} measured {r['measured']}  "
-                         f"(criterion {r['criterion']}; {r['registry']})")
+                         f"(criterion {r['criterion']}; margin {r['margin'] or 'n/a'}; {r['registry']})")
             if r["why"]:
                 lines.append(f"        why: {r['why']}")
             if r["note"]:

@@ -99,8 +99,13 @@ def paper_costs() -> dict[str, dict]:
     return {ch: (row or {}).get("paper") or {} for ch, row in (doc.get("chapters") or {}).items()}
 
 
+CLOSEST = 5  # closest-call checks shown on a report page
+
+
 def source_report(source: str, rows: list[dict], registry: dict, profile: str = "book") -> dict:
     """Everything the report page of one source shows, as data (also in the site's ``scorecard.json``)."""
+    from .scorecard import closest_calls
+
     mine = [r for r in rows if r["source"] == source]
     label, stats = summary_label([r["verdict"] for r in mine])
     chapters = source_chapters(registry, source)
@@ -115,6 +120,9 @@ def source_report(source: str, rows: list[dict], registry: dict, profile: str = 
         cost=[dict(chapter=ch, book_s=costs.get(ch), paper=paper.get(ch)) for ch in chapters],
         errata=sum(1 for r in mine for c in r["checks"] if c["verdict"] != "pass"
                    and c.get("cause") in ("erratum", "convention") and c.get("evidence_status") == "verified"),
+        closest=[dict(id=c["id"], target=c["target"], measured=c.get("measured", ""), criterion=c.get("criterion", ""),
+                      margin=c.get("margin"), margin_rel=c.get("margin_rel"), margin_text=c.get("margin_text", ""))
+                 for c in closest_calls([dict(c, target=r["target"]) for r in mine for c in r["checks"]], CLOSEST)],
     )
 
 
@@ -198,6 +206,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     scale_ids = [c["id"] for r in by_target.values() for c in r["checks"]
                  if c["verdict"] != "pass" and c.get("cause") == "scale"]
     fresh = paper.current(recorded)
+    shown = sum(1 for r in by_target.values() for c in r["checks"]
+                if c["verdict"] != "pass" and paper.decided_text(source, c["id"], recorded))
     decided = [fresh[f"{source}:{i}"]["verdict"] for i in scale_ids if f"{source}:{i}" in fresh]
     stale = sum(1 for i in scale_ids if f"{source}:{i}" in recorded and f"{source}:{i}" not in fresh)
     out.append(f"<p class='sf-paper-decided'>Checks undecided at this scale (cause <code>scale</code>): "
@@ -205,7 +215,8 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                f"<code>benchmarks/paper_claims/</code>, keyed to the code they ran): {len(decided)}, of which "
                f"{decided.count('pass')} pass and {decided.count('fail')} fail there; {stale} more have a record made "
                "by older code (stale: shown with what changed since, never read as a verdict). A paper run's "
-               "verdict is shown beside every failing check it ran (whatever the check's cause); it does not change "
+               "verdict is shown beside every failing check it ran (whatever the check's cause): "
+               f"{shown} failing check{'' if shown == 1 else 's'} of this source here; it does not change "
                "this edition's verdicts.</p>")
     body = []
 
@@ -226,6 +237,21 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
     out.append("<h3>Claims and verdicts</h3><div class='sf-scroll' style='overflow-x:auto;max-width:100%'>"
                "<table class='sf-report'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>chapter</th>"
                f"<th>failing checks and their causes</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    close = "".join(
+        f"<tr><td><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
+        f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a></td><td>{inline_html(c['measured'])}</td>"
+        f"<td>{inline_html(c['criterion'])}</td><td>{inline_html(c['margin_text'])}</td>"
+        f"<td>{100 * c['margin_rel']:.3g}%</td></tr>" for c in rep["closest"])
+    n_margins = sum(1 for r in by_target.values() for c in r["checks"] if isinstance(c.get("margin_rel"), (int, float)))
+    out.append("<h3>Closest calls</h3><p class='sf-closest'>The passing checks that sit nearest their criterion's edge "
+               "(margin over the criterion's scale: the bound's size, the band's width, the tolerance), closest first: "
+               "the verdicts the least change would move. "
+               + (f"{len(rep['closest'])} of the {n_margins} checks with a relative margin in this build's records.</p>"
+                  "<div class='sf-scroll' style='overflow-x:auto;max-width:100%'><table class='sf-closest'><thead><tr>"
+                  "<th>check</th><th>measured</th><th>criterion</th><th>margin</th><th>relative</th></tr></thead>"
+                  f"<tbody>{close}</tbody></table></div>" if close else
+                  "None in this build's records (no passing check with a relative margin: records written before "
+                  "margins were recorded have none).</p>"))
     devs = "".join(f"<tr><td>{esc(d['chapter'])}</td><td><code>{esc(d['parameter'])}</code></td>"
                    f"<td><code>{esc(str(d['book']))}</code></td><td><code>{esc(str(d['source']))}</code></td>"
                    f"<td>{esc(d['meaning'])}</td></tr>" for d in rep["deviations"])

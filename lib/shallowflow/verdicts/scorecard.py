@@ -52,24 +52,27 @@ def inline_html(text) -> str:
 
 
 def verdict_table_html(rows: list[dict]) -> str:
-    """A chapter's checks: what is claimed, the source's value, the measured value, the criterion and the verdict
-    in columns; the cause of a failing check, with its why, on a full-width row under it. The table scrolls
+    """A chapter's checks: what is claimed, the source's value, the measured value (with its kind), the criterion,
+    the margin (how far inside or outside the criterion, in its units) and the verdict in columns; the cause of a failing check, with its why, on a full-width row under it. The table scrolls
     sideways on a narrow screen instead of being clipped."""
     import html
 
-    cols = [("check", "check"), ("claim", "claim"), ("source", "source"), ("measured", "measured"),
-            ("criterion", "criterion"), ("verdict", "verdict"), ("registry", "registry")]
+    # the verdict beside the check's id (a phone shows the first two columns; the id stays put as the table scrolls)
+    cols = [("check", "check"), ("verdict", "verdict"), ("measured", "measured"), ("criterion", "criterion"),
+            ("margin", "margin"), ("claim", "claim"), ("source", "source"), ("registry", "registry")]
     head = "".join(f"<th>{title}</th>" for _, title in cols)
     body = []
     for r in rows:
         anchor = f" id='{check_anchor(r['source_key'], r['check'])}'" if r.get("source_key") else ""
-        cells = "".join(f"<td>{badge(r[c]) if c == 'verdict' else inline_html(r.get(c, ''))}</td>"
+        cells = "".join(f"<td class='sf-col-{c}'>{badge(r[c]) if c == 'verdict' else inline_html(r.get(c, ''))}</td>"
                         for c, _ in cols)
         body.append(f"<tr class='sf-check'{anchor}>{cells}</tr>")
         if r.get("why"):
-            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><b>why</b>: {inline_html(r['why'])}</td></tr>")
+            body.append(f"<tr class='sf-why'><td colspan='{len(cols)}'><div class='sf-wrap'><b>why</b>: "
+                        f"{inline_html(r['why'])}</div></td></tr>")
         if r.get("note"):  # a deviation from the spec's criterion, the data a check uses, ...
-            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><b>note</b>: {inline_html(r['note'])}</td></tr>")
+            body.append(f"<tr class='sf-note'><td colspan='{len(cols)}'><div class='sf-wrap'><b>note</b>: "
+                        f"{inline_html(r['note'])}</div></td></tr>")
     return (f'<div class="sf-scroll" style="overflow-x:auto;max-width:100%"><table class="sf-claims">'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
@@ -293,7 +296,17 @@ SCORECARD_SCHEMA = {
                                      "description": "a refutation's checks that its counterexample is in the source's scope"},
                         "decidable": {"enum": ["", "yes", "cannot pass", "cannot fail"],
                                       "description": "whether the check could pass and fail at its unit count"},
-                        "units": {"type": ["integer", "null"], "minimum": 0}}}},
+                        "units": {"type": ["integer", "null"], "minimum": 0},
+                        "kind": {"enum": ["", "value", "range", "interval", "interval end", "values"],
+                                 "description": "what measured shows: one value, a range over runs, an interval's "
+                                                "ends, one end of an interval, several values (not one per run)"},
+                        "level": {"type": ["number", "null"], "description": "an interval's level"},
+                        "count": {"type": ["integer", "null"], "description": "the runs of a range, an interval's n"},
+                        "method": {"type": "string", "description": "an interval's method (t, Wilson, logit-t, ...)"},
+                        "margin": {"type": ["number", "null"], "description": "how far inside (+) or outside (-) "
+                                   "the criterion, in its units; null: n/a"},
+                        "margin_rel": {"type": ["number", "null"], "description": "margin over the criterion's scale"},
+                        "margin_text": {"type": "string"}}}},
                 "claim": {"type": "array", "description": "the source's sentence(s) the verdict tests, quoted"},
                 "scope": {"type": "array", "description": "the hypotheses the source states the claim under, quoted"},
                 "kind": {"type": ["string", "null"], "description": "exact (an identity) or finding (the book's own)"},
@@ -325,9 +338,11 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
                          counts=verdict_counts([r for r in rows if r["source"] == key]))
                for key, meta in sorted(registry.get("sources", {}).items())}
     keep = ("id", "claim", "source_value", "measured", "values", "criterion", "verdict", "cause", "why", "invalid",
-            "evidence", "evidence_status", "refutes", "runs", "in_scope", "decidable", "units")
+            "evidence", "evidence_status", "refutes", "runs", "in_scope", "decidable", "units", "kind", "level", "count",
+            "method", "margin", "margin_rel", "margin_text")
     default = {"invalid": [], "evidence": [], "refutes": False, "runs": None, "in_scope": [], "decidable": "",
-               "units": None}
+               "units": None, "kind": "", "level": None, "count": None, "method": "", "margin": None, "margin_rel": None,
+               "margin_text": ""}
     targets = [dict(source=r["source"], target=r["target"], title=r["title"], verdict=r["verdict"],
                     chapter=r["chapter"], chapters=r.get("chapters", []), function=r["function"],
                     note=r.get("note", "") or "", claim=r.get("claim", []), scope=r.get("scope", []),
@@ -338,6 +353,9 @@ def scorecard_json(rows: list[dict], registry: dict, profile: str) -> dict:
     for t in targets:  # JSON has no NaN: non-finite measured values are null
         for c in t["checks"]:
             c["values"] = [v for v in c["values"] if v is not None]
+            for k in ("margin", "margin_rel"):
+                if isinstance(c[k], float) and not math.isfinite(c[k]):
+                    c[k] = None
     return dict(profile=profile, package_version=__version__, sources=sources, targets=targets)
 
 
@@ -534,6 +552,20 @@ def quotes_html(row: dict, registry: dict | None = None) -> str:
     return f"<div class='sf-quotes'>{''.join(parts)}</div>" if parts else ""
 
 
+def margin_of(check: dict) -> str:
+    """A recorded check's margin in words (``margin_text`` of :class:`~.checks.Check`); a record written before
+    margins were recorded says so."""
+    return check["margin_text"] if check.get("margin_text") else "not recorded"
+
+
+def closest_calls(checks: list[dict], k: int = 3) -> list[dict]:
+    """The passing checks with the smallest relative margin (``margin_rel``: the margin over the criterion's scale),
+    closest first: the checks of a source whose verdict the least change would move."""
+    ok = [c for c in checks if c.get("verdict") == PASS and isinstance(c.get("margin_rel"), (int, float))
+          and math.isfinite(c["margin_rel"])]
+    return sorted(ok, key=lambda c: (c["margin_rel"], c.get("id", "")))[:k]
+
+
 def checks_html(rows: list[dict], here: str = "book") -> str:
     """Every recorded check of every attempted target: claim, source value, measured, criterion, verdict."""
     import html
@@ -547,7 +579,7 @@ def checks_html(rows: list[dict], here: str = "book") -> str:
         out.append(quotes_html(r, registry))
         out.append(verdict_table_html([dict(check=c["id"], claim=c["claim"], source=c["source_value"],
                                             measured=c["measured"], criterion=c["criterion"],
-                                            verdict=c["verdict"], why=explain(c), note=c.get("note", ""),
+                                            margin=margin_of(c), verdict=c["verdict"], why=explain(c), note=c.get("note", ""),
                                             registry="")
                                        for c in r["checks"]]).replace("<th>registry</th>", "<th></th>"))
     return "\n".join(out)

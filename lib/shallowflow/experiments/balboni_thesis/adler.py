@@ -626,9 +626,9 @@ def findings(claims, comp: Comparison, cost_: dict, tables: dict) -> str:
         lo, hi = learning_gate(comp.splits[name].classes)
         for c in cell_table(comp, name):
             lines.append(f"- **{comp.splits[name].name}, {c['row']} {c['act']}**: grid-best SGD "
-                         f"{metrics.describe_mean(c['sgd_runs'])}: gate [{lo:g}, {hi:g}] "
+                         f"{metrics.describe_mean(c['sgd_runs'], bounds=(0, 1))}: gate [{lo:g}, {hi:g}] "
                          f"{'passed' if c['learned'] else 'not passed (undecided)'}; ADLER "
-                         f"{metrics.describe_mean(c['adler_runs'])}, GN {metrics.describe_mean(c['gn_runs'])}.")
+                         f"{metrics.describe_mean(c['adler_runs'], bounds=(0, 1))}, GN {metrics.describe_mean(c['gn_runs'], bounds=(0, 1))}.")
     lines.append(f"- Cost: ADLER counted {np.median(cost_['pass_ratio']):.2f}x the passes (fixed by Algorithm 1) and took "
                  f"{np.median(cost_['wall_ratio']):.2f}x the wall time of one SGD run (medians over groups); the "
                  f"{cost_['grid_size']}-rate grid used {cost_['total_seconds']['sgd']:.0f} s against ADLER's "
