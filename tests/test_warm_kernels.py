@@ -27,7 +27,8 @@ def manager_class():
 
 def _start(cls, tmp_path):
     km = cls(kernel_name="python3")
-    km.start_kernel(cwd=str(tmp_path), env={**os.environ, "SHALLOWFLOW_TEST_MARK": "warm-42"})
+    km.start_kernel(cwd=str(tmp_path), env={**os.environ, "SHALLOWFLOW_TEST_MARK": "warm-42"},
+                    extra_arguments=["--HistoryManager.hist_file=:memory:"])  # as papermill starts its kernels
     kc = km.client()
     kc.start_channels()
     kc.wait_for_ready(timeout=DEADLINE)
@@ -49,9 +50,11 @@ def test_a_forked_kernel_is_a_fresh_kernel_in_its_own_folder_and_environment(man
         assert isinstance(km.provisioner.process, warm.ForkedKernel)
         out, reply = _run(kc, "import json, os, sys; print(json.dumps([os.getcwd(), os.environ.get("
                               "'SHALLOWFLOW_TEST_MARK'), os.getpgid(0) == os.getpid(), 'torch' in sys.modules, "
-                              "'shallowflow' in sys.modules, sorted(k for k in globals() if not k.startswith('_'))]))")
+                              "'shallowflow' in sys.modules, sorted(k for k in globals() if not k.startswith('_')), "
+                              "get_ipython().history_manager.hist_file]))")
         assert reply["status"] == "ok"
-        cwd, mark, leader, torch_warm, book_pkg, names = json.loads(out.strip().splitlines()[-1])
+        cwd, mark, leader, torch_warm, book_pkg, names, hist = json.loads(out.strip().splitlines()[-1])
+        assert hist == ":memory:"  # the kernel's own options reach it
         assert os.path.samefile(cwd, tmp_path) and mark == "warm-42" and leader
         assert torch_warm and not book_pkg  # third-party imports done, the book's package imported afresh
         assert set(names) <= {"In", "Out", "exit", "quit", "get_ipython", "json", "os", "sys", "open"}
@@ -110,7 +113,10 @@ def test_a_kernel_whose_import_time_environment_differs_starts_cold(manager_clas
     other = {**os.environ, "OMP_NUM_THREADS": str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 7)}
     assert warm.zygote(other) is None
     assert warm._warm_request(["/bin/sh", "-m", "ipykernel_launcher", "-f", "c.json"], {}) is None
-    assert warm._warm_request([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json", "--x"], {}) is None
+    assert warm._warm_request([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json", "x"], {}) is None
+    papermills = warm._warm_request([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json",
+                                     "--HistoryManager.hist_file=:memory:"], {})
+    assert papermills["argv"] == ["--HistoryManager.hist_file=:memory:"]
     km = manager_class(kernel_name="python3")
     km.start_kernel(cwd=str(tmp_path), env=other)
     try:

@@ -11,7 +11,8 @@ each kernel imports it under its own environment, as a cold kernel does.
 
 A kernel is started cold, as before, when forking could make it differ from a cold one:
 - ``SHALLOWFLOW_WARM_KERNELS=0`` (the default is 1 where the platform has ``os.pidfd_open``, i.e. Linux);
-- its command is not this interpreter's ``-m ipykernel_launcher -f FILE`` (another kernelspec);
+- its command is not this interpreter's ``-m ipykernel_launcher -f FILE [--Name.trait=value ...]`` (another
+  kernelspec);
 - its environment differs from the zygote's in a variable read when those modules load (``PYTHON*``, OpenMP and
   BLAS thread settings, ``TORCH*``, ``MPLBACKEND``, ``LD_*``, ...): the zygote imported them under its own.
 
@@ -170,8 +171,11 @@ class ForkedKernel:
 
 
 def _warm_request(cmd: list, kw: dict) -> dict | None:
-    """The zygote request for a kernel command, or None when the command is not this interpreter's ipykernel."""
-    if len(cmd) != 5 or cmd[1:3] != ["-m", "ipykernel_launcher"] or cmd[3] != "-f":
+    """The zygote request for a kernel command, or None when the command is not this interpreter's ipykernel
+    (``-m ipykernel_launcher -f FILE``, then only ``--Name.trait=value`` options, as papermill adds)."""
+    extra = list(cmd[5:])
+    if len(cmd) < 5 or cmd[1:3] != ["-m", "ipykernel_launcher"] or cmd[3] != "-f" or \
+            not all(isinstance(a, str) and a.startswith("--") for a in extra):
         return None
     try:
         if os.path.realpath(cmd[0]) != os.path.realpath(sys.executable):
@@ -180,7 +184,7 @@ def _warm_request(cmd: list, kw: dict) -> dict | None:
         return None
     out = kw.get("stderr") if kw.get("stderr") is not None else kw.get("stdout")
     log = getattr(out, "name", None)
-    return {"conn": os.path.abspath(cmd[4]), "cwd": str(kw.get("cwd") or os.getcwd()),
+    return {"conn": os.path.abspath(cmd[4]), "argv": extra, "cwd": str(kw.get("cwd") or os.getcwd()),
             "env": dict(kw.get("env") if kw.get("env") is not None else os.environ),
             "log": log if isinstance(log, str) else os.devnull}
 

@@ -65,7 +65,7 @@ def _child(req: dict, ready_w: int, streams: tuple) -> None:
                 signal.signal(s, handler)
             except (OSError, ValueError, TypeError):
                 pass
-        sys.argv = ["ipykernel_launcher", "-f", req["conn"]]
+        sys.argv = ["ipykernel_launcher", "-f", req["conn"], *req.get("argv", [])]
         from ipykernel import kernelapp
 
         kernelapp.launch_new_instance()
