@@ -2,7 +2,6 @@
 range over runs with their count, an interval with its level and count), no interval of a bounded quantity leaves
 its bounds, and every check row has a margin, with each report page's closest calls."""
 import html as H
-import json
 import re
 
 import pytest
@@ -11,14 +10,6 @@ from shallowflow.run import cli
 
 HTML = cli.repo_root() / "_build" / "html"
 NUM = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
-
-
-@pytest.fixture(scope="module")
-def scorecard():
-    path = HTML / "scorecard.json"
-    if not path.exists():
-        pytest.fail("no built site in _build/html: run `make book` first")
-    return json.loads(path.read_text())
 
 
 def pages():

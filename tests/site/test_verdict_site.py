@@ -1,7 +1,6 @@
 """The built site's verdicts are the registry's, proved: every target reads on the scorecard what the
 registry predicts from its registered verdicts and proved causes, every excusing cause's evidence held in
 this build, and every why on the errata page was filled from this build's records."""
-import json
 
 import pytest
 
@@ -9,14 +8,6 @@ from shallowflow.run import cli
 from shallowflow import verdicts as V
 
 HTML = cli.repo_root() / "_build" / "html"
-
-
-@pytest.fixture(scope="module")
-def scorecard():
-    path = HTML / "scorecard.json"
-    if not path.exists():
-        pytest.fail("no built site in _build/html: run `make book` first")
-    return json.loads(path.read_text())
 
 
 def test_every_target_reads_what_the_registry_predicts(scorecard):

@@ -1,0 +1,17 @@
+"""Fixtures the site tests share."""
+import json
+
+import pytest
+
+from shallowflow.run import cli
+
+HTML = cli.repo_root() / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def scorecard():
+    """The built site's scorecard.json (the verdicts, the checks with their kinds and margins, the reports)."""
+    path = HTML / "scorecard.json"
+    if not path.exists():
+        pytest.fail("no built site in _build/html: run `make book` first")
+    return json.loads(path.read_text())
