@@ -157,14 +157,19 @@ def test_bias_min_norm_exists_rejects_data_without_an_interpolator():
     assert theory.min_squared_norm_1d(X, y) == math.inf
 
 
-@pytest.fixture(scope="module")
-def plateaus_000_001():
-    """The chapter's experiment on 000's and 001's data (non-orthogonal), tiny: m = 6, one seed, three scales."""
+def _tiny_plateaus(sources):
+    """The chapter's experiment on the data of ``sources``, tiny: m = 6, one seed, three scales."""
     from shallowflow.experiments.synthesis import plateau as PLA
 
-    P = validate(dict(profile="custom", sources=[0, 1], width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0], lr=0.05,
-                      sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
+    P = validate(dict(profile="custom", sources=list(sources), width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0],
+                      lr=0.05, sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
     return PLA, PLA.run_plateaus(P)
+
+
+@pytest.fixture(scope="module")
+def plateaus_000_001():
+    """000's and 001's data (non-orthogonal)."""
+    return _tiny_plateaus([0, 1])
 
 
 def test_plateau_slopes_on_000_and_001_reject_the_other_activations_network(plateaus_000_001):
@@ -226,12 +231,8 @@ def test_plateau_log_linear_rejects_mean_field_scales():
 
 @pytest.fixture(scope="module")
 def plateaus_002_004():
-    """The chapter's experiment on 002's and 004's data, tiny: m = 6, one seed, three scales."""
-    from shallowflow.experiments.synthesis import plateau as PLA
-
-    P = validate(dict(profile="custom", sources=[2, 4], width=6, init_scales=[1e-3, 1e-5, 1e-7], seeds=[0], lr=0.05,
-                      sigmoid_sources=[3], drop=0.5, horizon=3.0, level=0.95), PLA.SCHEMA, PLA.RULES)
-    return PLA, PLA.run_plateaus(P)
+    """002's and 004's data."""
+    return _tiny_plateaus([2, 4])
 
 
 def test_plateau_slopes_on_002_and_004_reject_the_other_datas_plateau(plateaus_002_004):
