@@ -25,8 +25,13 @@ def manager_class():
     return warm.warm(KernelManager)
 
 
+def _ipc(tmp_path) -> dict:
+    """Kernels over IPC sockets in the test's own folder: no TCP port is picked, so none can be taken."""
+    return dict(transport="ipc", ip=str(tmp_path / "k"))
+
+
 def _start(cls, tmp_path):
-    km = cls(kernel_name="python3")
+    km = cls(kernel_name="python3", **_ipc(tmp_path))
     km.start_kernel(cwd=str(tmp_path), env={**os.environ, "SHALLOWFLOW_TEST_MARK": "warm-42"},
                     extra_arguments=["--HistoryManager.hist_file=:memory:"])  # as papermill starts its kernels
     kc = km.client()
@@ -117,7 +122,7 @@ def test_a_kernel_whose_import_time_environment_differs_starts_cold(manager_clas
     papermills = warm._warm_request([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json",
                                      "--HistoryManager.hist_file=:memory:"], {})
     assert papermills["argv"] == ["--HistoryManager.hist_file=:memory:"]
-    km = manager_class(kernel_name="python3")
+    km = manager_class(kernel_name="python3", **_ipc(tmp_path))
     km.start_kernel(cwd=str(tmp_path), env=other)
     try:
         assert not isinstance(km.provisioner.process, warm.ForkedKernel)
