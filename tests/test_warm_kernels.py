@@ -73,7 +73,9 @@ def test_an_interrupt_reaches_a_forked_kernel_and_a_kill_ends_it(manager_class, 
     km, kc = _start(manager_class, tmp_path)
     proc = km.provisioner.process
     try:
-        msg_id = kc.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(3600)")
+        # stop_on_error=False: after an error ipykernel aborts whatever request reaches it before its next loop
+        # tick, so a request sent straight after the interrupt's reply could be answered "aborted" (a race)
+        msg_id = kc.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(3600)", stop_on_error=False)
         while True:  # the cell has started sleeping
             m = kc.get_iopub_msg(timeout=DEADLINE)
             if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream":
