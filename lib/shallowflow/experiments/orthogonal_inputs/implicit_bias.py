@@ -155,6 +155,8 @@ NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decre
 NON_S_SMALL = C.below(1e-6)  # T1/non-S-small-ortho-B: max norm outside S+,1 u S-,1 at the smallest lambda
 ALIGNED = C.below(1e-8)  # T1/aligned-ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at the smallest lambda
 GAP_EXPONENT = C.below(0.1)  # T1/gap-exponent-*: |measured exponent of rel.gap in lambda - kappa| / kappa
+STRAY_SUBSET = C.is_true("every run")  # T1/stray-subset-ortho-C: the largest stray neuron is active on the predicted labels
+L5_RAY_RADIUS = C.below(0.02)  # L5/ray-radius: |rho* - sqrt(2n||D-||)/2| / (sqrt(2n||D-||)/2)
 L5_RANDOM_BALL = C.above(1.0)  # L5/random-ball: min ||grad L||^2/L / ||D-|| over random balanced points of the ball
 NEC_CONVERGES = C.below(1e-20)  # T1/necessity-converges: final L of the runs with S+,1 empty
 NEC_GAP = C.above(0.01)  # T1/necessity-gap: rel.gap of their limit to the minimal norm
@@ -415,6 +417,13 @@ def cauchy(run: ImplicitRun, name: str) -> dict:
             pairs = [(float(ens.lams[i]), float(ens.lams[j])) for i, j in zip(idx[:-1], idx[1:])]
     return {"diff": torch.tensor(rows, dtype=DTYPE), "lr": torch.tensor(lrs, dtype=DTYPE), "seed": torch.tensor(seeds),
             "pairs": pairs}
+
+
+def consecutive_decreasing(diff: torch.Tensor, floor: float = 1e-10) -> torch.Tensor:
+    """T1/cauchy-decreasing-*: per row of :func:`cauchy`'s ``diff``, 1 if the consecutive distances decrease (a value
+    below ``floor``, the accuracy of theta^infty_lambda, counts as decreasing), else 0."""
+    return torch.tensor([float(all(float(r[i + 1]) < float(r[i]) or float(r[i + 1]) < floor for i in range(len(r) - 1)))
+                         for r in diff], dtype=DTYPE)
 
 
 def direction_count(p: Params, r: int, rel: float = 1e-3, tol: float = 1e-6) -> int:
