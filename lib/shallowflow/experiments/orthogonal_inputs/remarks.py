@@ -197,6 +197,7 @@ R6_GAP_DECREASES = C.below(1.0)  # R6/gap-decreases: max over scales of gap(next
 R5_SAME_LIMIT = C.below(1e-6)  # R5/delta-lambda-same-limit: rel. change of ||theta||^2 against delta = 0
 NO_TURNING = C.below(1e-3)  # R5/delta-lambda-no-turning, R8/*: max turning of the grown neurons (rad)
 R7_CONVERGES = C.below(1e-10)  # R7/converges: the leaky ReLU's final loss
+R7_NOT_MIN_NORM = C.above(1e-3)  # R7/not-min-norm: rel. gap of the leaky ReLU's ||theta||^2 to its LP minimal norm
 
 
 def max_turning(turning: torch.Tensor) -> torch.Tensor:
