@@ -680,3 +680,35 @@ def test_remarks_relu_reaches_the_minimal_norm_leaky_relu_misses():
     best = min_squared_norm_1d(data.X, data.y, "relu")
     v = (metrics.squared_norm(sweep.traj.final) - best) / best
     assert _finite(v) and not remarks.R7_NOT_MIN_NORM(v)
+
+
+def test_implicit_bias_convergence_time_rejects_a_slow_label_without_assumption_3():
+    """T1/convergence-ortho-C: the time to L < 1e-20 over the horizon T = 1.3(-ln lambda)/||D-|| + 60/||D-||
+    (implicit_bias.implicit_bias's t_conv and horizon; ORTHO-C, dt 0.05, lambda 1e-16 and 1e-30, trained to 2.5 T) on
+    the first initialisation at m = 8 (seeds 0..59) where S-,1 is empty and the label -0.3 is covered only by s = -1
+    neurons active on no other negative input: without Assumption 3 that label is fitted by a neuron of its own,
+    which grows at |y_k|/n = 0.05 instead of ||D-|| = 0.15; the run still converges (L < 1e-20, a finite time), but
+    1.3 to 1.6 times later than T."""
+    from shallowflow.engine import data as datasets, init
+    from shallowflow.engine.theory import key_sets
+
+    name = "ortho-C"
+    data = datasets.get(name, device="cpu")
+    slow = data.y == -0.3
+    seed = None
+    for s_ in range(60):
+        p0 = init.balanced([s_], 8, data.d, 1.0, device="cpu")
+        sp, sm = key_sets(p0, data)
+        act = ((p0.W[0] @ data.X.T) > 0) & (p0.a[0] < 0)[:, None]  # (m, n): s = -1 neurons' active inputs
+        on = act[:, slow[:]].any(1)
+        if bool(sp.any()) and not bool(sm.any()) and bool(act[:, data.y < 0].any(0).all()) and bool(on.any()) \
+                and int(act[on][:, data.y < 0].sum()) == int(on.sum()):
+            seed = s_
+            break
+    ens = theory.make_ensemble(name, 8, [1e-16, 1e-30], [seed], [0.05])
+    T = theory.phase_times(ens.k, ens.lams, 0.1)["horizon"]
+    mon = segmented_descent(ens, int(math.ceil(float(T.max()) * 2.5 / 0.05 / 10)) * 10, 10, 4000,
+                            stop_below=implicit_bias.STOP)
+    tb = implicit_bias.implicit_bias(SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1), name)
+    v = tb["t_conv"] / tb["horizon"]
+    assert _finite(v) and not implicit_bias.CONVERGENCE(v)

@@ -138,7 +138,7 @@ for name, tb in tables.items():
 display(pd.DataFrame(rows))
 for name, tb in tables.items():
     steps_check.check(claims, f"T1/convergence-{name}", f"{name}: time to L < 1e-20 divided by T = 1.3(-ln lambda)/||D-|| "
-                      "+ 60/||D-||", tb["t_conv"] / tb["horizon"], tb["lr"], C.below(1.0, strict=False),
+                      "+ 60/||D-||", tb["t_conv"] / tb["horizon"], tb["lr"], ex.CONVERGENCE,
                       source_value="L -> 0 (spec: by T)", valid=ok_runs)
 
 # %% [markdown]

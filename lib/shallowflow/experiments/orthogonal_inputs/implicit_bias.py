@@ -149,6 +149,7 @@ SOURCE_LEMMA5_BOUND = "Lemma 5: ||∇L||²/L ≥ ||D-||"
 GAP_AT_MIN_LAM = C.below(1e-6)
 GAP_DECREASING = C.is_true("every seed")  # T1/gap-decreasing-*: decreasing_to_floor(|rel.gap|)["ok"] per seed
 LIMIT_LOSS = 1e-20  # Theorem 1's convergence level (T1/convergence-*): a run below it has reached its limit theta^infty
+CONVERGENCE = C.below(1.0, strict=False)  # T1/convergence-*: time to L < LIMIT_LOSS divided by the horizon T
 CAUCHY_DECREASING = C.is_true("every seed")  # T1/cauchy-decreasing-*: consecutive distances decrease, per seed
 CAUCHY_LAST = C.below(1e-3)  # T1/cauchy-last-ortho-B: the last consecutive distance
 NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decreasing_to_floor(...)["ok"] per seed
