@@ -218,6 +218,19 @@ def test_plateau_trend_on_000_rejects_the_other_activations_network(plateaus_000
     assert rejects(PLA.TREND, [v])
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Plateau/relu-001-trend passes the ReLU plateau "
+                   "of 000's data read against 001's 1/g* (six times smaller): its slope falls as lambda decreases, so it "
+                   "moves towards any prediction below it and TREND passes")
+def test_plateau_trend_on_001_rejects_the_other_datas_plateau(plateaus_000_001):
+    """Plateau/relu-001-trend on another data's plateau: the ReLU fit on 000's data against 001's predicted 1/g*
+    (plateau.trend_towards), where 'the slope tends to 001's 1/g*' is false (it tends to 000's, 6 times larger). A
+    finding, like the 000 one: the criterion accepts any move towards the prediction."""
+    PLA, run = plateaus_000_001
+    v = PLA.trend_towards(run.fits["000", "relu"], run.fits["001", "relu"].predicted)
+    assert math.isfinite(v)
+    assert rejects(PLA.TREND, [v])
+
+
 def test_pl_not_global_rejects_a_sigmoid_network_at_the_origin():
     """PL/not-global: the exponent of mu_0 in the scale between two small scales (pl_quantities and
     near_zero_exponent, 002's data, the chapter's balanced initialisation at scales 1e-3 and 1e-2, two seeds) for a
