@@ -712,3 +712,27 @@ def test_implicit_bias_convergence_time_rejects_a_slow_label_without_assumption_
     tb = implicit_bias.implicit_bias(SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1), name)
     v = tb["t_conv"] / tb["horizon"]
     assert _finite(v) and not implicit_bias.CONVERGENCE(v)
+
+
+def test_remarks_large_initialisation_has_more_kinks_with_more_neurons():
+    """R4/fewer-neurons-more-kinks: the same measurement (remarks.width_kink_correlation, Spearman's correlation of
+    width and kinks over the converged runs of the chapter's width sweep: r4_datasets, widths 16 and 64, seeds 0..3,
+    step 0.05) from the scale lambda = 1 instead of 1e-12, 2000 iterations: the remark (fewer neurons, Assumption 3
+    fails, more kinks) is about small initialisations; from lambda = 1 every neuron keeps a kink of its own, so the
+    kinks equal the width (correlation +1), and every run interpolates."""
+    sw4 = remarks.run_width_sweep(remarks.r4_datasets(), [16, 64], [0, 1, 2, 3], 1.0, 0.05, 2000)
+    S4 = remarks.width_sweep_summary(sw4)
+    assert bool((S4["final_loss"] < 1e-20).all())
+    v = remarks.width_kink_correlation(S4)
+    assert _finite(v) and not remarks.R4_FEWER_NEURONS_MORE_KINKS(v)
+
+
+def test_remarks_library_path_rejects_inputs_that_are_not_orthonormal():
+    """R3/library-path: the same measurement (remarks.assumption3_library's largest |z| of the library's Monte Carlo
+    frequency against theory.assumption3_probability, the chapter's cells and trials 2000, remarks.library_criterion)
+    on inputs with <x_k, x_l> = +-0.15 (data.nearly_orthonormal), where the exact form's premise (orthonormal inputs:
+    independent activations) is false: with three labels of a sign the activation events are correlated and the
+    frequency at n = 6, m = 30 is 9 sigma off (on orthonormal inputs the chapter's R3/library-path passes)."""
+    cells = [(2, 2), (2, 3), (2, 5), (4, 10), (6, 30)]
+    v = max(abs(c["z"]) for c in remarks.assumption3_library(cells, 2000, 0.15)["cells"])
+    assert _finite(v) and not remarks.library_criterion(cells)(v)
