@@ -138,7 +138,7 @@ for name, tb in tables.items():
 display(pd.DataFrame(rows))
 for name, tb in tables.items():
     steps_check.check(claims, f"T1/convergence-{name}", f"{name}: time to L < 1e-20 divided by T = 1.3(-ln lambda)/||D-|| "
-                      "+ 60/||D-||", tb["t_conv"] / tb["horizon"], tb["lr"], C.below(1.0, strict=False),
+                      "+ 60/||D-||", tb["t_conv"] / tb["horizon"], tb["lr"], ex.CONVERGENCE,
                       source_value="L -> 0 (spec: by T)", valid=ok_runs)
 
 # %% [markdown]
@@ -244,11 +244,10 @@ for name in ("ortho-B", "ortho-C"):
               f"{pats[:3]}...; predicted: {best}")
         steps_check.check(claims, "T1/stray-subset-ortho-C", "ortho-C: the largest neuron outside S+,1 u S-,1 at the "
                           "smallest lambda is active exactly on the predicted labels", [float(p == best) for p in pats],
-                          e.lrs[smallest], C.is_true("every run"), source_value="[derived here]", valid=ok_runs)
+                          e.lrs[smallest], ex.STRAY_SUBSET, source_value="[derived here]", valid=ok_runs)
 for name in run.ens:
     c = ex.cauchy(run, name)
-    dec = torch.tensor([float(all(float(r[i + 1]) < float(r[i]) or float(r[i + 1]) < 1e-10 for i in range(len(r) - 1)))
-                        for r in c["diff"]], dtype=torch.float64)
+    dec = ex.consecutive_decreasing(c["diff"], 1e-10)
     if name in ("ortho-B", "ortho-C"):
         steps_check.check(claims, f"T1/cauchy-decreasing-{name}", f"{name}: ||theta_lambda - theta_lambda'|| decreases "
                           "along consecutive lambdas (until below 1e-10)", dec, c["lr"], ex.CAUCHY_DECREASING,
@@ -419,7 +418,7 @@ steps_check.check(claims, "L5/random-ball", "min of ||grad L||^2/L / ||D-|| over
                   "(every lambda)", rnd / kB.norm_minus, eB.lrs[rnd_idx], ex.L5_RANDOM_BALL, source_value=">= 1", valid=ok_runs)
 steps_check.check(claims, "L5/ray-radius", "the distance rho* at which the ratio falls below ||D-|| along the segment "
                   "towards theta_S, relative deviation from sqrt(2n||D-||)/2", (ray["rho_star"] - rho_derived).abs() / rho_derived,
-                  eB.lrs, C.below(0.02), source_value="[derived here]", valid=ok_runs)
+                  eB.lrs, ex.L5_RAY_RADIUS, source_value="[derived here]", valid=ok_runs)
 
 # %% [markdown]
 # **(c) The exponential rate.** The slope of $\ln L(t)$ is fitted on the records with

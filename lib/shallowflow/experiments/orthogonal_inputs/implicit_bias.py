@@ -149,12 +149,15 @@ SOURCE_LEMMA5_BOUND = "Lemma 5: ||∇L||²/L ≥ ||D-||"
 GAP_AT_MIN_LAM = C.below(1e-6)
 GAP_DECREASING = C.is_true("every seed")  # T1/gap-decreasing-*: decreasing_to_floor(|rel.gap|)["ok"] per seed
 LIMIT_LOSS = 1e-20  # Theorem 1's convergence level (T1/convergence-*): a run below it has reached its limit theta^infty
+CONVERGENCE = C.below(1.0, strict=False)  # T1/convergence-*: time to L < LIMIT_LOSS divided by the horizon T
 CAUCHY_DECREASING = C.is_true("every seed")  # T1/cauchy-decreasing-*: consecutive distances decrease, per seed
 CAUCHY_LAST = C.below(1e-3)  # T1/cauchy-last-ortho-B: the last consecutive distance
 NON_S_DECREASING = C.is_true("every seed")  # T1/non-S-decreasing-ortho-B: decreasing_to_floor(...)["ok"] per seed
 NON_S_SMALL = C.below(1e-6)  # T1/non-S-small-ortho-B: max norm outside S+,1 u S-,1 at the smallest lambda
 ALIGNED = C.below(1e-8)  # T1/aligned-ortho-B: 1 - min cos(w_j, D+ or -D-) over S+,1 u S-,1 at the smallest lambda
 GAP_EXPONENT = C.below(0.1)  # T1/gap-exponent-*: |measured exponent of rel.gap in lambda - kappa| / kappa
+STRAY_SUBSET = C.is_true("every run")  # T1/stray-subset-ortho-C: the largest stray neuron is active on the predicted labels
+L5_RAY_RADIUS = C.below(0.02)  # L5/ray-radius: |rho* - sqrt(2n||D-||)/2| / (sqrt(2n||D-||)/2)
 L5_RANDOM_BALL = C.above(1.0)  # L5/random-ball: min ||grad L||^2/L / ||D-|| over random balanced points of the ball
 NEC_CONVERGES = C.below(1e-20)  # T1/necessity-converges: final L of the runs with S+,1 empty
 NEC_GAP = C.above(0.01)  # T1/necessity-gap: rel.gap of their limit to the minimal norm
@@ -415,6 +418,13 @@ def cauchy(run: ImplicitRun, name: str) -> dict:
             pairs = [(float(ens.lams[i]), float(ens.lams[j])) for i, j in zip(idx[:-1], idx[1:])]
     return {"diff": torch.tensor(rows, dtype=DTYPE), "lr": torch.tensor(lrs, dtype=DTYPE), "seed": torch.tensor(seeds),
             "pairs": pairs}
+
+
+def consecutive_decreasing(diff: torch.Tensor, floor: float = 1e-10) -> torch.Tensor:
+    """T1/cauchy-decreasing-*: per row of :func:`cauchy`'s ``diff``, 1 if the consecutive distances decrease (a value
+    below ``floor``, the accuracy of theta^infty_lambda, counts as decreasing), else 0."""
+    return torch.tensor([float(all(float(r[i + 1]) < float(r[i]) or float(r[i + 1]) < floor for i in range(len(r) - 1)))
+                         for r in diff], dtype=DTYPE)
 
 
 def direction_count(p: Params, r: int, rel: float = 1e-3, tol: float = 1e-6) -> int:

@@ -119,6 +119,11 @@ SOURCE_EXIT_LINES = {"exit 1": "Fact 1: -ln λ / ||D+||", "exit 2": "Fact 1: -ln
 L2_ALIGNED = C.above(0.0)  # L2/i-align-plus, L2/ii-align-minus: min cosine at t1 minus the bound 1 - 2 lambda^eps
 L2_QUANTISED = C.below(1e-2)  # L2/quantisation-*: max distance of the S+,1 (S-,1) directions to D_bar+ (-D_bar-)
 L2_SMALL_NORMS = C.below(1.0, strict=False)  # L2/iii-small-norms: max_j ||w_j(t1)|| / (2 c lambda^(1 - r eps))
+P2_LOGISTIC = C.below(1e-2)  # P2/logistic: max relative error of du+/dt against the logistic right-hand side
+P2_EARLY_RATE = C.below(1e-2)  # P2/early-rate: |d ln u+/dt at the window's start - 2||D+||| / (2||D+||)
+L3_OTHERS_SMALL = C.below(1.0, strict=False)  # L3/iii-others-small: max_{j not in S+,1} ||w_j(t2)|| / (2 c lambda^eps)
+L3_POSITIVE_LOSS = C.below(1.0, strict=False)  # L3/positive-loss: the positive labels' part of L at t2 / lambda^(eps/5)
+L3_SHARPER_EXPONENT = C.below(0.1)  # L3/sharper-exponent: |fitted exponent of L+(t_s) in lambda - 12 eps| / (12 eps)
 
 SCHEMA = {
     "profile": PROFILE,
@@ -477,6 +482,21 @@ def positive_loss_at(run: PhasesRun, times: torch.Tensor) -> torch.Tensor:
     ts = run.mon.summary_time()
     idx = (ts - times[:, None]).abs().argmin(1)
     return run.mon.summaries["loss_plus"].gather(1, idx[:, None])[:, 0]
+
+
+def positive_loss_exponents(ens: Ensemble, values: torch.Tensor, lrs, seeds, floor: float = 1e-24) -> tuple:
+    """L3/sharper-exponent: per (step size, seed) with at least two runs whose ``values`` (the positive labels' loss
+    at a time, :func:`positive_loss_at`) are above ``floor`` (float64's rounding floor is near 1e-29), the slope of
+    ln(values) against ln(lambda).  Returns (exponents, their step sizes), float64 tensors."""
+    usable = values > floor
+    expo = []
+    for lr in lrs:
+        for seed in seeds:
+            idx = [i for i in ens.index(seed=seed, lr=lr) if bool(usable[i])]
+            if len(idx) >= 2:
+                expo.append((lr, float(np.polyfit(np.log(ens.lams[idx].numpy()), np.log(values[idx].numpy()), 1)[0])))
+    return (torch.tensor([e for _, e in expo], dtype=torch.float64),
+            torch.tensor([l for l, _ in expo], dtype=torch.float64))
 
 
 def binding_lambdas(k: Constants, eps: float) -> dict:

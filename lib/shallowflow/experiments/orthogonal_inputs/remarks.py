@@ -197,6 +197,8 @@ R6_GAP_DECREASES = C.below(1.0)  # R6/gap-decreases: max over scales of gap(next
 R5_SAME_LIMIT = C.below(1e-6)  # R5/delta-lambda-same-limit: rel. change of ||theta||^2 against delta = 0
 NO_TURNING = C.below(1e-3)  # R5/delta-lambda-no-turning, R8/*: max turning of the grown neurons (rad)
 R7_CONVERGES = C.below(1e-10)  # R7/converges: the leaky ReLU's final loss
+R4_FEWER_NEURONS_MORE_KINKS = C.below(0.0)  # R4/fewer-neurons-more-kinks: width_kink_correlation (Spearman)
+R7_NOT_MIN_NORM = C.above(1e-3)  # R7/not-min-norm: rel. gap of the leaky ReLU's ||theta||^2 to its LP minimal norm
 
 
 def max_turning(turning: torch.Tensor) -> torch.Tensor:
@@ -209,6 +211,16 @@ def gap_ratios(gaps: torch.Tensor) -> torch.Tensor:
     """R6/gap-decreases: per seed, the largest ratio gap(next smaller lambda) / gap over ``gaps`` (scales, seeds),
     the scales largest first (below 1: the gap decreases at every smaller lambda)."""
     return (gaps[1:] / gaps[:-1]).amax(0)
+
+
+def width_kink_correlation(S4: dict) -> float:
+    """R4/fewer-neurons-more-kinks: Spearman's correlation of the width and the number of kinks (grown directions)
+    over the runs of :func:`width_sweep_summary` that converge (classes A and B); nan with fewer than three."""
+    from scipy.stats import spearmanr
+
+    conv = S4["cls"] < 2
+    return spearmanr(S4["width"][conv].numpy(), S4["directions"][conv].numpy()).statistic if int(conv.sum()) > 2 \
+        else float("nan")
 
 
 def relative_change(values: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
@@ -319,13 +331,21 @@ def bonferroni_z(cells: int, level: float = 0.0027) -> float:
     return float(norm.ppf(1 - level / (2 * max(1, cells))))
 
 
-def assumption3_library(cells, trials: int) -> dict:
+def library_criterion(cells) -> "C.Criterion":
+    """R3/library-path: every cell's |z| within the 3-sigma family-wise bound over the cells (Bonferroni)."""
+    return C.below(bonferroni_z(len(cells)), strict=False)
+
+
+def assumption3_library(cells, trials: int, delta: float = 0.0) -> dict:
     """P(Assumption 3) from the library's own path: init.balanced on a random orthonormal frame
-    (data.orthonormal, seeded) and theory.key_sets, one batch of ``trials`` seeds per (n, m) cell."""
+    (data.orthonormal, seeded) and theory.key_sets, one batch of ``trials`` seeds per (n, m) cell.  ``delta`` > 0:
+    the inputs of data.nearly_orthonormal instead (<x_k, x_l> = +-delta, not orthonormal: the exact form's premise
+    is false)."""
     out = []
     for n, m in cells:
         labels = [1.0] * ((n + 1) // 2) + [-1.0] * (n // 2)
-        data = datasets.orthonormal(labels, d=n + 2, seed=1000 + n, device="cpu")
+        data = datasets.orthonormal(labels, d=n + 2, seed=1000 + n, device="cpu") if delta == 0 else \
+            datasets.nearly_orthonormal(labels, delta, d=n + 2, seed=1000 + n, device="cpu")
         p0 = init.balanced(list(range(trials)), m, data.d, 1.0, device="cpu")
         sp, sm = theory.key_sets(p0, data)
         p_hat = float((sp.any(1) & sm.any(1)).double().mean())

@@ -40,6 +40,7 @@ from .sources import KEYS, chosen
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
 BAND = C.within(0.95, 1.05)  # the chapter's criterion on a slope's interval over a prediction (000 spec T3's band)
 LOG_LINEAR = C.above(0.98)  # Plateau/log-linear: R^2 of the plateau's fit against ln(1/lambda), every data and activation
+TREND = C.below(0.0)  # Plateau/relu-000-trend, relu-001-trend: trend_towards(f, f.predicted) (negative: closer)
 MAX_DIM = 100  # the largest input dimension among the sources' datasets (001's d = 100)
 SLOWEST_RATE = 0.01  # a lower bound on every dataset's escape rate (sigmoid on 000's data: 0.0139), for the budget
 
@@ -168,6 +169,13 @@ def halves(f: Fit) -> tuple[float, float]:
     lo = f.valid & (f.x <= cut)
     hi = f.valid & (f.x >= cut)
     return (metrics.slope_interval(f.x[lo], f.t[lo])["slope"], metrics.slope_interval(f.x[hi], f.t[hi])["slope"])
+
+
+def trend_towards(f: Fit, predicted: float) -> float:
+    """|slope / predicted - 1| on the smaller-scale half of the scales minus the same on the larger-scale half
+    (:func:`halves`): negative when the slope moves towards ``predicted`` as lambda decreases."""
+    big, small = halves(f)
+    return abs(small / predicted - 1) - abs(big / predicted - 1)
 
 
 def interval_over(f: Fit, predicted: float) -> list[float]:
