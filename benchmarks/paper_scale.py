@@ -164,6 +164,23 @@ def _wait(p: subprocess.Popen, timeout: float | None, stop) -> tuple[str | None,
                 return None, None, "stop requested"
 
 
+def _stop(p: subprocess.Popen) -> tuple[str, str]:
+    """Stop a run (SIGTERM to the wrapper's session, the wrapper and the CLI: the CLI shuts its kernel down), killed
+    after :data:`GRACE_S` more; its output."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)  # the wrapper made a session of its own
+    except OSError:
+        p.terminate()
+    try:
+        return p.communicate(timeout=GRACE_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            p.kill()
+        return p.communicate()
+
+
 def run_chapter(chapter: str, runs_file: Path, root: Path, timeout: float | None = None, profile: str = "paper",
                 exe: Path | None = None, stop=None) -> dict:
     """Run one chapter at paper scale (nice 19, one kernel) and append its record to ``runs_file``: the CLI's
@@ -181,20 +198,13 @@ def run_chapter(chapter: str, runs_file: Path, root: Path, timeout: float | None
     p = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", _WRAP, str(exe), "run", chapter, "--profile",
                           profile, "--workers", "1", "--quiet"], cwd=root, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    out, err, stopped = _wait(p, timeout, stop)
+    try:
+        out, err, stopped = _wait(p, timeout, stop)
+    except BaseException:  # Ctrl-C of this script (the run's own session does not get it): the run must not outlive it
+        _stop(p)
+        raise
     if stopped:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)  # the wrapper made a session of its own: the wrapper and the CLI
-        except OSError:
-            p.terminate()
-        try:
-            out, err = p.communicate(timeout=GRACE_S)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                p.kill()
-            out, err = p.communicate()
+        out, err = _stop(p)
     t1, l1 = time.time(), os.getloadavg()[0]
     usage = {}
     for line in reversed(err.splitlines()):
