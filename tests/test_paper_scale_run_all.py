@@ -130,3 +130,22 @@ def _python_script(path: Path) -> Path:
     path.write_text(f"#!{sys.executable}\n" + path.read_text())
     path.chmod(0o755)
     return path
+
+
+def test_every_paper_run_longer_than_20_minutes_resumes():
+    """Issue 39 item 3: a chapter whose paper run costs more than 20 minutes here (benchmarks/paper_scale.json: measured,
+    estimated, or refused at its estimate) checkpoints: its paper profile turns ``resume`` on, a parameter of its
+    schema, off in the book's parameters cell."""
+    import yaml
+
+    from shallowflow.params import chapters
+
+    root = BENCH.parents[1]
+    rows = json.loads((root / "benchmarks" / "paper_scale.json").read_text())["chapters"]
+    long = [ch for ch, row in rows.items() if (row["paper"].get("seconds") or 0) > 20 * 60]
+    assert len(long) >= 10
+    for ch in long:
+        assert (yaml.safe_load((root / "params" / "paper" / f"{ch}.yml").read_text()) or {}).get("resume") is True, ch
+        schema, _ = chapters.schema(ch)
+        assert "resume" in schema, ch
+        assert "\nresume = False" in (root / "book" / f"{ch}.py").read_text(), ch
