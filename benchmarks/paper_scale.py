@@ -3,6 +3,9 @@
     python benchmarks/paper_scale.py                       # write benchmarks/paper_scale.json and .md
     python benchmarks/paper_scale.py --run CHAPTER ...     # run chapters at paper scale first (nice 19, one
                                                            # kernel each, cheapest first), then write both files
+    python benchmarks/paper_scale.py --run --all --hours 6 # every chapter whose record is missing or stale,
+                                                           # cheapest first, as far as 6 hours allow
+    python benchmarks/paper_scale.py --plan                # what --run --all would run, in order, and why
     python benchmarks/paper_scale.py --claims DIR --runs FILE   # other measurements (another machine's)
 
 For every chapter (``shallowflow.params.chapters.all_chapters()``) the JSON gives ``book_s`` (its book-scale time
@@ -25,6 +28,14 @@ from ``params/timings.json``) and ``paper``:
 every check whose paper verdict (the run's claims record, kept in ``benchmarks/paper_claims/``) differs from the registry's book verdict
 (``verdicts/<source>.yml``), a registered check the paper run did not run included.
 
+``--run --all`` (:func:`pending`, :func:`run_all`) runs every chapter with a paper profile that this machine accepts
+and whose last successful record is missing or *stale* (its digest, :func:`shallowflow.verdicts.digest.chapter_digest`,
+differs from the current code's), in order of cost (the last measured run's seconds where one exists, else the
+estimate), as far as ``--hours`` allows: a chapter expected to take longer than the time left is not started unless its
+paper profile resumes (``resume: true``: its finished ensembles are checkpoints, :mod:`shallowflow.engine.checkpoint`,
+so a stopped run continues there in the next sitting); a run still going at the limit is stopped (SIGTERM: the CLI
+shuts its kernel down) and recorded as stopped, with the checkpoints it left.  Then both files are written at HEAD.
+
 Run it with the package of the commit the runs used (``PYTHONPATH=<worktree>/lib``, from that worktree);
 ``--out`` names where the two files go (default: ``benchmarks/`` beside this script).
 """
@@ -36,6 +47,7 @@ import math
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -113,6 +125,8 @@ def descendants(root):
             out.append(c)
             todo.append(c)
     return out
+import signal
+signal.signal(signal.SIGTERM, lambda *a: None)  # a stop at the time limit reaches the CLI too: wait for its clean-up
 try:
     os.setsid()
 except OSError:
@@ -128,31 +142,172 @@ print(json.dumps(dict(rc=p.returncode, cpu_s=r.ru_utime + r.ru_stime, peak_rss_g
 """
 
 
-def run_chapter(chapter: str, runs_file: Path, root: Path) -> dict:
+GRACE_S = 120  # how long a run stopped at the time limit may take to shut its kernel down before it is killed
+
+
+def _wait(p: subprocess.Popen, timeout: float | None, stop) -> tuple[str | None, str | None, str]:
+    """``(stdout, stderr, "")`` when ``p`` ends by itself, ``(None, None, why)`` at ``timeout`` seconds or when the
+    ``stop`` event is set (looked at every second)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = None if stop is None else 1.0
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, None, f"time limit ({timeout:.0f} s)"
+            step = left if step is None else min(step, left)
+        try:
+            out, err = p.communicate(timeout=step)
+            return out, err, ""
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                return None, None, "stop requested"
+
+
+def _stop(p: subprocess.Popen) -> tuple[str, str]:
+    """Stop a run (SIGTERM to the wrapper's session, the wrapper and the CLI: the CLI shuts its kernel down), killed
+    after :data:`GRACE_S` more; its output."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)  # the wrapper made a session of its own
+    except OSError:
+        p.terminate()
+    try:
+        return p.communicate(timeout=GRACE_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            p.kill()
+        return p.communicate()
+
+
+def run_chapter(chapter: str, runs_file: Path, root: Path, timeout: float | None = None, profile: str = "paper",
+                exe: Path | None = None, stop=None) -> dict:
     """Run one chapter at paper scale (nice 19, one kernel) and append its record to ``runs_file``: the CLI's
     output, wall time, and the CPU seconds and peak resident memory of its processes (the CLI and its kernel,
-    measured by a wrapper process of their own)."""
-    exe = Path(sys.executable).with_name("shallowflow")
+    measured by a wrapper process of their own).  A run still going after ``timeout`` seconds is stopped (SIGTERM
+    to the wrapper's session: the CLI shuts its kernel down; killed after :data:`GRACE_S` more) and recorded with
+    ``stopped`` and ``checkpoints``, the chunks it finished (kept for the next sitting where its profile resumes);
+    so is one whose ``stop`` (a :class:`threading.Event`) is set.  ``profile`` and ``exe`` (the ``shallowflow``
+    command) are for tests."""
+    from shallowflow.engine import checkpoint
+
+    exe = exe or Path(sys.executable).with_name("shallowflow")
     env = dict(os.environ, SHALLOWFLOW_PROGRESS="0")
     t0, l0 = time.time(), os.getloadavg()[0]
-    p = subprocess.run(["nice", "-n", "19", sys.executable, "-c", _WRAP, str(exe), "run", chapter, "--profile",
-                        "paper", "--workers", "1", "--quiet"], cwd=root, env=env, capture_output=True, text=True)
+    p = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", _WRAP, str(exe), "run", chapter, "--profile",
+                          profile, "--workers", "1", "--quiet"], cwd=root, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        out, err, stopped = _wait(p, timeout, stop)
+    except BaseException:  # Ctrl-C of this script (the run's own session does not get it): the run must not outlive it
+        _stop(p)
+        raise
+    if stopped:
+        out, err = _stop(p)
     t1, l1 = time.time(), os.getloadavg()[0]
     usage = {}
-    for line in reversed(p.stderr.splitlines()):
+    for line in reversed(err.splitlines()):
         if line.startswith("{") and '"peak_rss_gb"' in line:
             usage = json.loads(line)
             break
     rec = dict(chapter=chapter, rc=usage.get("rc", p.returncode), wall_s=round(t1 - t0, 1), cpu_s=round(usage.get("cpu_s", float("nan")), 1),
                peak_rss_gb=round(usage.get("peak_rss_gb", float("nan")), 3),
                load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-               commit=commit(root), machine=machine(), stdout=p.stdout[-1500:], stderr=p.stderr[-3000:],
-               digest=chapter_digest(chapter, "paper", root))
+               commit=commit(root), machine=machine(), stdout=out[-1500:], stderr=err[-3000:],
+               digest=chapter_digest(chapter, profile, root))
+    if stopped:
+        rec.update(stopped=stopped, checkpoints=checkpoint.progress(chapter, since=t0))
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
     if rec["rc"] == 0:
-        keep_claims(chapter, root / "artifacts" / "claims" / "paper", runs_file.parent / DEFAULT_CLAIMS.name)
+        keep_claims(chapter, root / "artifacts" / "claims" / profile, runs_file.parent / DEFAULT_CLAIMS.name)
     return rec
+
+
+def _resumes(chapter: str, profile: str) -> bool:
+    from shallowflow.params import chapters
+
+    try:
+        return (yaml.safe_load(chapters.profile_file(chapter, profile).read_text()) or {}).get("resume") is True
+    except (OSError, yaml.YAMLError, AttributeError):
+        return False
+
+
+def pending(runs_file: Path, profile: str = "paper", only: list[str] | None = None) -> tuple[list[dict], list[dict]]:
+    """``(to_run, left)``: the chapters (of ``only``, else all) with a ``profile`` file whose last successful record in
+    ``runs_file`` is missing or stale, cheapest first, each ``dict(chapter, seconds, basis, why, resumes)``
+    (``seconds``: the last measured run's executed seconds where one exists, else the package's estimate, else
+    unknown: ``inf``, last); ``left``: those this machine refuses (``dict(chapter, why)``).  Starts nothing."""
+    from shallowflow.params import chapters
+    from shallowflow.executor import estimate as E
+    from shallowflow.verdicts.digest import changed
+
+    runs = load_runs(runs_file)
+    to_run, left = [], []
+    for ch in only or chapters.all_chapters():
+        if not chapters.profile_file(ch, profile).exists():
+            continue
+        rec = runs.get(ch)
+        ok = rec if rec and rec["rc"] == 0 else None
+        if ok:
+            what = changed(ok.get("digest"), chapter_digest(ch, profile))
+            if not what:
+                continue  # a current record
+            why = ("stale: " + what[0] if not ok.get("digest") else
+                   "stale: changed " + ", ".join(what[:4]) + (f" and {len(what) - 4} more" if len(what) > 4 else ""))
+        else:
+            why = "missing" + (f" (the last run ended without a result: {rec.get('stopped') or failure_line(rec)})"
+                               if rec else "")
+        try:
+            e = E.estimate(ch, profile)
+        except E.ChapterError as err:
+            left.append(dict(chapter=ch, why=" ".join(str(err).split())))
+            continue
+        if e.refusal:
+            left.append(dict(chapter=ch, why=" ".join(e.refusal.split())))
+            continue
+        if ok:
+            seconds, basis = executed_seconds(ok), f"measured {ok.get('started', '?')}"
+        elif e.seconds is not None:
+            seconds, basis = float(e.seconds), "estimated"
+        else:
+            seconds, basis = math.inf, "unknown (no Rule.work)"
+        to_run.append(dict(chapter=ch, seconds=seconds, basis=basis, why=why, resumes=_resumes(ch, profile)))
+    to_run.sort(key=lambda r: (r["seconds"], r["chapter"]))
+    return to_run, left
+
+
+def run_all(plan: list[dict], limit_s: float | None, run, clock=time.monotonic, say=print) -> list[dict]:
+    """Run ``plan`` (from :func:`pending`) in its order as far as ``limit_s`` seconds allow (None: no limit):
+    ``run(chapter, timeout)`` runs one chapter (``timeout``: the seconds left, or None).  A chapter expected to take
+    longer than the time left is not started unless it resumes (its progress is kept: it is started with the time
+    left and stopped there); once no time is left nothing more starts.  Returns one row per chapter of the plan:
+    ``dict(chapter, done)``, ``done`` one of ``ran`` (with ``rc``), ``stopped``, ``skipped`` (with why)."""
+    t0, out = clock(), []
+    for item in plan:
+        ch = item["chapter"]
+        left = None if limit_s is None else limit_s - (clock() - t0)
+        if left is not None and left <= 0:
+            out.append(dict(chapter=ch, done="skipped", why="no time left"))
+            continue
+        if left is not None and item["seconds"] > left and not item["resumes"]:
+            out.append(dict(chapter=ch, done="skipped",
+                            why=f"expected {_fmt_s(item['seconds'])} ({item['basis']}), {_fmt_s(left)} left, "
+                                "and its profile does not resume"))
+            continue
+        say(f"{ch}: {item['why']}; expected {_fmt_s(item['seconds'])} ({item['basis']})"
+            + (f", {_fmt_s(left)} left" if left is not None else ""))
+        rec = run(ch, left)
+        done = "stopped" if rec.get("stopped") else "ran"
+        out.append(dict(chapter=ch, done=done, rc=rec.get("rc"), checkpoints=rec.get("checkpoints")))
+        say(f"{ch}: rc {rec.get('rc')}, {rec.get('wall_s')} s" + (
+            f"; stopped at the {rec['stopped']}, {rec.get('checkpoints', 0)} chunk(s) kept for the next sitting"
+            if rec.get("stopped") else ""))
+    for row in out:
+        if row["done"] == "skipped":
+            say(f"{row['chapter']}: not started: {row['why']}")
+    return out
 
 
 def keep_claims(chapter: str, claims_dir: Path, store: Path) -> None:
@@ -324,6 +479,10 @@ def build(root: Path, runs_file: Path, claims_dir: Path) -> dict:
         else:
             failed = (f"; a paper run here ended without a result after {rec['wall_s']:.0f} s ({rec['cpu_s']:.0f} CPU-s, a "
                       f"lower bound of its cost): {failure_line(rec)}") if rec else ""
+            if rec and rec.get("stopped"):
+                failed = (f"; a paper run here was stopped at the {rec['stopped']} of --run --all after "
+                          f"{rec['wall_s']:.0f} s, leaving {rec.get('checkpoints', 0)} finished chunk(s) in "
+                          "artifacts/checkpoints (a resumed run continues there)")
             paper = dict(status="estimated", seconds=est, where=where_est, basis=basis_est + failed,
                          memory_gb=mem, verdict_changes=[])
         row["paper"] = paper
@@ -399,7 +558,12 @@ def markdown(data: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--run", nargs="*", default=[], metavar="CHAPTER", help="run these chapters at paper scale first")
+    ap.add_argument("--run", nargs="*", default=None, metavar="CHAPTER", help="run these chapters at paper scale first")
+    ap.add_argument("--all", action="store_true",
+                    help="with --run: every chapter whose record is missing or stale, cheapest first")
+    ap.add_argument("--hours", type=float, default=None,
+                    help="with --run --all: stop starting (and stop a run still going) after this many hours")
+    ap.add_argument("--plan", action="store_true", help="say what --run --all would run, in order, and stop")
     ap.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="the runs file (JSON lines)")
     ap.add_argument("--claims", type=Path, default=None,
                     help="claims records of the paper runs (default: paper_claims/ beside the runs file)")
@@ -409,9 +573,25 @@ def main(argv=None) -> int:
 
     root = repo_root()
     claims = a.claims or a.runs.parent / DEFAULT_CLAIMS.name
-    for chapter in a.run:
-        rec = run_chapter(chapter, a.runs, root)
-        print(f"{chapter}: rc {rec['rc']}, {rec['wall_s']} s")
+    if a.hours is not None and not (a.hours > 0 and math.isfinite(a.hours)):
+        ap.error(f"--hours must be a positive number of hours, got {a.hours}")
+    if a.plan or a.all:
+        if a.all and a.run is None:
+            ap.error("--all goes with --run (--run --all)")
+        plan, left = pending(a.runs, only=a.run or None)
+        for item in plan:
+            print(f"{item['chapter']}: {item['why']}; expected {_fmt_s(item['seconds'])} ({item['basis']})"
+                  + ("; resumes" if item["resumes"] else ""))
+        for item in left:
+            print(f"{item['chapter']}: not on this machine: {item['why']}")
+        if a.plan:
+            return 0
+        run_all(plan, None if a.hours is None else a.hours * 3600,
+                lambda ch, timeout: run_chapter(ch, a.runs, root, timeout=timeout))
+    else:
+        for chapter in a.run or []:
+            rec = run_chapter(chapter, a.runs, root)
+            print(f"{chapter}: rc {rec['rc']}, {rec['wall_s']} s")
     data = build(root, a.runs, claims)
     md = markdown(data)
     data.pop("_decides", None)

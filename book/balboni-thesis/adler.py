@@ -98,6 +98,7 @@ sat_widths = [2, 4, 8, 16]  # widths of the saturation sweep (ReLU CNN, 100-clas
 sat_epochs = 12  # epochs per run of the saturation sweep
 sat_seeds = [0, 1, 2, 3, 4, 5, 6, 7]  # seeds of the saturation sweep (a run reaches the cap or not: shares need runs)
 threads = 1  # torch threads (1 or 2); 0 uses the faster of the two as measured, at the price of last-digit differences
+resume = False  # keep each finished cell on disk and resume an interrupted run (on in the paper profile only)
 
 # %%
 import torch

@@ -67,6 +67,7 @@ general_lr = 2e-3  # their step
 example_steps = 2000  # Example 1: iterations
 example_lr = 1e-2  # Example 1: step on the mean squared error
 example_leave_at = [0, 500, 1000]  # Example 1: iterations at which one step with derivative 1 at 0 leaves the boundary
+resume = False  # keep each finished ensemble on disk and resume an interrupted run (on in the paper profile only)
 sections = ["census", "sweep", "general-d", "example1"]  # parts to run (G on the Figure 2 data always runs)
 
 # %% tags=["remove-cell"]

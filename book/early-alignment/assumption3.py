@@ -69,6 +69,7 @@ unbalanced_seeds = [0, 1, 2, 3, 4]  # its seeds (spec: three; five let the share
 unbalanced_time = 150.0  # its flow time (spec: 150,000 steps of 1e-3)
 sections = ["lemma8", "gd"]  # parts to run: lemma8 (the assumption census), gd (the gradient-descent runs)
 level = 0.95  # level of the Wilson interval of the unbalanced contrast's share of converging runs
+resume = False  # keep each finished GD ensemble on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 

@@ -68,6 +68,7 @@ animation_frames = 40  # frames of the animation (E4) on the authors' snapshot s
 control_width = 200  # the two control runs of the invariants (unbalanced; leaky ReLU)
 control_time = 20.0  # their flow time
 control_leak = 0.1  # slope of the leaky ReLU of the Lemma 4 control (the failure-rates chapter's gamma)
+resume = False  # keep each finished ensemble on disk and resume an interrupted run (on in the paper profile only)
 
 # %% tags=["remove-cell"]
 import math

@@ -148,3 +148,27 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
     if resumed and say:
         print(f"{name}: {resumed} of {len(chunks)} chunks read back from {folder} (an earlier run computed them)")
     return out
+
+
+def progress(name: str, since: float | None = None) -> int:
+    """How many finished chunks of ``name`` (and of the names below it, ``name/part``) the checkpoint folder holds,
+    of any parameters and code; with ``since`` (a ``time.time()``), only those written since then: what a stopped run
+    leaves for the next sitting.  0 where checkpoints are off or the folder cannot be read."""
+    base = root()
+    if base is None:
+        return 0
+    slug = _slug(name)
+    count = 0
+    try:
+        for folder in base.iterdir():
+            if folder.name != slug and not folder.name.startswith(slug + "_"):
+                continue
+            for path in folder.glob("*/*.pt"):
+                try:
+                    if since is None or path.stat().st_mtime >= since:
+                        count += 1
+                except OSError:
+                    continue
+    except OSError:
+        return 0
+    return count

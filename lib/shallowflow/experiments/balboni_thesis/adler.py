@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -25,11 +26,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...engine import config, progress
+from ...engine import checkpoint, config, progress
 from ...deep import data as ddata
 from ...deep import optim as dopt
 from ...deep import vision
-from ...params import PROFILE, Float, Floats, Int, Ints, Rule, Str, array_bytes
+from ...params import PROFILE, Bool, Float, Floats, Int, Ints, Rule, Str, array_bytes
 
 GRID = [c * 10.0 ** k for k in range(-5, 0) for c in (1.0, 3.0)]  # 1e-5 ... 3e-1, ten values
 ROWS = {"CNN+ResNet": ("cnn", "resnet"), "ViT": ("vit",)}
@@ -66,6 +67,11 @@ SCHEMA = {
     "sat_epochs": Int("epochs per run of the saturation sweep", low=1, high=200),
     "sat_seeds": Ints("seeds of the saturation sweep (initialisation and minibatch order)", low=0, high=2 ** 31 - 1),
     "threads": Int("torch threads for the training: 1 or 2, or 0 to use the faster of the two as measured", low=0, high=2),
+    "resume": Bool("keep each finished cell of the comparison (one dataset, model, activation and seed: its grid, ADLER "
+                   "and Gauss-Newton runs from one initialisation) on disk and read it back when the same parameters "
+                   "and thread count run again with the same package code (shallowflow.engine.checkpoint): an "
+                   "interrupted paper run resumes where it stopped with identical numbers; off in the book and smoke "
+                   "profiles"),
 }
 
 
@@ -328,9 +334,32 @@ def activations_of(P, split) -> list[str]:
     return _items(P.activations_100 if split.classes == 100 else P.activations)
 
 
+#: parameters that only choose which cells run (each cell's own dataset, model, activation and seed key its checkpoint)
+CELL_LISTS = ("profile", "resume", "datasets", "models", "activations", "activations_100", "seeds")
+
+
+def _cell(P, name: str, split: Split, kind: str, act: str, seed: int) -> list[Run]:
+    """One cell of :func:`run_comparison`: the grid rates, ADLER and Gauss-Newton from one initialisation (seeded by
+    ``seed`` alone, the minibatch order too: a cell depends on nothing run before it)."""
+    init = vision.build(kind, act, split.classes, split.image, split.channels, P.width,
+                        P.vit_dim, P.vit_depth, seed=seed)
+    runs = []
+    for method, lr in method_list(P.grid):
+        model = copy.deepcopy(init)
+        if method == "adler":
+            opt = dopt.Adler(model, P.beta, P.eps, quadratic_form="cross_entropy")
+        else:
+            opt = dopt.make(method, model, lr=lr, beta=P.beta, eps=P.eps)
+        runs.append(fit(model, opt, split, P.epochs, P.batch, seed, Run(name, kind, act, seed, method, lr)))
+    return runs
+
+
 def run_comparison(P) -> Comparison:
     """Every (dataset, model, activation, seed): the ten grid rates, ADLER and Gauss-Newton from one
-    initialisation, through :func:`fit`."""
+    initialisation, through :func:`fit`.  With ``P.resume`` (the paper profile) every cell is one chunk of
+    :func:`shallowflow.engine.checkpoint.resumable`, keyed by its own dataset, model, activation and seed, every other
+    parameter but the saturation sweep's, the thread count used (it changes the last digits) and the local CIFAR
+    folder (a longer list of seeds or datasets reads back the cells it shares with a shorter one), so an interrupted run continues at the first cell it had not finished."""
     t_all = time.perf_counter()
     previous = torch.get_num_threads()
     splits = {name: load_split(name, P) for name in _items(P.datasets)}
@@ -341,17 +370,19 @@ def run_comparison(P) -> Comparison:
     try:
         cells = [((name, split), kind, act, seed) for name, split in splits.items() for kind in _items(P.models)
                  for act in activations_of(P, split) for seed in P.seeds]
+        resume = bool(getattr(P, "resume", False))
+        key = {k: v for k, v in sorted(vars(P).items()) if k not in CELL_LISTS and not k.startswith("sat_")}
+        key.update(threads_used=threads["used"], cifar=os.environ.get(ddata.CIFAR_ENV, ""))
+        resumed = 0
         for (name, split), kind, act, seed in progress.each(cells, "comparisons (data, model, activation, seed)",
                                                             unit="cell"):
-            init = vision.build(kind, act, split.classes, split.image, split.channels, P.width,
-                                P.vit_dim, P.vit_depth, seed=seed)
-            for method, lr in method_list(P.grid):
-                model = copy.deepcopy(init)
-                if method == "adler":
-                    opt = dopt.Adler(model, P.beta, P.eps, quadratic_form="cross_entropy")
-                else:
-                    opt = dopt.make(method, model, lr=lr, beta=P.beta, eps=P.eps)
-                runs.append(fit(model, opt, split, P.epochs, P.batch, seed, Run(name, kind, act, seed, method, lr)))
+            runs += checkpoint.resumable("balboni-thesis/adler", key, [(name, kind, act, int(seed))],
+                                         lambda c, split=split: _cell(P, c[0], split, c[1], c[2], c[3]),
+                                         enabled=resume, say=False)[0]
+            resumed += checkpoint.last_resumed
+        if resumed:
+            print(f"balboni-thesis/adler: {resumed} of {len(cells)} cells read back from checkpoints (an earlier run "
+                  "computed them)")
     finally:
         torch.set_num_threads(previous)
     return Comparison(runs, splits, threads, time.perf_counter() - t_all)

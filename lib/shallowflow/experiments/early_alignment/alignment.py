@@ -12,11 +12,12 @@ import torch
 
 from ...engine import data as datasets
 from ... import verdicts as C
+from ...engine.checkpoint import resumable
 from ...engine.config import DTYPE
 from ...engine.metrics import finite_runs
 from ...engine.models import Network, Params
 from ...engine.monitor import Monitored, train_monitored
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
+from ...params import Bool, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
 from ...engine.train import gradient_descent
 from .theory import (
     CPU, G, LOSS, OLS, activation_counts, critical_points_2d, grad_factor, initialise, key_vector,
@@ -50,6 +51,10 @@ SCHEMA = {
     "example_lr": Float("step of the Example 1 runs", low=0, low_open=True, high=1),
     "example_leave_at": Ints("iterations at which the Example 1 neuron leaves the boundary (sigma'(0) = 1 step)",
                              low=0, high=10_000_000),
+    "resume": Bool("keep each finished ensemble (the lambda sweep, each general-d run) on disk and read it back when the "
+                   "same parameters run again with the same package code (shallowflow.engine.checkpoint): an interrupted "
+                   "paper run resumes at the first ensemble it had not finished, with identical numbers; off in the book "
+                   "and smoke profiles"),
     "sections": Sections("the parts to run: census (Lemmas 2-3 on random data), sweep (the lambda sweep: Theorem 1, "
                          "Remark 1, Lemmas 5-6, S5-omni), general-d (Theorem 3) and example1 (Example 1)",
                          choices=SECTIONS),
@@ -123,11 +128,18 @@ def sweep_snapshot_steps(P) -> dict:
     return {(e, sc): int(round(tau_eps(e, sc, float(D.norm())) / P.lr)) for e in P.epsilons for sc in P.scales}
 
 
+def _key(P, **more) -> dict:
+    """A checkpoint's key: every parameter but those that only choose what runs, and ``more``."""
+    return dict({k: v for k, v in sorted(vars(P).items()) if k not in ("profile", "resume", "sections")}, **more)
+
+
 def run_sweep(P, activation: str = "relu", leak: float = 0.01, kind: str = "balanced") -> Sweep:
     """Balanced runs on the three-point data at every (scale, seed), one ensemble, observed along the way. The
     chapter's network is ReLU from a balanced start; ``activation`` (and ``leak``) or ``kind`` (an initialisation of
     :func:`~.theory.initialise`) give the same sweep with another activation or start, the false cases of Theorem 1's
-    ReLU-only and balanced-only statements (tests/test_controls_early_alignment.py)."""
+    ReLU-only and balanced-only statements (tests/test_controls_early_alignment.py).  With ``P.resume`` (the paper
+    profile) the trained ensemble and its phase captures are one chunk of
+    :func:`shallowflow.engine.checkpoint.resumable`."""
     data = datasets.get("ea-three-point", device=CPU)
     X, y = data.X, data.y
     net = Network(activation, leak=leak)
@@ -140,10 +152,16 @@ def run_sweep(P, activation: str = "relu", leak: float = 0.01, kind: str = "bala
     sets = neuron_sets(p0, X)
     steps = int(round(P.time / P.lr))
     ks = sweep_snapshot_steps(P)
-    captures = {"tau2": {}, "tau3": {}}
-    mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
-    run = train_monitored(p0, data, net, steps=steps, lr=P.lr, every=P.monitor_every, monitor=mon,
-                          snapshots=sorted(set(ks.values()) | {steps}))
+
+    def train(_):
+        captures = {"tau2": {}, "tau3": {}}
+        mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
+        run = train_monitored(p0, data, net, steps=steps, lr=P.lr, every=P.monitor_every, monitor=mon,
+                              snapshots=sorted(set(ks.values()) | {steps}))
+        return run, captures
+
+    run, captures = resumable("early-alignment/alignment/sweep", _key(P, activation=activation, leak=leak, kind=kind),
+                              ["sweep"], train, enabled=bool(getattr(P, "resume", False)))[0]
     lam_t = torch.tensor(lam, dtype=DTYPE)
     at = {}
     for e in P.epsilons:
@@ -338,54 +356,58 @@ def run_general_d(P) -> list[dict]:
     - for a_j < 0), and at a local maximum (a_j > 0) or minimum (a_j < 0) of G.  ``grows`` marks the clusters
     whose norm grows (a_j G(c) > 0), the "Condition-2-type" neurons of Theorem 3 [R]; the others shrink.
     Points with abs(cos(c, x_k)) <= 3 lr C count as on the boundary of their cone (GD with sigma'(0) = 0
-    zigzags across it by about one step) [choice]."""
-    out = []
+    zigzags across it by about one step) [choice].  With ``P.resume`` (the paper profile) each run (one dimension and
+    seed, seeded by them alone) is one chunk of :func:`shallowflow.engine.checkpoint.resumable`."""
+    cells = [(int(d), int(n), s) for d, n in zip(P.general_dims, P.general_n) for s in P.general_seeds]
+    return resumable("early-alignment/alignment/general-d", _key(P), cells, lambda c: _general_d_run(P, *c),
+                     enabled=bool(getattr(P, "resume", False)))
+
+
+def _general_d_run(P, d: int, n: int, s) -> dict:
+    """One run of :func:`run_general_d`: dimension ``d``, ``n`` points, seed ``s``."""
     net = Network("relu")
-    for d, n in zip(P.general_dims, P.general_n):
-        for s in P.general_seeds:
-            gen = torch.Generator().manual_seed(10_000 + 97 * d + int(s))
-            X = torch.randn(n, d, generator=gen, dtype=DTYPE)
-            y = torch.randn(n, generator=gen, dtype=DTYPE)
-            C = grad_factor() / n * float((y.abs() * X.norm(dim=1)).sum())
-            tau = P.general_eps * math.log(1 / P.general_scale) / C
-            lr = min(P.general_lr, tau / 200)
-            steps = int(round(tau / lr))
-            p0 = initialise("balanced", [int(s)], P.general_width, d, P.general_scale)
-            tr = gradient_descent(p0, (X, y), net, steps=steps, lr=lr, loss=LOSS)
-            q = tr.final
-            W, a = q.W[0], q.a[0]
-            act = (W @ X.T > 0).any(-1)
-            res = dict(d=d, n=n, seed=s, tau=tau, C=C, clusters=[], h_max=float(net.forward(q, X).abs().max()),
-                       finite=bool(finite_runs(tr.loss, q)[0]))
-            gen2 = torch.Generator().manual_seed(int(s))
-            for sign in (1, -1):
-                sel = torch.nonzero(act & (a * sign > 0)).flatten()
-                if sel.numel() == 0:
-                    continue
-                for idx in cluster_directions(W[sel]):
-                    share = idx.numel() / sel.numel()
-                    if share < 0.02:
-                        continue
-                    c = W[sel][idx] / W[sel][idx].norm(dim=-1, keepdim=True)
-                    c = c.mean(0)
-                    c = c / c.norm()
-                    D0, _ = min_norm_subgradient(X, y, c[None], zero_tol=3 * lr * C)
-                    D0 = D0[0]
-                    fixed = float(misalignment(c[None], sign * D0)[0]) if float(D0.norm()) > 0 else math.nan
-                    # local extremum of G: G at random directions 0.01 rad away
-                    v = torch.randn(200, d, generator=gen2, dtype=DTYPE)
-                    v = v - (v @ c)[:, None] * c
-                    v = v / v.norm(dim=1, keepdim=True)
-                    near = math.cos(0.01) * c + math.sin(0.01) * v
-                    gc = float(G(X, y, c[None])[0])
-                    gn = G(X, y, near)
-                    extremum = bool((gn <= gc + 1e-15).all()) if sign > 0 else bool((gn >= gc - 1e-15).all())
-                    spread = float(misalignment(W[sel][idx], c).max())
-                    res["clusters"].append(dict(sign=sign, share=share, size=int(idx.numel()), fixed=fixed,
-                                                extremum=extremum, spread=spread, G=gc, D_norm=float(D0.norm()),
-                                                grows=sign * gc > 0))
-            out.append(res)
-    return out
+    gen = torch.Generator().manual_seed(10_000 + 97 * d + int(s))
+    X = torch.randn(n, d, generator=gen, dtype=DTYPE)
+    y = torch.randn(n, generator=gen, dtype=DTYPE)
+    C = grad_factor() / n * float((y.abs() * X.norm(dim=1)).sum())
+    tau = P.general_eps * math.log(1 / P.general_scale) / C
+    lr = min(P.general_lr, tau / 200)
+    steps = int(round(tau / lr))
+    p0 = initialise("balanced", [int(s)], P.general_width, d, P.general_scale)
+    tr = gradient_descent(p0, (X, y), net, steps=steps, lr=lr, loss=LOSS)
+    q = tr.final
+    W, a = q.W[0], q.a[0]
+    act = (W @ X.T > 0).any(-1)
+    res = dict(d=d, n=n, seed=s, tau=tau, C=C, clusters=[], h_max=float(net.forward(q, X).abs().max()),
+               finite=bool(finite_runs(tr.loss, q)[0]))
+    gen2 = torch.Generator().manual_seed(int(s))
+    for sign in (1, -1):
+        sel = torch.nonzero(act & (a * sign > 0)).flatten()
+        if sel.numel() == 0:
+            continue
+        for idx in cluster_directions(W[sel]):
+            share = idx.numel() / sel.numel()
+            if share < 0.02:
+                continue
+            c = W[sel][idx] / W[sel][idx].norm(dim=-1, keepdim=True)
+            c = c.mean(0)
+            c = c / c.norm()
+            D0, _ = min_norm_subgradient(X, y, c[None], zero_tol=3 * lr * C)
+            D0 = D0[0]
+            fixed = float(misalignment(c[None], sign * D0)[0]) if float(D0.norm()) > 0 else math.nan
+            # local extremum of G: G at random directions 0.01 rad away
+            v = torch.randn(200, d, generator=gen2, dtype=DTYPE)
+            v = v - (v @ c)[:, None] * c
+            v = v / v.norm(dim=1, keepdim=True)
+            near = math.cos(0.01) * c + math.sin(0.01) * v
+            gc = float(G(X, y, c[None])[0])
+            gn = G(X, y, near)
+            extremum = bool((gn <= gc + 1e-15).all()) if sign > 0 else bool((gn >= gc - 1e-15).all())
+            spread = float(misalignment(W[sel][idx], c).max())
+            res["clusters"].append(dict(sign=sign, share=share, size=int(idx.numel()), fixed=fixed,
+                                        extremum=extremum, spread=spread, G=gc, D_norm=float(D0.norm()),
+                                        grows=sign * gc > 0))
+    return res
 
 
 def example1(steps: int, lr: float, leave_at: Sequence[int], scale: float = 1e-2) -> dict:

@@ -3,6 +3,7 @@ descent on data in and out of the assumption, Figure 1.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -11,9 +12,10 @@ import torch
 from ...engine import data as datasets
 from ...engine import metrics
 from ... import verdicts as C
+from ...engine.checkpoint import resumable
 from ...engine.config import DTYPE
 from ...engine.models import Network
-from ...params import Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
+from ...params import Bool, Float, Floats, Int, Ints, PROFILE, Rule, STEP_BUDGET, Sections, ensemble_bytes, gd_work
 from ...engine.train import gradient_descent
 from .theory import (
     CPU, LOSS, SUCCESS, TWO_PI, angle_distance, classify, critical_points_2d, grad_factor, initialise,
@@ -62,6 +64,11 @@ SCHEMA = {
     "unbalanced_time": Float("flow time of the unbalanced contrast", low=0, low_open=True, high=1e6),
     "level": Float("level of the Wilson interval of the unbalanced contrast's share of converging runs", low=0.5,
                    high=0.999, low_open=True),
+    "resume": Bool("keep each finished gradient-descent ensemble (one per eta and width of every group of runs, the "
+                   "re-runs of one such ensemble, the unbalanced contrast; each seeded by its own data and seeds) on disk "
+                   "and read it back when the same parameters run again with the same package code "
+                   "(shallowflow.engine.checkpoint): an interrupted paper run resumes where it stopped with identical "
+                   "numbers; off in the book and smoke profiles"),
     "sections": Sections("the parts to run: lemma8 (Lemma 8 and Remark 3, the assumption census) and gd (Theorems 2 "
                          "and 4, Lemma 1, Remark 3 and Section 5: the gradient-descent runs)", choices=SECTIONS),
 }
@@ -258,52 +265,61 @@ def ols_share(cells: dict) -> float:
     return min((sum(o == "ols" for o in r["outcome"]) / len(r["outcome"]) for r in cells.values()), default=math.nan)
 
 
-def a3_gd(etas, widths, draws, seeds, scale: float, lr: float, T: float, seed_base: int = 500) -> dict:
+def a3_gd(etas, widths, draws, seeds, scale: float, lr: float, T: float, seed_base: int = 500,
+          resume: bool = False) -> dict:
     """Balanced GD on Assumption-3 draws: for every eta and width, ``draws[i]`` datasets x the list ``seeds`` as one
     ensemble with per-run data.  Returns, per (eta, width), the final losses against each dataset's OLS loss and
-    the limit checks of Theorem 4 (two cones, the OLS line on the hull, relu(OLS) on the unit circle)."""
+    the limit checks of Theorem 4 (two cones, the OLS line on the hull, relu(OLS) on the unit circle).  With
+    ``resume`` each (eta, width) ensemble, which depends on nothing but its own data draw and seeds, is one chunk
+    of :func:`shallowflow.engine.checkpoint.resumable`, kept on disk and read back by a run with the same
+    arguments and package code."""
     net = Network("relu")
-    res = {}
     seeds = [int(s) for s in seeds]
     k = len(seeds)
     steps = int(round(T / lr))
-    for j, eta in enumerate(etas):
+    key = dict(count=max(draws), seeds=seeds, scale=float(scale), lr=float(lr), T=float(T), seed_base=int(seed_base))
+    cells = [(j, float(eta), int(m), int(nd)) for j, eta in enumerate(etas) for m, nd in zip(widths, draws)]
+
+    def cell(c):
+        j, eta, m, nd = c
         Xall, yall = datasets.assumption3_sample(eta, max(draws), seed=seed_base + j)
-        for m, nd in zip(widths, draws):
-            X, y = Xall[:nd], yall[:nd]
-            o = ols(X, y)
-            Xr, yr = per_run_data(X, y, k)
-            p0 = initialise("balanced", [s for _ in range(nd) for s in seeds], m, 2, scale)
-            t0 = time.perf_counter()
-            # the loss history only serves the finiteness check (divergence is caught at every step regardless):
-            # 2000 records a run, not one a step (500 runs x 200,000 steps would hold 0.8 GB)
-            tr = gradient_descent(p0, (Xr, yr), net, steps=steps, lr=lr, loss=LOSS, stop_below=1e-7,
-                                  on_nonfinite="stop", record_every=max(1, steps // 2000))
-            q = tr.final
-            L = net.loss(q, Xr, yr, LOSS)
-            ok = metrics.finite_runs(tr.loss, q, L) & ~tr.info["diverged"]
-            Ls = o.loss.repeat_interleave(k)
-            act = (q.W @ Xr.transpose(1, 2)) > 0
-            allact = act.all(-1)
-            lin = torch.einsum("rm,rmd->rd", torch.where(allact, q.a, torch.zeros_like(q.a)), q.W)
-            beta = o.beta.repeat_interleave(k, 0)
-            hull = torch.stack([hull_points(Xr[r], 201) for r in range(Xr.shape[0])])
-            lin_hull = (hull @ beta[..., None]).squeeze(-1)
-            phi = torch.linspace(0, TWO_PI, 721, dtype=DTYPE)
-            Uc = torch.stack([torch.cos(phi), torch.sin(phi)], -1).expand(Xr.shape[0], -1, -1)
-            relu_c = torch.clamp_min((Uc @ beta[..., None]).squeeze(-1), 0)
-            flipped = (q.a * p0.a) < 0  # output weights whose sign changed (GF keeps it: Lemma 1)
-            partial = act.any(-1) & ~act.all(-1)
-            res[(eta, m)] = dict(loss=L, L_star=Ls, excess=L - Ls, L_zero=(yr ** 2).mean(-1),
-                                 flips=flipped.sum(-1), partial_flipped=(partial & flipped).sum(-1),
-                                 outcome=[classify(L[r:r + 1], float(Ls[r]), float((yr[r] ** 2).mean()))[0]
-                                          if bool(ok[r]) else "invalid" for r in range(L.numel())],
-                                 valid=ok,
-                                 partial=(act.any(-1) & ~act.all(-1)).sum(-1), lin_err=(lin - beta).norm(dim=-1),
-                                 sup_hull=(net.evaluate(q, hull) - lin_hull).abs().amax(-1),
-                                 sup_circle=(net.evaluate(q, Uc) - relu_c).abs().amax(-1),
-                                 seconds=time.perf_counter() - t0, lr=lr)
-    return res
+        X, y = Xall[:nd], yall[:nd]
+        o = ols(X, y)
+        Xr, yr = per_run_data(X, y, k)
+        p0 = initialise("balanced", [s for _ in range(nd) for s in seeds], m, 2, scale)
+        t0 = time.perf_counter()
+        # the loss history only serves the finiteness check (divergence is caught at every step regardless):
+        # 2000 records a run, not one a step (500 runs x 200,000 steps would hold 0.8 GB)
+        tr = gradient_descent(p0, (Xr, yr), net, steps=steps, lr=lr, loss=LOSS, stop_below=1e-7,
+                              on_nonfinite="stop", record_every=max(1, steps // 2000))
+        q = tr.final
+        L = net.loss(q, Xr, yr, LOSS)
+        ok = metrics.finite_runs(tr.loss, q, L) & ~tr.info["diverged"]
+        Ls = o.loss.repeat_interleave(k)
+        act = (q.W @ Xr.transpose(1, 2)) > 0
+        allact = act.all(-1)
+        lin = torch.einsum("rm,rmd->rd", torch.where(allact, q.a, torch.zeros_like(q.a)), q.W)
+        beta = o.beta.repeat_interleave(k, 0)
+        hull = torch.stack([hull_points(Xr[r], 201) for r in range(Xr.shape[0])])
+        lin_hull = (hull @ beta[..., None]).squeeze(-1)
+        phi = torch.linspace(0, TWO_PI, 721, dtype=DTYPE)
+        Uc = torch.stack([torch.cos(phi), torch.sin(phi)], -1).expand(Xr.shape[0], -1, -1)
+        relu_c = torch.clamp_min((Uc @ beta[..., None]).squeeze(-1), 0)
+        flipped = (q.a * p0.a) < 0  # output weights whose sign changed (GF keeps it: Lemma 1)
+        partial = act.any(-1) & ~act.all(-1)
+        return dict(loss=L, L_star=Ls, excess=L - Ls, L_zero=(yr ** 2).mean(-1),
+                    flips=flipped.sum(-1), partial_flipped=(partial & flipped).sum(-1),
+                    outcome=[classify(L[r:r + 1], float(Ls[r]), float((yr[r] ** 2).mean()))[0]
+                             if bool(ok[r]) else "invalid" for r in range(L.numel())],
+                    valid=ok,
+                    partial=(act.any(-1) & ~act.all(-1)).sum(-1), lin_err=(lin - beta).norm(dim=-1),
+                    sup_hull=(net.evaluate(q, hull) - lin_hull).abs().amax(-1),
+                    sup_circle=(net.evaluate(q, Uc) - relu_c).abs().amax(-1),
+                    seconds=time.perf_counter() - t0, lr=lr)
+
+    results = resumable("early-alignment/assumption3/gd", key, cells, cell, enabled=resume)
+    keys = [(eta, m) for eta in etas for m, _ in zip(widths, draws)]
+    return dict(zip(keys, results))
 
 
 def entry_margin(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -333,18 +349,28 @@ def entry_margin(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 def run_assumption3_gd(P) -> dict:
     """Theorem 2 on Assumption-3 draws at the authors' step (every width), at the larger etas of Remark 3, at a
     10x larger step (finite-step escapes), and the unbalanced contrast of Section 5."""
-    out = dict(main=a3_gd(P.lemma_etas, P.gd_widths, P.gd_draws, P.gd_seeds, P.gd_scale, P.lr, P.gd_time),
+    rs = bool(getattr(P, "resume", False))
+    out = dict(main=a3_gd(P.lemma_etas, P.gd_widths, P.gd_draws, P.gd_seeds, P.gd_scale, P.lr, P.gd_time, resume=rs),
                remark=a3_gd(P.remark_etas, [P.remark_width], [max(P.gd_draws)], P.gd_seeds, P.gd_scale, P.lr,
-                            P.gd_time, seed_base=600),
+                            P.gd_time, seed_base=600, resume=rs),
                fast=a3_gd(P.lemma_etas, [P.remark_width], [max(P.gd_draws)], P.gd_seeds, P.gd_scale, P.fast_lr,
-                          P.fast_time),
+                          P.fast_time, resume=rs),
                small=a3_gd(P.lemma_etas, [P.remark_width], [P.small_draws], P.gd_seeds, P.small_scale, P.small_lr,
-                           P.small_time))
+                           P.small_time, resume=rs))
     out["margins"] = {eta: entry_margin(*datasets.assumption3_sample(eta, max(P.gd_draws), seed=500 + j))
                       for j, eta in enumerate(P.lemma_etas)}
+    seeds = [int(s) for s in P.unbalanced_seeds]
+    key = dict(eta=float(P.unbalanced_eta), seeds=seeds, width=int(P.unbalanced_width), scale=float(P.gd_scale),
+               lr=float(P.lr), T=float(P.unbalanced_time))
+    out["unbalanced"] = resumable("early-alignment/assumption3/unbalanced", key, ["unbalanced"],
+                                  lambda _: _unbalanced(P, seeds), enabled=rs)[0]
+    return out
+
+
+def _unbalanced(P, seeds) -> dict:
+    """The unbalanced contrast of Section 5 (one ensemble on one dataset), for :func:`run_assumption3_gd`."""
     net = Network("relu")
     X, y = datasets.assumption3_sample(P.unbalanced_eta, 1, seed=900)
-    seeds = [int(s) for s in P.unbalanced_seeds]
     Xr, yr = per_run_data(X, y, len(seeds))
     p0 = initialise("unbalanced", seeds, P.unbalanced_width, 2, P.gd_scale)
     steps = int(round(P.unbalanced_time / P.lr))
@@ -352,11 +378,10 @@ def run_assumption3_gd(P) -> dict:
                           record_every=max(1, steps // 2000), on_nonfinite="stop")
     t_hit = metrics.first_below(tr.loss, 1e-6, tr.loss_steps).to(DTYPE)
     L_ub = net.loss(tr.final, Xr, yr, LOSS)
-    out["unbalanced"] = dict(loss=L_ub, L_star=float(ols(X[0], y[0]).loss),
-                             valid=metrics.finite_runs(tr.loss, tr.final, L_ub) & ~tr.info["diverged"],
-                             t_hit=torch.where(t_hit >= 0, t_hit * P.lr, torch.full_like(t_hit, math.nan)),
-                             curve=tr.loss, steps=tr.loss_steps, data=(X[0], y[0]))
-    return out
+    return dict(loss=L_ub, L_star=float(ols(X[0], y[0]).loss),
+                valid=metrics.finite_runs(tr.loss, tr.final, L_ub) & ~tr.info["diverged"],
+                t_hit=torch.where(t_hit >= 0, t_hit * P.lr, torch.full_like(t_hit, math.nan)),
+                curve=tr.loss, steps=tr.loss_steps, data=(X[0], y[0]))
 
 
 def figure1(P) -> dict:
@@ -381,36 +406,53 @@ def a3_rerun_escaped(P, main: dict, factor: int = RERUN_FACTOR, seed_base: int =
     loss with a neuron active on a strict subset of the points.  An escape that survives a smaller step is a
     property of the flow (lambda above that dataset's lambda*), one that disappears is a finite-step effect; sign
     changes and partially active neurons, which gradient flow excludes (Lemma 1, Theorem 4), are counted again
-    at the smaller step.  Each row flags why it was re-run (``escaped``, ``flipped``, ``partial``)."""
+    at the smaller step.  Each row flags why it was re-run (``escaped``, ``flipped``, ``partial``).  With
+    ``P.resume`` the re-runs of one (eta, width) ensemble are one chunk of
+    :func:`shallowflow.engine.checkpoint.resumable`, keyed by the parameters and by the ensemble's own results that
+    choose them (a changed ensemble never reads another's re-runs)."""
     net = Network("relu")
-    out = []
-    for j, eta in enumerate(P.lemma_etas):
+    key = dict(count=max(P.gd_draws), seeds=[int(s) for s in P.gd_seeds], scale=float(P.gd_scale), lr=float(P.lr),
+               T=float(P.gd_time), factor=int(factor), seed_base=int(seed_base))
+
+    def chosen(r_) -> str:  # a digest of what decides which runs are re-run and what their rows report
+        h = hashlib.sha256(repr(list(r_["outcome"])).encode())
+        for name in ("flips", "partial", "valid", "loss"):
+            h.update(r_[name].detach().cpu().numpy().tobytes())
+        return h.hexdigest()[:16]
+
+    def rerun(c):
+        j, eta, m = c[:3]
+        r_ = main[(etas[j], m)]
         Xall, yall = datasets.assumption3_sample(eta, max(P.gd_draws), seed=seed_base + j)
-        for m in P.gd_widths:
-            r_ = main[(eta, m)]
-            for r, o in enumerate(r_["outcome"]):
-                escaped, flipped = o in SUCCESS, int(r_["flips"][r]) > 0
-                partial = o == "ols" and int(r_["partial"][r]) > 0
-                if not (escaped or flipped or partial) or not bool(r_["valid"][r]):
-                    continue
-                i, js = divmod(r, len(P.gd_seeds))
-                s = int(P.gd_seeds[js])
-                p0 = initialise("balanced", [s], m, 2, P.gd_scale)
-                lr = P.lr / factor
-                tr = gradient_descent(p0, (Xall[i], yall[i]), net, steps=int(round(P.gd_time / lr)), lr=lr, loss=LOSS,
-                                      stop_below=1e-7, on_nonfinite="stop")
-                q = tr.final
-                L = float(net.loss(q, Xall[i], yall[i], LOSS))
-                Ls = float(ols(Xall[i], yall[i]).loss)
-                act = (q.W @ Xall[i].T) > 0
-                out.append(dict(eta=eta, width=m, draw=i, seed=s, escaped=escaped, flipped=flipped, partial=partial,
-                                loss=float(r_["loss"][r]), L_star=Ls, flips=int(r_["flips"][r]),
-                                partial_neurons=int(r_["partial"][r]), loss_small_step=L,
-                                flips_small_step=int(((q.a * p0.a) < 0).sum()),
-                                partial_neurons_small_step=int((act.any(-1) & ~act.all(-1)).sum()),
-                                escapes_small_step=L < Ls - 1e-5,
-                                valid_small_step=bool((metrics.finite_runs(tr.loss, q) & ~tr.info["diverged"]).all())))
-    return out
+        rows = []
+        for r, o in enumerate(r_["outcome"]):
+            escaped, flipped = o in SUCCESS, int(r_["flips"][r]) > 0
+            partial = o == "ols" and int(r_["partial"][r]) > 0
+            if not (escaped or flipped or partial) or not bool(r_["valid"][r]):
+                continue
+            i, js = divmod(r, len(P.gd_seeds))
+            s = int(P.gd_seeds[js])
+            p0 = initialise("balanced", [s], m, 2, P.gd_scale)
+            lr = P.lr / factor
+            tr = gradient_descent(p0, (Xall[i], yall[i]), net, steps=int(round(P.gd_time / lr)), lr=lr, loss=LOSS,
+                                  stop_below=1e-7, on_nonfinite="stop")
+            q = tr.final
+            L = float(net.loss(q, Xall[i], yall[i], LOSS))
+            Ls = float(ols(Xall[i], yall[i]).loss)
+            act = (q.W @ Xall[i].T) > 0
+            rows.append(dict(eta=etas[j], width=m, draw=i, seed=s, escaped=escaped, flipped=flipped, partial=partial,
+                             loss=float(r_["loss"][r]), L_star=Ls, flips=int(r_["flips"][r]),
+                             partial_neurons=int(r_["partial"][r]), loss_small_step=L,
+                             flips_small_step=int(((q.a * p0.a) < 0).sum()),
+                             partial_neurons_small_step=int((act.any(-1) & ~act.all(-1)).sum()),
+                             escapes_small_step=L < Ls - 1e-5,
+                             valid_small_step=bool((metrics.finite_runs(tr.loss, q) & ~tr.info["diverged"]).all())))
+        return rows
+
+    etas = list(P.lemma_etas)
+    cells = [(j, float(eta), int(m), chosen(main[(eta, m)])) for j, eta in enumerate(etas) for m in P.gd_widths]
+    parts = resumable("early-alignment/assumption3/rerun", key, cells, rerun, enabled=bool(getattr(P, "resume", False)))
+    return [row for rows in parts for row in rows]
 
 
 def plan(P) -> None:

@@ -12,10 +12,11 @@ import torch
 from ...engine import data as datasets
 from ...engine import metrics
 from ... import verdicts as C
+from ...engine.checkpoint import resumable
 from ...engine.config import DTYPE
 from ...engine.models import Network, Params, loss_factor
 from ...engine.monitor import Monitored, train_monitored
-from ...params import Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
+from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...engine.train import animation_frames, gradient_descent
 from .theory import (
     CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
@@ -43,6 +44,10 @@ SCHEMA = {
     "control_width": Int("width of the two control runs that break a lemma's hypothesis (unbalanced initialisation "
                          "for Lemma 1, leaky ReLU for Lemma 4 (3))", low=1, high=1_000_000),
     "control_time": Float("flow time of the control runs", low=0, low_open=True, high=1e6),
+    "resume": Bool("keep each finished ensemble (the monitored Figure 2 runs, the dominated run, the balancedness runs, "
+                   "the control runs) on disk and read it back when the same parameters run again with the same package "
+                   "code (shallowflow.engine.checkpoint): an interrupted paper run resumes at the first ensemble it had "
+                   "not finished, with identical numbers; off in the book and smoke profiles"),
     "control_leak": Float("negative slope of the leaky ReLU of the Lemma 4 control", low=0, low_open=True, high=1),
 }
 def _phase1_iterations(P) -> float:
@@ -209,7 +214,9 @@ class Figure2Run:
 def run_figure2(P) -> Figure2Run:
     """Figure 2 / Theorem 2: balanced runs on the three-point data, observed every ``monitor_every`` iterations;
     a dominated run for the nature of the limit; two short runs for the balancedness drift (Lemma 1); the two
-    control runs of the invariants (:func:`run_controls`)."""
+    control runs of the invariants (:func:`run_controls`).  With ``P.resume`` (the paper profile) each of these four
+    ensembles, seeded by its own seeds only, is one chunk of :func:`shallowflow.engine.checkpoint.resumable`, keyed by
+    every parameter."""
     data = datasets.get("ea-three-point", device=CPU)
     X, y = data.X, data.y
     net = Network("relu")
@@ -219,26 +226,36 @@ def run_figure2(P) -> Figure2Run:
     sets = neuron_sets(p0, X)
     tau_eps = P.eps * math.log(1 / P.init_scale) / float(D.norm())
     k_eps = int(round(tau_eps / P.lr))
-    captures = {"tau2": {}, "tau3": {}}
-    mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
     frames = animation_frames(authors_frames(P.steps), P.animation_frames) if P.animation_frames else []
-    run = train_monitored(p0, data, net, steps=P.steps, lr=P.lr, every=P.monitor_every, monitor=mon,
-                          snapshots=[0, k_eps, P.steps] + frames)
-    # the nature of the limit: a dominated initialisation (|a~| > ||w~||) at the same scale
-    pd = initialise("dominated", P.seeds[:1], P.width_dominated, 2, P.init_scale)
-    dom = train_monitored(pd, data, net, steps=P.steps_dominated, lr=P.lr, every=P.steps_dominated)
-    # Lemma 1: balancedness drift of GD at step lr and lr / 2 over the same flow time
-    pb = initialise("balanced", P.seeds[:1] * 2, P.balance_width, 2, P.init_scale)
-    bal = {}
-    for name, lr in (("lr", P.lr), ("half_lr", P.lr / 2)):
-        k = int(round(P.balance_time / lr))
-        q0 = pb.select(0)
-        tr = gradient_descent(q0, data, net, steps=k, lr=lr, loss=LOSS, snapshots=[k])
-        q = tr.final
-        bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
-                         max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()),
-                         valid=metrics.finite_runs(tr.loss, q))
-    ctl = run_controls(P, data, o, D)
+
+    def main():
+        captures = {"tau2": {}, "tau3": {}}
+        mon = phase_monitor(X, y, sets, p0, o.beta, D, P.eps2, P.eps3, captures, net)
+        run = train_monitored(p0, data, net, steps=P.steps, lr=P.lr, every=P.monitor_every, monitor=mon,
+                              snapshots=[0, k_eps, P.steps] + frames)
+        return run, captures
+
+    def dominated():  # the nature of the limit: a dominated initialisation (|a~| > ||w~||) at the same scale
+        pd = initialise("dominated", P.seeds[:1], P.width_dominated, 2, P.init_scale)
+        return train_monitored(pd, data, net, steps=P.steps_dominated, lr=P.lr, every=P.steps_dominated)
+
+    def balance():  # Lemma 1: balancedness drift of GD at step lr and lr / 2 over the same flow time
+        pb = initialise("balanced", P.seeds[:1] * 2, P.balance_width, 2, P.init_scale)
+        bal = {}
+        for name, lr in (("lr", P.lr), ("half_lr", P.lr / 2)):
+            k = int(round(P.balance_time / lr))
+            q0 = pb.select(0)
+            tr = gradient_descent(q0, data, net, steps=k, lr=lr, loss=LOSS, snapshots=[k])
+            q = tr.final
+            bal[name] = dict(drift=float((metrics.balancedness(q) - metrics.balancedness(q0)).abs().max()),
+                             max_a_sq=float((q.a ** 2).max()), flips=int(((q.a * q0.a) <= 0).sum()),
+                             valid=metrics.finite_runs(tr.loss, q))
+        return bal
+
+    parts = dict(main=main, dominated=dominated, balance=balance, controls=lambda: run_controls(P, data, o, D))
+    key = {k: v for k, v in sorted(vars(P).items()) if k not in ("profile", "resume")}
+    (run, captures), dom, bal, ctl = resumable("early-alignment/spurious", key, list(parts), lambda c: parts[c](),
+                                               enabled=bool(getattr(P, "resume", False)))
     valid = dict(run=metrics.finite_runs(run.loss, run.final), dominated=metrics.finite_runs(dom.loss, dom.final),
                  balance=torch.cat([bal["lr"]["valid"], bal["half_lr"]["valid"]]),
                  **{name: metrics.finite_runs(c.loss, c.final) for name, c in ctl.items()})
