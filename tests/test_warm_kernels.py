@@ -18,6 +18,19 @@ pytestmark = pytest.mark.skipif(not (hasattr(os, "pidfd_open") and sys.platform.
 DEADLINE = 120  # seconds: an upper bound for events on a loaded machine, never a sleep
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_zygote():
+    """This module's kernels come from a zygote of its own: a process keeps one zygote, for the import-time
+    environment of its first kernel, so a zygote left by an earlier test of the same process (an executor run that
+    set OMP_NUM_THREADS, say) would make these kernels start cold and the outcome depend on test order."""
+    before = warm._zygote
+    warm._zygote = None
+    yield
+    if warm._zygote is not None:
+        warm._zygote.close()
+    warm._zygote = before
+
+
 @pytest.fixture(scope="module")
 def manager_class():
     from jupyter_client.manager import KernelManager
