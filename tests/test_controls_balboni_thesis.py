@@ -91,17 +91,25 @@ def test_thm3_solution_and_global_reject_a_singular_last_layer(narrow_dkm):
     assert rejects(DK.THM3_GLOBAL, narrow_dkm["C1_over_C0"])
 
 
-@pytest.mark.xfail(strict=True, reason="finding: Thm3/monotone and Thm3/jensen cannot tell the false case from the "
-                   "claim. X^L is linear in alpha^L, so C(t) along any straight path is a convex quadratic in t, and "
-                   "the path to the least-squares V descends monotonically even where p < N makes the end point a "
-                   "non-global value (C(1) / C(0) ~ 0.7): both hold by construction, with or without Theorem 3's "
-                   "hypothesis; Thm3/global and Thm3/solution are what decide the target")
-def test_thm3_monotone_and_jensen_reject_a_singular_last_layer(narrow_dkm):
-    """Thm3/monotone and Thm3/jensen on the same singular last layer (the PT property fails: the path's end is not a
-    global minimum) must fail the chapter's criteria; they do not (see the xfail reason)."""
+def test_thm3_monotone_and_jensen_reject_a_non_convex_loss(narrow_dkm):
+    """Thm3/monotone and Thm3/jensen measure the proof's Jensen step ("C_alpha((1-t) alpha^L + t V) <= (1-t)
+    C_alpha(alpha^L) + t C_alpha(V) because of Jensen inequality", seed line 1212), which rests on the hypothesis
+    "the loss function L is convex in (f(x_k))_k" (line 1206), not on the full rank of H^L: on the narrow last layer
+    (p < N) both still hold (round 1's finding: C(t) is a convex quadratic in t for any linear last layer and convex
+    L), so that case is no control of them. Their false case is a NON-convex loss, L(R) = sum(1 - cos(2 R)) of the
+    residual R = X^L - Y (global minimum 0 at X^L = Y, as the chapter's), read by the same
+    deep_kernels.lemma4_theorem3 on the chapter's book-size DKM (N = 20, width 24, 3 layers, seed 0): the straight
+    path to V still ends at the global minimum (C(1) = 0), but C(t) rises along it and exceeds the chord, so both
+    must fail THM3_MONOTONE and THM3_JENSEN."""
+    import torch
+
     from shallowflow.experiments.balboni_thesis import deep_kernels as DK
 
-    assert rejects(DK.THM3_MONOTONE, narrow_dkm["max_increase"]) or rejects(DK.THM3_JENSEN, narrow_dkm["jensen_gap"])
+    assert DK.THM3_MONOTONE(narrow_dkm["max_increase"]) and DK.THM3_JENSEN(narrow_dkm["jensen_gap"])  # not a control
+    r = DK.lemma4_theorem3(20, 24, 3, 0, steps=2, path_loss=lambda R: (1 - torch.cos(2 * R)).sum())
+    assert DK.THM3_SOLUTION(r["V_residual"]) and DK.THM3_GLOBAL(r["C1_over_C0"])  # full rank, the end is global
+    assert rejects(DK.THM3_MONOTONE, r["max_increase"])
+    assert rejects(DK.THM3_JENSEN, r["jensen_gap"])
 
 
 def test_lemma10_controls_reject_the_theorems_own_case():
