@@ -358,6 +358,8 @@ def lemma12(points: int, seed: int, n: int = 16, d: int = 4, width: int = 64, st
 LEMMA13_POWER_ITERATION = C.below(1e-4)  # largest relative error of the power-iteration lambda* against eigvalsh
 FN3_CONDITIONING = C.below(1.05)  # infinite-width conditioning of the renormalised feature Gram matrix at depth
 EQ73_EXACT = C.below(1e-10)  # ||H - GGN - residual||_F / ||H||_F
+SEC75_REACHED = C.is_true()  # Sec. 7.5 (2): GD with (7.14) reaches 1e-4 x the initial loss within the step budget
+SEC75_VANISHES = C.below(0.1)  # Sec. 7.5 (2): residual ratio at the end / at initialisation
 LEMMA13_MONOTONE = C.above(0.99)  # fraction of GD steps with the rate (7.14) that do not increase the loss
 LEMMA13_SHARPNESS = C.above(0.95)  # fraction of sampled steps with eta_t lambda_max(Hess h) <= 1
 

@@ -57,6 +57,7 @@ RULES = (Rule.memory(("net_width", "matrix_trials"), memory_estimate, what="the 
 
 # Lemma 1's rate criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them steps above 2/L)
 LEMMA1_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+LEMMA1_RADIUS = C.below(1, strict=False)  # largest distance of the iterates from x_0 / the radius (4.4)
 
 
 def kns_example(P, step: float = 1.0) -> dict:
