@@ -597,3 +597,47 @@ def test_lemma21_corrected_rejects_the_b18_constant():
     ratio = max((r := PO.lemma21(200, 0))["random_ratio"], r["aligned_ratio"])
     assert rejects(PO.LEMMA21_CORRECTED, ratio / r["b18"])
     assert PO.LEMMA21_CORRECTED(ratio / r["corrected"])
+
+
+def test_lemma11_network_rejects_steps_of_3_over_L():
+    """Lemma11/network-steps and Lemma11/network-trains: pl_lemmas.lemma11_network (the chapter's normalised-Tanh
+    network on 32 digits, tiny: width 16, 10 steps, seed 0) with steps 3/L_k instead of the lemma's 1/L_k (outside
+    its hypothesis, beyond 2/L_k: the one-step bound f_(k+1) <= (1 - mu_k/L_k) f_k holds in only a fifth of the steps
+    and the loss ends above its start) must fail LEMMA11_NETWORK_STEPS and LEMMA11_NETWORK_TRAINS."""
+    import types
+
+    from shallowflow.experiments.balboni_thesis import pl_lemmas as PL
+
+    r = PL.lemma11_network(types.SimpleNamespace(seeds=[0], net_width=16, net_steps=10), step=3.0)
+    assert r["finite"].all()
+    assert rejects(PL.LEMMA11_NETWORK_STEPS, r["fraction"])
+    assert rejects(PL.LEMMA11_NETWORK_TRAINS, r["final_over_initial"])
+
+
+@functools.lru_cache(maxsize=None)
+def _long_step_grid(act, loss):
+    """The still grid's tiny pl-training configuration (the package's own run_grid) with steps 0.5 and 1.0: eta L_t
+    reaches 10-60, far beyond Lemma 1's step 1/L_t, so its prediction (the 1/L step's guarantee there) says nothing
+    about the step taken. Computed once per (activation, loss) and only read."""
+    from shallowflow.experiments.balboni_thesis import pl_training as PT
+    from shallowflow.params import validate
+
+    P = validate(dict(profile="custom", dataset="digits", depth=2, width=24, examples=[12], test_examples=12,
+                      lrs=[0.5, 1.0], epochs=10, seeds=[0, 1, 2], accuracy_filter=0.0, hvp_every=5, hvp_iters=3,
+                      gen_every=5, delta=0.05, mse="mse_mean", level=0.95, sections=list(PT.SECTIONS), resume=False),
+                 PT.SCHEMA, PT.RULES)
+    return PT.run_grid(P, act, loss, 12)
+
+
+@pytest.mark.parametrize("act, loss", [("relu", "ce"), ("tanh", "ce")], ids=["Fig6.14", "Fig6.15"])
+def test_late_accurate_rejects_steps_far_beyond_1_over_L(act, loss):
+    """Fig6.14/late-accurate (ReLU, CE) and Fig6.15/late-accurate (Tanh, CE), 'for the final epochs the prediction is
+    almost perfect': on the long-step grid (eta L_t >> 1, outside Lemma 1's regime) the late median ratio
+    (pl_training.late_ratio) falls inside [0.8, 1.25] (pl_training.almost_perfect) in almost no run, so the share's
+    lower end must fail MAJORITY.  (A network that does not move is no control here: its prediction IS almost
+    perfect.)"""
+    from shallowflow.experiments.balboni_thesis import pl_training as PT
+
+    g = _long_step_grid(act, loss)
+    assert g.valid().all() and float(np.max(np.asarray(g.lrs)[None, :] * g.L[:-1])) > 10  # what it says: long steps
+    assert rejects(PT.MAJORITY, PT.majority(PT.almost_perfect(PT.late_ratio(g)))["low"])

@@ -91,8 +91,8 @@ print(f"network: {net['fraction']:.3f} of {P.net_steps} steps satisfy the one-st
 claims.check("Lemma11/least-squares-exact", "f_k <= f_0 prod_i (1 - mu(x_i)/L) at every step on least squares (relative excess)",
              ls["lemma11_excess"], X.LEMMA11_EXACT, source_value="(6.5)", valid=ls["finite"])
 claims.check("Lemma11/network-steps", "one-hidden-layer Tanh network, steps 1/L_k (HVP power iteration): "
-             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], C.above(0.95), source_value="(6.5), local", valid=net["finite"])
-claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], C.below(1),
+             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], X.LEMMA11_NETWORK_STEPS, source_value="(6.5), local", valid=net["finite"])
+claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], X.LEMMA11_NETWORK_TRAINS,
              source_value="convergence", valid=net["finite"]);
 
 # %% [markdown]
