@@ -321,8 +321,20 @@ def early_ratio(g: Grid, epochs: int = 5) -> np.ndarray:
     return np.median(prediction_ratio(g)[:epochs], axis=0)
 
 
-#: the typical-curve criterion of Figs. 6.5/6.14/6.15 early-conservative: the lower end of the Wilson interval of the
-#: share of kept runs (:func:`majority`) above one half
+def late_ratio(g: Grid, epochs: int = 20) -> np.ndarray:
+    """Figs. 6.5/6.14/6.15 'for the final epochs': per run, the median of :func:`prediction_ratio` over the last
+    ``epochs`` epochs."""
+    return np.median(prediction_ratio(g)[-epochs:], axis=0)
+
+
+def almost_perfect(late: np.ndarray) -> np.ndarray:
+    """Per run, whether the late median ratio (:func:`late_ratio`) lies in [0.8, 1.25]: 'the prediction is almost
+    perfect'."""
+    return (late >= 0.8) & (late <= 1.25)
+
+
+#: the typical-curve criterion of Figs. 6.5/6.14/6.15 early-conservative and late-accurate: the lower end of the
+#: Wilson interval of the share of kept runs (:func:`majority`) above one half
 MAJORITY = C.above(0.5, strict=True)
 
 
