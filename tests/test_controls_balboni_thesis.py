@@ -641,3 +641,15 @@ def test_late_accurate_rejects_steps_far_beyond_1_over_L(act, loss):
     g = _long_step_grid(act, loss)
     assert g.valid().all() and float(np.max(np.asarray(g.lrs)[None, :] * g.L[:-1])) > 10  # what it says: long steps
     assert rejects(PT.MAJORITY, PT.majority(PT.almost_perfect(PT.late_ratio(g)))["low"])
+
+
+def test_lemma13_warm_start_rejects_a_start_that_carries_nothing():
+    """Lemma13/warm-start ('reuse the previously found eigenvectors as initialization for the power method, which
+    should result in a much faster convergence', seed line 1678): adler_theory.power_vs_exact along the same short GD
+    run (tiny: n = 8, width 8, 3 steps, at most 30 iterations), its 'warm' iteration started from a fresh random
+    vector instead of the previous step's eigenvector (warm_start=False: nothing is reused), converges no faster than
+    the cold one (median ratio ~1), so it must fail LEMMA13_WARM_START."""
+    from shallowflow.experiments.balboni_thesis import adler_theory as AT
+
+    pw = AT.power_vs_exact(0, n=8, width=8, iters=30, steps=3, warm_start=False)
+    assert rejects(AT.LEMMA13_WARM_START, float(np.median(pw["cold"]) / np.median(pw["warm"])))
