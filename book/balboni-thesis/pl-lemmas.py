@@ -75,11 +75,11 @@ print(f"(b) worst ratio - gamma = {ls['worst_ratio_minus_rate']:.3e}; distance /
 claims.check("Lemma1/rate-pl-example", "f_(k+1) / f_k <= 1 - mu/L (+1e-12) at every step, f = x^2 + 3 sin^2 x",
              kns["worst_ratio"] - kns["rate"], X.LEMMA1_RATE, source_value="(4.3), gamma = 1 - 1/256", valid=kns["finite"])
 claims.check("Lemma1/radius-pl-example", "the iterates stay within the radius (4.4) (largest distance / bound)",
-             kns["dist_over_bound"], C.below(1, strict=False), source_value="(4.4) without the spurious 1/L", valid=kns["finite"])
+             kns["dist_over_bound"], X.LEMMA1_RADIUS, source_value="(4.4) without the spurious 1/L", valid=kns["finite"])
 claims.check("Lemma1/rate-least-squares", "f_(k+1) / f_k <= 1 - mu/L on least squares (worst ratio - gamma)",
              ls["worst_ratio_minus_rate"], X.LEMMA1_RATE, source_value="(4.3)", valid=ls["finite"])
 claims.check("Lemma1/radius-least-squares", "least squares: within the radius (4.4)", ls["dist_over_bound"],
-             C.below(1, strict=False), source_value="(4.4)", valid=ls["finite"]);
+             X.LEMMA1_RADIUS, source_value="(4.4)", valid=ls["finite"]);
 
 # %% [markdown]
 # ## Lemma 11 (local PL rate)
@@ -91,8 +91,8 @@ print(f"network: {net['fraction']:.3f} of {P.net_steps} steps satisfy the one-st
 claims.check("Lemma11/least-squares-exact", "f_k <= f_0 prod_i (1 - mu(x_i)/L) at every step on least squares (relative excess)",
              ls["lemma11_excess"], X.LEMMA11_EXACT, source_value="(6.5)", valid=ls["finite"])
 claims.check("Lemma11/network-steps", "one-hidden-layer Tanh network, steps 1/L_k (HVP power iteration): "
-             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], C.above(0.95), source_value="(6.5), local", valid=net["finite"])
-claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], C.below(1),
+             "f_(k+1) <= (1 - mu_k/L_k) f_k in >= 95% of steps", net["fraction"], X.LEMMA11_NETWORK_STEPS, source_value="(6.5), local", valid=net["finite"])
+claims.check("Lemma11/network-trains", "and the loss decreases (final / initial < 1)", net["final_over_initial"], X.LEMMA11_NETWORK_TRAINS,
              source_value="convergence", valid=net["finite"]);
 
 # %% [markdown]

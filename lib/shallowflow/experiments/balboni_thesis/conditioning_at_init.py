@@ -236,6 +236,20 @@ def stagnation_ratio(curve: np.ndarray) -> np.ndarray:
     return (curve[..., -1] - lo) / (curve[..., 0] - lo)
 
 
+def late_change(curve: np.ndarray, last: int = 10) -> np.ndarray:
+    """Fig. 6.4's 'later stabilizes', per row of ``curve`` (rows: widths, last axis: layers): the change over the last
+    ``last`` layers, |curve[-last] - curve[-1]|, as a share of the total drop curve[0] - curve[-1]."""
+    return np.abs(curve[:, -last] - curve[:, -1]) / (curve[:, 0] - curve[:, -1])
+
+
+# the criteria of the Figs. 6.1-6.13 checks the negative controls feed false cases (tests/test_controls_balboni_thesis.py)
+FIG61_EARLY_SLOPE = C.below(0)  # slope of log kappa over layers 1-5, every configuration, renormalised and not
+FIG61_STAGNATES = C.below(0.1, strict=False)  # stagnation_ratio of the renormalised curves (Figs. 6.1 and 6.9)
+FIG63_INFINITE_ONE = C.below(0.05, strict=False)  # |lambda_min - 1| of the infinite-width line at the last layer
+FIG64_STABILISES = C.below(0.1)  # late_change of the rescaled highest eigenvalue, every width
+FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or sqrt(kappa)) against the (6.8) factor
+
+
 def rises_again(curve: np.ndarray) -> np.ndarray:
     """Per run (every leading index, e.g. seed x width x n): True where the curve over layers (last axis) rises
     again after its minimum, i.e. fails the stagnation criterion: last - min > :data:`STAGNATION` (first - min)."""

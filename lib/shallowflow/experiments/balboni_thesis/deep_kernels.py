@@ -271,11 +271,13 @@ def theorem2(draws: int, N: int, width: int, layers: int, seed: int, act: str = 
     return out
 
 
-def lemma4_theorem3(N: int, width: int, layers: int, seed: int, steps: int = 20000, dl: int = 2) -> dict:
+def lemma4_theorem3(N: int, width: int, layers: int, seed: int, steps: int = 20000, dl: int = 2, path_loss=None) -> dict:
     """Fix the inner layers of a tanh FC DKM, optimise the last coefficients alpha^L by ``steps`` GD steps on
     C = 1/2 ||X^L - Y||^2 (X^L = M alpha, M = sigma(Z) sigma(B)^T): the Lemma 4 bound ||grad_X L|| <=
     ||grad_alpha C|| / sigma_min(M) at every iterate (``bound_margin`` = largest lhs - rhs), the output gradient at
-    the stationary point nearest to the start (exact least squares), and Theorem 3's path alpha(t) = (1 - t) alpha + t V (M V = Y) on 201 points."""
+    the stationary point nearest to the start (exact least squares), and Theorem 3's path alpha(t) = (1 - t) alpha + t V (M V = Y) on 201 points.
+    ``path_loss`` (a function of the residual X^L - Y, default the chapter's convex 1/2 ||.||^2) is the loss read along
+    that path: the negative control passes a non-convex one, outside Theorem 3's hypothesis that L is convex."""
     g = _g(seed)
     X = torch.randn(N, width, generator=g, dtype=torch.float64)
     bases = [gamma_points(width) for _ in range(layers)]
@@ -302,7 +304,8 @@ def lemma4_theorem3(N: int, width: int, layers: int, seed: int, steps: int = 200
     # Theorem 3: V with M V = Y (least squares, min norm), the path from alpha0
     resid = float((M @ V - Y).norm())
     ts = torch.linspace(0, 1, 201, dtype=torch.float64)
-    C = torch.stack([0.5 * ((M @ ((1 - t) * alpha0 + t * V) - Y) ** 2).sum() for t in ts])
+    path_loss = path_loss or (lambda R: 0.5 * (R ** 2).sum())
+    C = torch.stack([path_loss(M @ ((1 - t) * alpha0 + t * V) - Y) for t in ts])
     C0, C1 = float(C[0]), float(C[-1])
     mono = float((C[1:] - C[:-1]).max()) / C0
     jensen = float((C - ((1 - ts) * C0 + ts * C1)).max()) / C0

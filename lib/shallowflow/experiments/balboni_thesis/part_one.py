@@ -339,6 +339,9 @@ def _tanh_layer_jac(M, x):  # Jacobian of x -> M tanh(x), batched over rows of x
     return M[None] * (1 - torch.tanh(x) ** 2)[:, None, :]
 
 
+LEMMA21_CORRECTED = C.below(1.0, strict=False)  # the vector map's sampled smoothness ratio / sigma_max(M) max|phi''|
+
+
 def lemma21(pairs: int, seed: int, n: int = 50) -> dict:
     """Layer ``f(x) = M tanh(x)``, ``M ~ N(0, 1/n)``: per-coordinate Hessian norms, the vector map's sampled
     smoothness ratio ``||Df(x) - Df(x')||_op / ||x - x'||`` (random pairs and a constructed pair), (B.18) and the

@@ -57,6 +57,7 @@ RULES = (Rule.memory(("net_width", "matrix_trials"), memory_estimate, what="the 
 
 # Lemma 1's rate criteria (the chapter's; tests/test_controls_balboni_thesis.py feeds them steps above 2/L)
 LEMMA1_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+LEMMA1_RADIUS = C.below(1, strict=False)  # largest distance of the iterates from x_0 / the radius (4.4)
 
 
 def kns_example(P, step: float = 1.0) -> dict:
@@ -246,10 +247,15 @@ def ridge_generalisation(P, n: int = 30, d: int = 5, lam: float = 0.5, delta: fl
     return {"share_over": float(np.mean(over)), "max_ratio": float(max(ratio)), "delta": delta, "sets": len(over)}
 
 
-def lemma11_network(P, seed: int | None = None) -> dict:
+LEMMA11_NETWORK_STEPS = C.above(0.95)  # fraction of the network's steps 1/L_k with f_(k+1) <= (1 - mu_k/L_k) f_k
+LEMMA11_NETWORK_TRAINS = C.below(1)  # its final / initial loss
+
+
+def lemma11_network(P, seed: int | None = None, step: float = 1.0) -> dict:
     """Lemma 11 on a one-hidden-layer normalised-Tanh network (MSE, n = 32 digits): steps 1 / L_k with L_k
     the top Hessian eigenvalue by warm-started HVP power iteration; the fraction of steps with
-    f_{k+1} <= (1 - mu_k / L_k) f_k.  ``seed``: the first of ``P.seeds`` by default."""
+    f_{k+1} <= (1 - mu_k / L_k) f_k.  ``seed``: the first of ``P.seeds`` by default; ``step`` scales the steps to
+    ``step`` / L_k (the negative control's longer steps, outside the lemma's hypothesis)."""
     seed = P.seeds[0] if seed is None else seed
     data = ddata.digits(32, seed=seed, device="cpu").normalised()
     model = models.DeepFCN(data.d, P.net_width, 1, 10, "tanh", seeds=[seed], device="cpu")
@@ -269,7 +275,7 @@ def lemma11_network(P, seed: int | None = None) -> dict:
         mu = float(measure.pl_ratio(measure.sq_norm(g, per_run=False), f))
         with torch.no_grad():
             for p, gi in zip(params, g):
-                p.sub_(gi / L)
+                p.sub_(gi / (L / step))  # L / 1.0 == L: the chapter's steps are unchanged
         fn = h(tuple(p.detach() for p in params))
         if not math.isfinite(float(fn)):
             raise dtrain.DivergenceError(f"the loss became non-finite at step {total + 1}", iteration=total + 1)
