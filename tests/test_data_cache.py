@@ -47,3 +47,33 @@ def test_mnist_arrays_are_mlxtends_values_read_only_and_cached():
     ref = np.genfromtxt(io.StringIO(head), delimiter=",")
     np.testing.assert_array_equal(X[:300], ref[:, :-1])
     np.testing.assert_array_equal(y[:300], ref[:, -1].astype(int))
+
+
+def test_digits_arrays_are_load_digits_values_read_only_and_cached():
+    import sys
+
+    X, y = data.digits_arrays()
+    from sklearn.datasets import load_digits
+
+    raw = load_digits()
+    np.testing.assert_array_equal(X, raw.data)
+    np.testing.assert_array_equal(y, raw.target)
+    assert X.dtype == raw.data.dtype and y.dtype == np.int64 and not X.flags.writeable and not y.flags.writeable
+    assert data.digits_arrays()[0] is X and "sklearn" in sys.modules
+
+
+def test_digits_are_read_without_importing_sklearn(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def guarded(name, *args, **kwargs):
+        if name.split(".")[0] == "sklearn":
+            raise AssertionError(f"digits imported {name}")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", guarded)
+    from shallowflow.deep import data as ddata
+
+    d = ddata.digits(50, seed=3, device="cpu")
+    assert d.n == 50 and d.d == 64 and d.classes == 10

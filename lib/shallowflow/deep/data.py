@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..engine.config import DTYPE, default_device
-from ..engine.data import correlated_inputs, mnist_arrays
+from ..engine.data import correlated_inputs, digits_arrays, mnist_arrays
 
 CIFAR_ENV = "SHALLOWFLOW_CIFAR"
 
@@ -98,11 +98,9 @@ def _make(name, X: np.ndarray, y: np.ndarray, classes: int, source: str, device,
 
 def digits(n: int | None = None, seed: int = 0, device=None) -> ClassData:
     """scikit-learn's digits (1797 x 64 pixels in 0..16, 10 classes); ``n`` examples drawn with ``seed``."""
-    from sklearn.datasets import load_digits
-
-    raw = load_digits()
-    idx = _subset(raw.data.shape[0], n, seed)
-    return _make("digits (scikit-learn)", raw.data[idx], raw.target[idx], 10,
+    X, y = digits_arrays()  # load_digits()'s values, without importing scikit-learn; read-only
+    idx = _subset(X.shape[0], n, seed)
+    return _make("digits (scikit-learn)", X[idx], y[idx], 10,
                  "sklearn.datasets.load_digits (UCI optical digits, 8x8)", device, {"seed": seed})
 
 
