@@ -10,7 +10,6 @@ from the current one is *stale*; :func:`changed` names the parts that differ, so
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import json
 from pathlib import Path
@@ -62,7 +61,28 @@ def _imports(tree: ast.AST, here: str, is_package: bool) -> set[str]:
     return {m for m in out if _module_file(m) is not None}
 
 
-@functools.lru_cache(maxsize=64)
+#: a module's own imports, keyed by its file's path, size and modification time: each file is parsed once per
+#: process however many chapters import it, and again whenever it changes
+_IMPORTS: dict[tuple, frozenset] = {}
+
+
+def _module_imports(name: str) -> frozenset:
+    """The package's modules that module ``name`` imports (empty where its file cannot be read or parsed)."""
+    path = _module_file(name)
+    try:
+        st = path.stat()
+    except (OSError, AttributeError):
+        return frozenset()
+    key = (name, str(path), st.st_size, st.st_mtime_ns)
+    if key not in _IMPORTS:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            return frozenset()
+        _IMPORTS[key] = frozenset(_imports(tree, name, path.name == "__init__.py"))
+    return _IMPORTS[key]
+
+
 def _closure(start: tuple[str, ...]) -> tuple[str, ...]:
     seen, todo = set(), list(start)
     while todo:
@@ -70,12 +90,7 @@ def _closure(start: tuple[str, ...]) -> tuple[str, ...]:
         if name in seen or _presentation(name):
             continue
         seen.add(name)
-        path = _module_file(name)
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        todo.extend(_imports(tree, name, path.name == "__init__.py") - seen)
+        todo.extend(_module_imports(name) - seen)
     return tuple(sorted(seen))
 
 
