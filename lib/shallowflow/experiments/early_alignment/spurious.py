@@ -73,6 +73,9 @@ FINITE_PATH = C.below(1e-5)  # Lem9-24/finite-path: share of the path length in 
 ANIMATION_ENDS_AT_OLS = C.below(1e-5)  # E4/figure2-ends-spurious: |L - L_lin*| at the last frame of the animation
 ANIMATION_DESCENT = C.below(1e-12)  # E4/figure2-descent: largest loss rise between consecutive frames over L(0)
 PANEL_CD_LOSS = C.above(0.9)  # E2/panel-cd-loss: L / L(0) at tau_2 (the function is still nearly 0)
+SADDLE_PREDICTION = C.below(1e-3)  # S5-limit/saddle-prediction: max relative gap of dL to its first-order prediction
+DRIFT_HALVES = C.within(1.8, 2.2)  # Lem1/drift-halves: balancedness drift at step lr over the drift at lr / 2
+EXPONENTIAL_TAIL = C.above(1e4)  # Lem7/exponential-tail: the fall of L - L_lin* over the fitted window (tail_fit)
 
 
 def largest_frame_rise(losses: torch.Tensor) -> float:
