@@ -271,8 +271,9 @@ def test_alignment_no_pairwise_alignment_at_a_large_scale():
 @pytest.fixture(scope="module")
 def figure2_large_scale():
     """The Figure 2 run (balanced, width 20, step 2e-2) from lambda = 0.1, above the small lambda of Lemmas 5 and 6,
-    stopped at 1150 iterations (flow time 23, just after its tau_3 at 21.8)."""
-    P = SimpleNamespace(width=20, init_scale=1e-1, lr=2e-2, steps=1150, seeds=[0], monitor_every=10, eps=0.5,
+    stopped at 1150 iterations (flow time 23, just after its tau_3 at 21.8); eps = 0.05 puts tau_eps (0.08) before its
+    tau_2 (0.2): Lemma 5's window is not empty (eps only sets tau_eps: the run is the same for every eps)."""
+    P = SimpleNamespace(width=20, init_scale=1e-1, lr=2e-2, steps=1150, seeds=[0], monitor_every=10, eps=0.05,
                         eps2=1e-2, eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=5, balance_time=1e-2,
                         animation_frames=0, control_width=5, control_time=2e-2, control_leak=0.1)
     return spurious.run_figure2(P)
@@ -520,3 +521,35 @@ def test_failure_rates_outcomes_change_with_the_step_far_above_the_authors():
     v, n = failure_rates.step_disagreements(big, small, 100, scales, seeds)
     assert n == 8 and math.isfinite(v)
     assert not failure_rates.STEP_SIZE(v)
+
+
+def test_spurious_phase_2a_positivity_fails_at_a_large_scale(figure2_large_scale):
+    """Lem5/positivity: the same minimum (min cos(w_j, x_k) over S+ on [tau_eps, tau_2], spurious.window) on the
+    lambda = 0.1 run, above Lemma 5's small lambda: the S+ neurons reach the norm threshold before the early alignment
+    has turned them into the data cone, some S+ neuron is negatively correlated with a data point on the window,
+    and POSITIVITY rejects it."""
+    fr = figure2_large_scale
+    pt = spurious.phase_times(fr)
+    assert bool((pt["tau2"] > fr.tau_eps).all())
+    v = spurious.window(fr, "pos_margin", fr.tau_eps, pt["tau2"], "min")
+    assert _finite(v)
+    assert not spurious.POSITIVITY(v)
+
+
+def test_spurious_negative_norms_grow_in_phase_1_of_the_controls():
+    """Lem4/negative-norms-decreased (Phase 1, ReLU, balanced: the negative neurons' norms do not grow until tau_eps):
+    the same measurement (spurious.negative_norm_change at the observation of tau_eps, gated by the learning gate;
+    negative_norms_criterion at the run's step) on the chapter's two control runs (width 20, lambda 1e-3, step 1e-2,
+    flow time 20, both trained): with a leaky ReLU (slope 0.1) the negative neurons inactive on every point still get
+    the gradient gamma a_j sum_k r_k x_k and grow, and from an unbalanced start (Eq. (4) broken) they grow too: the
+    criterion rejects both."""
+    P = SimpleNamespace(width=5, init_scale=1e-3, lr=1e-2, steps=300, seeds=[0], monitor_every=10, eps=0.5, eps2=1e-2,
+                        eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=5, balance_time=1e-2,
+                        animation_frames=0, control_width=20, control_time=20.0, control_leak=0.1)
+    fr = spurious.run_figure2(P)
+    every = max(1, int(round(P.control_time / P.lr)) // spurious.CONTROL_OBSERVATIONS)
+    crit = spurious.negative_norms_criterion(P.lr, fr.D)
+    for name in ("leaky", "unbalanced"):
+        v = spurious.negative_norm_change(fr.controls[name], fr.k_eps // every)
+        assert _finite(v), name
+        assert not crit(v), name

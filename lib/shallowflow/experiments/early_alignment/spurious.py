@@ -123,6 +123,18 @@ def gated(values, passed: torch.Tensor) -> torch.Tensor:
     return torch.where(passed, v, torch.full_like(v, math.nan))
 
 
+def negative_norm_change(mon: Monitored, obs: int) -> torch.Tensor:
+    """Lem4/negative-norms-decreased: per run, the largest norm of a negative neuron (a_j(0) < 0) at observation ``obs``
+    over its initial norm, minus 1, gated by the run's learning gate."""
+    return gated(mon.series["neg_norm_ratio"][:, obs] - 1, learning_gate(mon)["passed"])
+
+
+def negative_norms_criterion(lr: float, D: torch.Tensor) -> C.Criterion:
+    """Lem4/negative-norms-decreased and Lem5/negative-norms: at most the initial norm, up to (lr |D|)^2, the growth
+    one GD step adds to the squared norm of a neuron orthogonal to its D_j (the lemmas are gradient-flow statements)."""
+    return C.below((lr * float(D.norm())) ** 2, strict=False)
+
+
 def invariants(mon: Monitored) -> dict:
     """The invariant measurements of a monitored run (Figure 2's or a control's), each gated by the run's learning
     gate: sign changes of the output weights (Lemma 1), the largest change of an S0 neuron at any observation and
