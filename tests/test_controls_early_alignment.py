@@ -268,17 +268,25 @@ def test_alignment_no_pairwise_alignment_at_a_large_scale():
         assert not alignment.PAIRWISE_ALIGNED(v), (name, v)
 
 
-def test_spurious_phase_2b_fails_at_a_large_scale():
+@pytest.fixture(scope="module")
+def figure2_large_scale():
+    """The Figure 2 run (balanced, width 20, step 2e-2) from lambda = 0.1, above the small lambda of Lemmas 5 and 6,
+    stopped at 1150 iterations (flow time 23, just after its tau_3 at 21.8); eps = 0.05 puts tau_eps (0.08) before its
+    tau_2 (0.2): Lemma 5's window is not empty (eps only sets tau_eps: the run is the same for every eps)."""
+    P = SimpleNamespace(width=20, init_scale=1e-1, lr=2e-2, steps=1150, seeds=[0], monitor_every=10, eps=0.05,
+                        eps2=1e-2, eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=5, balance_time=1e-2,
+                        animation_frames=0, control_width=5, control_time=2e-2, control_leak=0.1)
+    return spurious.run_figure2(P)
+
+
+def test_spurious_phase_2b_fails_at_a_large_scale(figure2_large_scale):
     """Lem6/negative-small, Lem6/positivity and E2/panel-cd-aligned: the Figure 2 run (balanced, width 20, step 2e-2) from lambda = 0.1, above
     the small lambda of Lemmas 5 and 6: at tau_2 the S+ neurons are not aligned with D (Figure 2 (c, d)'s median
     1 - cos far above 1e-4), at tau_3 the negative neurons still have output weights of order lambda (not below
     1e-2), and on [tau_2, tau_3] some S+ neuron is negatively correlated with a data point: NEGATIVE_SMALL_TAU3 and
     POSITIVITY reject the chapter's measurements (theory.series_at_capture, spurious.window). (A hypothesis that fails
     need not break the claim in every run: at width 10 the positivity happens to hold; at width 20 it does not.)"""
-    P = SimpleNamespace(width=20, init_scale=1e-1, lr=2e-2, steps=1150, seeds=[0], monitor_every=10, eps=0.5,
-                        eps2=1e-2, eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=5, balance_time=1e-2,
-                        animation_frames=0, control_width=5, control_time=2e-2, control_leak=0.1)
-    fr = spurious.run_figure2(P)
+    fr = figure2_large_scale
     pt = spurious.phase_times(fr)
     aligned = th.series_at_capture(fr.run, fr.captures, "tau2", "misalign_median")
     assert _finite(aligned) and not spurious.PANEL_CD_ALIGNED(aligned)
@@ -399,3 +407,149 @@ def test_failure_rates_leaky_wide_network_does_not_fail_at_a_moderate_scale():
     v = failure_rates.fixed_width_failing(g, 100)
     assert math.isfinite(v)
     assert not failure_rates.FIXED_WIDTH_FAILS(v)
+
+
+def test_spurious_first_order_prediction_fails_away_from_the_ols_limit(figure2_above_lambda_star):
+    """S5-limit/saddle-prediction: the same relative gap (dL of spurious.saddle_test's one-neuron replacement against
+    its first-order prediction (2/n) rho^2 sum_k r_k relu(x_k), r the OLS residuals) at the end of the lambda = 1 run,
+    which is near a global minimum, not at the OLS limit the prediction assumes: the residuals are near 0, dL is
+    positive where the prediction is negative, and SADDLE_PREDICTION rejects the gap."""
+    sad = spurious.saddle_test(figure2_above_lambda_star)
+    v = max(abs(a / b - 1) for a, b in zip(sad["dL"], sad["predicted"]))
+    assert math.isfinite(v)
+    assert not spurious.SADDLE_PREDICTION(v)
+
+
+def test_spurious_tail_has_not_fallen_before_convergence(figure2_large_scale):
+    """Lem7/exponential-tail: the same fall of L - L_lin* over the window [1e-12, 1e-5] (spurious.tail_fit) on a run
+    that is not converged: the lambda = 0.1 run stopped at flow time 23, just after tau_3, whose loss has only
+    entered the window (4 observations): L - L_lin* has fallen by about 1.2, not 1e4, and EXPONENTIAL_TAIL rejects
+    it. (The same run's constant-rate, PL-ratio and rate-equals-PL measurements pass on those 4 points: a local
+    exponential decay, which those checks rightly accept; no control for them here.)"""
+    tail = spurious.tail_fit(figure2_large_scale)
+    assert tail["points"] >= 3 and math.isfinite(tail["fall"])
+    assert not spurious.EXPONENTIAL_TAIL(tail["fall"])
+
+
+def _a3_untrained_cells(etas):
+    """Balanced GD on Assumption-3 draws (width 10, 2 draws per eta, lambda 1e-3) stopped before its first step:
+    no run has trained (assumption3.a3_gd, the chapter's function)."""
+    return assumption3.a3_gd(etas, [10], [2], [0], 1e-3, 1e-2, 1e-9, seed_base=500)
+
+
+def test_assumption3_untrained_runs_are_not_the_theorem4_limit():
+    """Thm4/linear-equivalence, Thm4/ols-on-hull, Thm4/relu-ols: the same per-run limit quantities of
+    assumption3.a3_gd (|sum a_j w_j - beta*| over the all-active neurons, the sup distance of h to the OLS line on the
+    hull and to relu(<beta*, u>) on the unit circle) on untrained runs (eta = 0.1, lambda = 1e-3, no step): h is of
+    order lambda^2, far from the OLS line, and each criterion rejects it. (The chapter counts the runs that ended at
+    their OLS loss; an untrained run is not one, so its quantities are taken without that selection.)"""
+    cell = _a3_untrained_cells([0.1])[(0.1, 10)]
+    for key, crit in (("lin_err", assumption3.THM4_LINEAR_EQUIVALENCE), ("sup_hull", assumption3.THM4_OLS_ON_HULL),
+                      ("sup_circle", assumption3.THM4_RELU_OLS)):
+        v = cell[key].double()
+        assert _finite(v), key
+        assert not crit(v), key
+
+
+def test_assumption3_untrained_runs_do_not_escape():
+    """Thm2/finite-step-escapes: the same count (runs at eta < 1/6 that escaped the OLS point, assumption3.
+    escape_count) on untrained runs (no step): none has moved, none escaped, and FINITE_STEP_ESCAPES rejects 0."""
+    v = assumption3.escape_count(_a3_untrained_cells([0.05, 0.1]))
+    assert math.isfinite(v) and v == 0
+    assert not assumption3.FINITE_STEP_ESCAPES(v)
+
+
+def test_assumption3_figure1_properties_fail_on_other_data():
+    """E1/in-boxes, E1/positive-gram, E1/middle-below-ols (Figure 1's dataset): the same measurements on datasets where
+    each property is false, built with the package's builders: the Figure 2 three points (x_1 = -0.75, outside
+    Assumption 3's box (-1, -0.9] at eta = 0.1) for in_assumption3; inputs x = (-2, 0, 2) with a bias (<x_1, x_3> =
+    -3) for the Gram; a middle label above the OLS line (y = (1.05, 2, 1.05), concave) for the residual signs."""
+    eta = 0.1
+    fig2 = datasets.get("ea-three-point", device="cpu")
+    v = float(assumption3.in_assumption3(fig2.X[None], fig2.y[None], eta)[0])
+    assert _finite(v) and not assumption3.E1_IN_BOXES(v)
+    wide = datasets.univariate("c2-wide", [-2.0, 0.0, 2.0], [1.05, 0.05, 1.05], device="cpu")
+    v = float((wide.X @ wide.X.T).min())
+    assert _finite(v) and not assumption3.E1_POSITIVE_GRAM(v)
+    concave = datasets.univariate("c2-concave", [-1 + eta / 2, 0.0, 1 - eta / 2], [1.05, 2.0, 1.05], device="cpu")
+    v = assumption3.middle_below_ols(th.ols(concave.X, concave.y).resid)
+    assert _finite(v) and not assumption3.E1_MIDDLE_BELOW_OLS(v)
+
+
+def test_alignment_lemmas_2_3_fail_on_degenerate_data():
+    """Lem2/independent-pairs, Lem2/generic-position, Lem3/at-least-one ("almost surely", for data drawn from an
+    absolutely continuous law): the same census (alignment.census_of, what lemma23_census computes per size) on
+    datasets of the null set the lemmas exclude: two collinear inputs (x_2 = 2 x_1: det 0); orthogonal inputs
+    x_1 = (1, 0), x_2 = (0, 1), where D of the cone of x_1 alone is orthogonal to x_2 (on a cone boundary); labels all
+    zero, where G vanishes and has no extremal vector."""
+    X = torch.tensor([[[1.0, 0.5], [2.0, 1.0], [-0.3, 1.0]]], dtype=torch.float64)
+    y = torch.tensor([[1.0, -0.5, 0.7]], dtype=torch.float64)
+    v = alignment.census_of(X, y)["min_det"]
+    assert _finite(v) and not alignment.LEM2_INDEPENDENT([v])
+    X = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], dtype=torch.float64)
+    v = alignment.census_of(X, torch.tensor([[1.0, 0.5]], dtype=torch.float64))["min_boundary"]
+    assert _finite(v) and not alignment.LEM2_GENERIC([v])
+    X = torch.tensor([[[1.0, 0.2], [-0.4, 1.0], [0.3, -1.0]]], dtype=torch.float64)
+    v = [int(alignment.census_of(X, torch.zeros(1, 3, dtype=torch.float64))["count"].min())]
+    assert _finite(v) and not alignment.LEM3_AT_LEAST_ONE(v)
+
+
+def test_spurious_drift_does_not_halve_far_outside_the_small_step_regime():
+    """Lem1/drift-halves ([derived]: GD changes a_j^2 - |w_j|^2 by O(lr^2) per step, so at a fixed flow time the
+    drift is O(lr) and halves with the step): the same ratio (spurious.run_figure2's two balancedness runs, drift at
+    lr over drift at lr / 2, width 10, flow time 2) at the step 1.0, 1000 times the authors', where the
+    expansion in lr no longer holds (2 steps against 4): the ratio is 4, not 2, and DRIFT_HALVES rejects it."""
+    P = SimpleNamespace(width=5, init_scale=1e-3, lr=1.0, steps=4, seeds=[0], monitor_every=2, eps=0.0, eps2=1e-2,
+                        eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=10, balance_time=2.0,
+                        animation_frames=0, control_width=5, control_time=1.0, control_leak=0.1)
+    fr = spurious.run_figure2(P)
+    v = fr.balance["lr"]["drift"] / fr.balance["half_lr"]["drift"]
+    assert bool(fr.valid["balance"].all()) and math.isfinite(v)
+    assert not spurious.DRIFT_HALVES(v)
+
+
+def test_failure_rates_outcomes_change_with_the_step_far_above_the_authors():
+    """Thm2/step-size (gradient descent approximates the flow: outcomes unchanged with a 4x smaller step): the same
+    count (failure_rates.step_disagreements, seed by seed, every compared run trained) at m = 100 and lambda = 1e-3,
+    1e-2 (the check's scales, 4 seeds, the chapter's flow time 100) with the step 0.4 against 0.1, 40 times the
+    chapter's: at lambda = 1e-2 three of the four runs escape at the large step and none at its quarter, and
+    STEP_SIZE rejects the disagreements."""
+    data = datasets.get("ea-three-point", device="cpu")
+    scales, seeds = [1e-3, 1e-2], [0, 1, 2, 3]
+    big = failure_rates.run_grid(data, [100], scales, lambda m: seeds, lr=0.4, T=100.0)
+    small = failure_rates.run_grid(data, [100], scales, lambda m: seeds, lr=0.1, T=100.0)
+    v, n = failure_rates.step_disagreements(big, small, 100, scales, seeds)
+    assert n == 8 and math.isfinite(v)
+    assert not failure_rates.STEP_SIZE(v)
+
+
+def test_spurious_phase_2a_positivity_fails_at_a_large_scale(figure2_large_scale):
+    """Lem5/positivity: the same minimum (min cos(w_j, x_k) over S+ on [tau_eps, tau_2], spurious.window) on the
+    lambda = 0.1 run, above Lemma 5's small lambda: the S+ neurons reach the norm threshold before the early alignment
+    has turned them into the data cone, some S+ neuron is negatively correlated with a data point on the window,
+    and POSITIVITY rejects it."""
+    fr = figure2_large_scale
+    pt = spurious.phase_times(fr)
+    assert bool((pt["tau2"] > fr.tau_eps).all())
+    v = spurious.window(fr, "pos_margin", fr.tau_eps, pt["tau2"], "min")
+    assert _finite(v)
+    assert not spurious.POSITIVITY(v)
+
+
+def test_spurious_negative_norms_grow_in_phase_1_of_the_controls():
+    """Lem4/negative-norms-decreased (Phase 1, ReLU, balanced: the negative neurons' norms do not grow until tau_eps):
+    the same measurement (spurious.negative_norm_change at the observation of tau_eps, gated by the learning gate;
+    negative_norms_criterion at the run's step) on the chapter's two control runs (width 20, lambda 1e-3, step 1e-2,
+    flow time 20, both trained): with a leaky ReLU (slope 0.1) the negative neurons inactive on every point still get
+    the gradient gamma a_j sum_k r_k x_k and grow, and from an unbalanced start (Eq. (4) broken) they grow too: the
+    criterion rejects both."""
+    P = SimpleNamespace(width=5, init_scale=1e-3, lr=1e-2, steps=300, seeds=[0], monitor_every=10, eps=0.5, eps2=1e-2,
+                        eps3=1e-2, width_dominated=5, steps_dominated=2, balance_width=5, balance_time=1e-2,
+                        animation_frames=0, control_width=20, control_time=20.0, control_leak=0.1)
+    fr = spurious.run_figure2(P)
+    every = max(1, int(round(P.control_time / P.lr)) // spurious.CONTROL_OBSERVATIONS)
+    crit = spurious.negative_norms_criterion(P.lr, fr.D)
+    for name in ("leaky", "unbalanced"):
+        v = spurious.negative_norm_change(fr.controls[name], fr.k_eps // every)
+        assert _finite(v), name
+        assert not crit(v), name

@@ -262,3 +262,35 @@ def test_thm2_parts_rejects_a_dimension_where_the_parts_have_not_merged():
     t = PT.three_group_times(1e6)
     assert np.isfinite(t).all()
     assert rejects(PT.PARTS, [PT.distinct(t, 0.05)])
+
+
+def test_fig2_closed_form_rejects_a_start_it_is_not_for():
+    """Fig2/closed-form-vs-flow (the closed form is the network's loss: the largest relative deviation of the full
+    network's Dormand-Prince flow from it, PT._flow, within PT.CLOSED_FORM): the closed form solves the flow from the
+    group initialisation (each neuron on its own group's coordinates); from that start with each neuron also weighted
+    0.5 / sqrt(k) on the other group's coordinates (n = 10, seed 0, up to t = 0.3 t_n) the groups interact and the flow
+    leaves the closed form (deviation about 0.12); the group start itself stays at rounding (2e-15)."""
+    from shallowflow.experiments.weakly_interacting import phase_transitions as PT
+
+    def mixed(G0):
+        q = G0.clone()
+        k = q.W.shape[-1] // 2
+        q.W[0, 0, k:] = q.W[0, 1, :k] = 0.5 / math.sqrt(k)
+        return q
+
+    f = PT._flow(NS(flow_n=10, t_max=0.3), 0, start=mixed)
+    assert f["finite"] and math.isfinite(f["rel"])
+    assert rejects(PT.CLOSED_FORM, [f["rel"]])
+
+
+def test_fig4_bracketed_rejects_untrained_runs():
+    """Fig4/bracketed (a fitted threshold lies inside its n grid, with P(converged) above 1/2 at some n and below at
+    another: TH.fit_threshold's bracketed, TH.BRACKETED): the same fit (TH.collect of TH.runs_at) on runs that do not
+    train (0 epochs; d = 10, p = 30 as Fig. 4, n = 60 .. 480, 2 seeds): no run converges at any n, the grid brackets no
+    threshold, and the criterion rejects it."""
+    from shallowflow.experiments.weakly_interacting import threshold as TH
+
+    rows = [TH.runs_at(n, 10, 30, [0, 1], lr=1.0, epochs=0) for n in (60, 120, 240, 480)]
+    assert all(bool(r["finite"].all()) and not bool(r["converged"].any()) for r in rows)
+    v = [TH.fit_threshold(*TH.collect(rows))["bracketed"]]
+    assert rejects(TH.BRACKETED, v)

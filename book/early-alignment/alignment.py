@@ -299,13 +299,13 @@ claims.check("Def1/flat-minimum", "G is >= 0 and vanishes on one arc (all points
              float(grid["G"].min()), C.above(0.0), source_value="spec", note=f"{len(flat)} flat arc(s)", valid=C.NO_TRAINING)
 if "census" in P.sections:
     claims.check("Lem3/at-least-one", "every random dataset has an extremal vector (min count per size)",
-                 [int(v["count"].min()) for v in census.values()], C.above(1), source_value="almost surely [T]",
+                 [int(v["count"].min()) for v in census.values()], ex.LEM3_AT_LEAST_ONE, source_value="almost surely [T]",
                  note=f"{P.random_datasets} datasets per n in {P.random_sizes}", valid=C.NO_TRAINING)
     claims.check("Lem2/generic-position", "no D_A on a cone boundary: min |cos(D_A, x_k)| over cones and points",
-                 [v["min_boundary"] for v in census.values()], C.above(1e-12, strict=True), source_value="almost surely [T]",
+                 [v["min_boundary"] for v in census.values()], ex.LEM2_GENERIC, source_value="almost surely [T]",
                  valid=C.NO_TRAINING)
     claims.check("Lem2/independent-pairs", "every pair of inputs is independent: min |det(x_k, x_l)| (unit inputs)",
-                 [v["min_det"] for v in census.values()], C.above(1e-8, strict=True), source_value="almost surely [T]",
+                 [v["min_det"] for v in census.values()], ex.LEM2_INDEPENDENT, source_value="almost surely [T]",
                  valid=C.NO_TRAINING)
 
 if "sweep" in P.sections:

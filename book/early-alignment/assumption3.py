@@ -229,18 +229,18 @@ if "gd" in P.sections:
         return torch.cat([r[key].double()[torch.tensor([o == "ols" for o in r["outcome"]])] for r in top_runs])
 
     share_ols = ex.ols_share(gd["main"])
-    fast_escape = sum(sum(o in th.SUCCESS for o in r["outcome"]) for r in gd["fast"].values())
+    fast_escape = ex.escape_count(gd["fast"])
     def ok(part, keys=None):
         """The finiteness flags of the runs of one part of the GD experiment (all its cells, or ``keys``)."""
         return torch.cat([r["valid"] for k_, r in gd[part].items() if keys is None or k_ in keys])
 
 # %%
 claims.check("E1/in-boxes", f"the Figure 1 dataset (box centres, eta = {P.eta:g}) satisfies Assumption 3",
-             float(f1["in_boxes"]), C.is_true(), source_value="Figure 1 [T]", valid=C.NO_TRAINING)
+             float(f1["in_boxes"]), ex.E1_IN_BOXES, source_value="Figure 1 [T]", valid=C.NO_TRAINING)
 claims.check("E1/positive-gram", "its inputs are pairwise positively correlated (min <x_k, x_l>)", float(f1["gram"].min()),
-             C.above(0.0, strict=True), source_value="positively correlated [T]", valid=C.NO_TRAINING)
+             ex.E1_POSITIVE_GRAM, source_value="positively correlated [T]", valid=C.NO_TRAINING)
 claims.check("E1/middle-below-ols", "the middle point is below the OLS line, the outer ones above (r_2 > 0 > r_1, r_3)",
-             float((o1.resid[1] > 0) & (o1.resid[0] < 0) & (o1.resid[2] < 0)), C.is_true(), source_value="[T]",
+             ex.middle_below_ols(o1.resid), ex.E1_MIDDLE_BELOW_OLS, source_value="[T]",
              valid=C.NO_TRAINING)
 claims.check("E1/interpolator", "a two-neuron network interpolates it (loss)", f1["two_loss"], C.below(1e-12), source_value="[T]",
              valid=C.NO_TRAINING)
@@ -277,7 +277,7 @@ if "gd" in P.sections:
                   for e_ in remark_small], ex.REMARK3_GD, source_value="'a similar result ... for a larger eta' [T]",
                  valid=ok("remark", [(e_, P.remark_width) for e_ in remark_small]) if remark_small else None)
     claims.check("Thm2/finite-step-escapes", f"with a step of {P.fast_lr:g} some runs at eta < 1/6 escape (count)",
-                 fast_escape, C.above(1), source_value="balanced case 'more easily challenged by finite step sizes' [T, App. B.1]",
+                 fast_escape, ex.FINITE_STEP_ESCAPES, source_value="balanced case 'more easily challenged by finite step sizes' [T, App. B.1]",
                  valid=ok("fast"))
     main_flips = sum(int((r["flips"] > 0).sum()) for r in main_runs)
     flip_rerun = [r for r in rerun if r["flipped"]]
@@ -312,11 +312,11 @@ if "gd" in P.sections:
                      C.below(0.5), source_value="two cones [T]",
                      valid=torch.tensor([r["valid_small_step"] for r in part_rerun], dtype=torch.bool))
     claims.check("Thm4/linear-equivalence", "the all-active neurons act as beta* (|sum a_j w_j - beta*|)", cat("lin_err"),
-                 C.below(1e-3), source_value="Theorem 4 [R]", valid=ok_top)
+                 ex.THM4_LINEAR_EQUIVALENCE, source_value="Theorem 4 [R]", valid=ok_top)
     claims.check("Thm4/ols-on-hull", "h is the OLS line on the cone of the data (sup over the hull segment)", cat("sup_hull"),
-                 C.below(1e-4), source_value="Theorem 4 [T]", valid=ok_top)
+                 ex.THM4_OLS_ON_HULL, source_value="Theorem 4 [T]", valid=ok_top)
     claims.check("Thm4/relu-ols", "h is close to relu(<beta*, u>) on the whole unit circle (sup)", cat("sup_circle"),
-                 C.below(1e-3), source_value="'close to the positive part' [T]", valid=ok_top)
+                 ex.THM4_RELU_OLS, source_value="'close to the positive part' [T]", valid=ok_top)
     # Section 5 describes what happens "on this example": a typical behaviour, stated as a share of runs
     low_ub, text_ub = th.typical_share(ub["loss"] < 1e-6, P.level)
     claims.check("S5-unbal/assumption3-converges", f"unbalanced initialisation, eta = {P.unbalanced_eta:g}, m = "

@@ -180,7 +180,7 @@ print("late-time slopes (seed, alpha, ||w(0)||):", {f"{s_}, {a:.3f}, {w:g}": rou
 rows = th["rows"]
 last = rows[-1]
 claims.check("Fig2/closed-form-vs-flow", "the closed form is the network's loss: max relative deviation from the "
-             "Dormand-Prince flow of the full network", fl["rel"], C.below(1e-6), source_value="exact (Thm 2 proof)",
+             "Dormand-Prince flow of the full network", fl["rel"], PT.CLOSED_FORM, source_value="exact (Thm 2 proof)",
              valid=fl["finite"])
 # Fig. 2's two transitions: peaks of the decay rate -dL/dtau of the loss, on the figure's grid; Theorem 2 puts them at
 # t^j = 1/||D_j|| (1/2 and 1 here); the network's loss is the closed form (check closed-form-vs-flow above), so

@@ -312,7 +312,7 @@ if f45 is not None:
     fin4 = torch.cat([rr["finite"] for rows in f45["fig4"].values() for r in rows for rr in r["rows"]])
     claims.check("Fig4/bracketed", "every fitted threshold (Figs. 4-5, both steps) lies inside its n grid with P > 1/2 and < 1/2 on it",
                  [r["fit"]["bracketed"] for rows in f45["fig4"].values() for r in rows] + [r["fit"]["bracketed"] for r in f45["fig5"]],
-                 C.is_true(), source_value="(the book's grids)",
+                 TH.BRACKETED, source_value="(the book's grids)",
                  valid=torch.cat([fin4] + [rr["finite"] for r in f45["fig5"] for rr in r["rows"]]), note="a threshold its grid does not bracket is an extrapolation: left out of the curve checks below")
     claims.check("Fig4/increasing", "N(d, 30) increases with d (lr 1; bracketed thresholds, sorted by d)",
                  bool(len(N4[1.0]) >= 2 and np.all(np.diff(N4[1.0]) > 0)), C.is_true(), source_value="increasing", valid=fin4,

@@ -311,25 +311,34 @@ def random_2d(n: int, count: int, seed: int = 0) -> tuple[torch.Tensor, torch.Te
     return (torch.randn(count, n, 2, generator=gen, dtype=DTYPE), torch.randn(count, n, generator=gen, dtype=DTYPE))
 
 
+LEM3_AT_LEAST_ONE = C.above(1)  # Lem3/at-least-one: the smallest count of extremal vectors per dataset size
+LEM2_GENERIC = C.above(1e-12, strict=True)  # Lem2/generic-position: min |cos(D_A, x_k)| over cones and points
+LEM2_INDEPENDENT = C.above(1e-8, strict=True)  # Lem2/independent-pairs: min |det(x_k, x_l)| over pairs of unit inputs
+
+
+def census_of(X: torch.Tensor, y: torch.Tensor) -> dict:
+    """Lemmas 2 and 3 on a batch of 2-D datasets X (N, n, 2), y (N, n): the number of extremal vectors of each, the
+    smallest abs(<D_A, x_k>) / (norm(D_A) norm(x_k)) over every cone A and point k, and the smallest
+    abs(det(x_k, x_l)) over pairs of unit inputs (:func:`lemma23_census` on given data)."""
+    n = X.shape[1]
+    c = critical_points_2d(X, y)
+    crit = (c["arc_max"] | c["arc_min"] | c["ray_max"] | c["ray_min"]).sum(1)
+    D = c["D"]
+    Dn = D / D.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    Xn = X / X.norm(dim=-1, keepdim=True)
+    ip = (Dn @ Xn.transpose(1, 2)).abs()  # (N, 2n, n)
+    ip = torch.where(c["flat"][..., None], torch.full_like(ip, math.inf), ip)
+    det = (Xn[:, :, None, 0] * Xn[:, None, :, 1] - Xn[:, :, None, 1] * Xn[:, None, :, 0]).abs()
+    det = det.masked_fill(torch.eye(n, dtype=torch.bool), math.inf)
+    return dict(count=crit, min_boundary=float(ip.amin()), min_det=float(det.amin()),
+                n_max=(c["arc_max"] | c["ray_max"]).sum(1), n_min=(c["arc_min"] | c["ray_min"]).sum(1))
+
+
 def lemma23_census(sizes, count: int, seed: int = 0) -> dict:
     """Per size n: the number of extremal vectors of each random dataset (Lemma 3: at least one, almost surely),
     the smallest abs(<D_A, x_k>) / (norm(D_A) norm(x_k)) over every cone A and point k, and the smallest abs(det(x_k, x_l))
-    over pairs (Lemma 2: generic position)."""
-    out = {}
-    for i, n in enumerate(sizes):
-        X, y = random_2d(n, count, seed + 1000 * i)
-        c = critical_points_2d(X, y)
-        crit = (c["arc_max"] | c["arc_min"] | c["ray_max"] | c["ray_min"]).sum(1)
-        D = c["D"]
-        Dn = D / D.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-        Xn = X / X.norm(dim=-1, keepdim=True)
-        ip = (Dn @ Xn.transpose(1, 2)).abs()  # (N, 2n, n)
-        ip = torch.where(c["flat"][..., None], torch.full_like(ip, math.inf), ip)
-        det = (Xn[:, :, None, 0] * Xn[:, None, :, 1] - Xn[:, :, None, 1] * Xn[:, None, :, 0]).abs()
-        det = det.masked_fill(torch.eye(n, dtype=torch.bool), math.inf)
-        out[n] = dict(count=crit, min_boundary=float(ip.amin()), min_det=float(det.amin()),
-                      n_max=(c["arc_max"] | c["ray_max"]).sum(1), n_min=(c["arc_min"] | c["ray_min"]).sum(1))
-    return out
+    over pairs (Lemma 2: generic position): :func:`census_of` on ``count`` draws of :func:`random_2d` per size."""
+    return {n: census_of(*random_2d(n, count, seed + 1000 * i)) for i, n in enumerate(sizes)}
 
 
 def cluster_directions(W: torch.Tensor, cos_tol: float = 1e-3) -> list[torch.Tensor]:

@@ -258,6 +258,25 @@ ALL_FAIL_SHARE = C.above(1.0)  # smallest share per (eta, width) of runs ending 
 GD_SPURIOUS = C.below(1e-5)  # E1/gd-spurious: |L - L_lin*| at the end of balanced GD from a small scale
 REMARK3_GD = C.above(1.0)  # Thm2/remark3-gd: share of runs ending at their OLS loss at the larger etas (per eta)
 EVERY_DRAW = C.above(1.0)  # Lem8/assumption4, -5, -5-linear, -6, -remark3-not-tight: share of draws satisfying them
+E1_IN_BOXES = C.is_true()  # E1/in-boxes: the Figure 1 dataset lies in the boxes of Assumption 3 (in_assumption3)
+E1_POSITIVE_GRAM = C.above(0.0, strict=True)  # E1/positive-gram: min <x_k, x_l> over the inputs
+E1_MIDDLE_BELOW_OLS = C.is_true()  # E1/middle-below-ols: r_2 > 0 > r_1, r_3 (middle_below_ols)
+THM4_LINEAR_EQUIVALENCE = C.below(1e-3)  # Thm4/linear-equivalence: |sum a_j w_j - beta*| over the all-active neurons
+THM4_OLS_ON_HULL = C.below(1e-4)  # Thm4/ols-on-hull: sup distance of h to the OLS line on the hull segment
+THM4_RELU_OLS = C.below(1e-3)  # Thm4/relu-ols: sup distance of h to relu(<beta*, u>) on the unit circle
+FINITE_STEP_ESCAPES = C.above(1)  # Thm2/finite-step-escapes: runs at eta < 1/6 that escape with the larger step
+
+
+def escape_count(cells: dict) -> int:
+    """Thm2/finite-step-escapes: the runs of the cells of :func:`a3_gd` that escaped the OLS point (a global minimum,
+    or still escaping: theory.SUCCESS)."""
+    return sum(sum(o in SUCCESS for o in r["outcome"]) for r in cells.values())
+
+
+def middle_below_ols(resid: torch.Tensor) -> float:
+    """E1/middle-below-ols: 1.0 when the OLS residuals (prediction minus label) of the three points, ordered by
+    their first coordinate, put the middle point below the OLS line and the outer ones above it, else 0.0."""
+    return float((resid[1] > 0) & (resid[0] < 0) & (resid[2] < 0))
 
 
 def ols_share(cells: dict) -> float:

@@ -78,6 +78,9 @@ FINITE_PATH = C.below(1e-5)  # Lem9-24/finite-path: share of the path length in 
 ANIMATION_ENDS_AT_OLS = C.below(1e-5)  # E4/figure2-ends-spurious: |L - L_lin*| at the last frame of the animation
 ANIMATION_DESCENT = C.below(1e-12)  # E4/figure2-descent: largest loss rise between consecutive frames over L(0)
 PANEL_CD_LOSS = C.above(0.9)  # E2/panel-cd-loss: L / L(0) at tau_2 (the function is still nearly 0)
+SADDLE_PREDICTION = C.below(1e-3)  # S5-limit/saddle-prediction: max relative gap of dL to its first-order prediction
+DRIFT_HALVES = C.within(1.8, 2.2)  # Lem1/drift-halves: balancedness drift at step lr over the drift at lr / 2
+EXPONENTIAL_TAIL = C.above(1e4)  # Lem7/exponential-tail: the fall of L - L_lin* over the fitted window (tail_fit)
 
 
 def largest_frame_rise(losses: torch.Tensor) -> float:
@@ -123,6 +126,18 @@ def gated(values, passed: torch.Tensor) -> torch.Tensor:
     """Per-run values where the run passed its learning gate, NaN where it did not."""
     v = torch.as_tensor(values, dtype=DTYPE)
     return torch.where(passed, v, torch.full_like(v, math.nan))
+
+
+def negative_norm_change(mon: Monitored, obs: int) -> torch.Tensor:
+    """Lem4/negative-norms-decreased: per run, the largest norm of a negative neuron (a_j(0) < 0) at observation ``obs``
+    over its initial norm, minus 1, gated by the run's learning gate."""
+    return gated(mon.series["neg_norm_ratio"][:, obs] - 1, learning_gate(mon)["passed"])
+
+
+def negative_norms_criterion(lr: float, D: torch.Tensor) -> C.Criterion:
+    """Lem4/negative-norms-decreased and Lem5/negative-norms: at most the initial norm, up to (lr |D|)^2, the growth
+    one GD step adds to the squared norm of a neuron orthogonal to its D_j (the lemmas are gradient-flow statements)."""
+    return C.below((lr * float(D.norm())) ** 2, strict=False)
 
 
 def invariants(mon: Monitored) -> dict:

@@ -82,6 +82,7 @@ SOURCE_THM2_TRANSITION_TIMES = tuple(1.0 / D for D in NORMS)
 #: the smallest step matches the closed form (largest relative deviation of the loss)
 NORM_GROWTH = C.within(0.9, 1.1)
 GD_MATCHES = C.below(1e-3)
+CLOSED_FORM = C.below(1e-6)  # Fig2/closed-form-vs-flow: max relative deviation of the flow's loss from the closed form
 
 
 def loss_curve(tau, n, norms=NORMS, u0=1.0, rho0=1.0, p=None):
@@ -179,11 +180,15 @@ def run_validation(P):
     return out
 
 
-def _flow(P, seed):
-    """The Dormand-Prince flow of the full network from the group initialisation of ``seed``, against the closed form."""
+def _flow(P, seed, start=None):
+    """The Dormand-Prince flow of the full network from the group initialisation of ``seed``, against the closed form.
+    ``start``: a function of that initialisation (Params) returning another one to start from (a negative control's;
+    default the group initialisation itself)."""
     n = P.flow_n
     X, y = orthonormal_groups(n)
     G0 = init.group(X, y, 2, [int(seed)], norm=1.0, device="cpu")  # random positive coefficients: rho0 < 1
+    if start is not None:
+        G0 = start(G0)
     k = n // 2
     rho0 = [float((G0.W[0, j, j * k:(j + 1) * k] * y[j * k:(j + 1) * k].abs()).sum()
                   / (G0.W[0, j].norm() * y[j * k:(j + 1) * k].norm())) for j in range(2)]

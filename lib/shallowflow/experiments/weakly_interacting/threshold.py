@@ -222,6 +222,7 @@ def bracketed_curve(rows, key):
 #: Fig. 5: N(30, p) grows sub-linearly in p: the range of power-law exponents the bracketed thresholds' intervals
 #: allow (:func:`exponent_interval`) lies in [0, 1]
 SUBLINEAR = C.within(0.0, 1.0)
+BRACKETED = C.is_true()  # Fig4/bracketed: every fitted threshold lies inside its n grid (fit_threshold's bracketed)
 
 
 def exponent_interval(x, rows):
