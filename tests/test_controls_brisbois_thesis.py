@@ -973,3 +973,22 @@ def test_fig3_18_through_origin_rejects_an_s_curve_that_misses_the_origin():
         measured = S.neurons_intercept(f)
         assert _rejects(S.THROUGH_ORIGIN, [measured]) == missed, (offset, measured)
         assert abs(f.lsq.intercept) / f.lsq.K < 0.05  # the symmetrised fit passes through 0 either way
+
+
+def test_thesis_plateaus_reads_each_coarse_record_once():
+    """measures.thesis_plateaus on a loss recorded more coarsely than one detector block (T // 100 epochs): a block
+    edge reads the first record at or after it, so with the chapter's record of every 1000 epochs a run converging
+    in ~2000 epochs read one record for ~10 edges in a row, each a zero change counted slow (Fig3.28's lazy false
+    case showed 1-2 spurious plateaus).  Each record is now read once: a curve falling two decades per record has no
+    plateau; the two-plateau curve of eq. (C.1)'s unit test keeps its two plateaus and its initial one at every
+    record stride; at stride 1 the grid is the detector's own (unchanged)."""
+    k = torch.arange(0, 10001, 1000)
+    L = (10.0 ** (-k.double() / 500))[None]
+    assert int(MS.thesis_plateaus(L, k)["count"][0]) == 0
+    e = torch.arange(0, 10001)
+    two = torch.where(e < 3000, torch.ones(1), torch.where(e < 4000, 10 ** (-(e - 3000) / 1000 * 0.3),
+                      torch.where(e < 7000, torch.full((1,), 10 ** -0.3), 10 ** (-0.3 - (e - 7000) / 1000 * 3)))).double()
+    for every in (1, 10, 250, 1000):
+        out = MS.thesis_plateaus(two[None, ::every], e[::every], T=torch.tensor([10000]))
+        assert (int(out["count"][0]), int(out["initial"][0])) == (2, 3000), every
+
