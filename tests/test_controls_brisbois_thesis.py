@@ -992,3 +992,60 @@ def test_thesis_plateaus_reads_each_coarse_record_once():
         out = MS.thesis_plateaus(two[None, ::every], e[::every], T=torch.tensor([10000]))
         assert (int(out["count"][0]), int(out["initial"][0])) == (2, 3000), every
 
+from shallowflow.experiments.brisbois_thesis import gradients_hessians as GH  # noqa: E402
+
+# Appendix D at tiny sizes: the thesis's width (10), two of its scales, a handful of draws, a two-epoch "training run"
+# from lambda = 1 (where the gradient is of order 1 at once; at the chapter's 1e-6 it is of order lambda until growth)
+GH_P = SimpleNamespace(width=10, draws=4, hessian_draws=2, scales=[1e-7, 1e-2], fd_step=1e-4, seeds=[0], data="1.1.0",
+                       train_scale=1.0, train_lr=1e-3, train_steps=2, every=1)
+
+
+def _mse_convention(f):
+    """The closed form of the other loss convention (the MSE, twice the 1/(2n) loss of Chapter 4 and App. D): a
+    formula off by the factor a convention mix-up makes, which the finite differences of the 1/(2n) loss must catch."""
+    return lambda theta, X, y, act, m, loss="half": f(theta, X, y, act, m, loss="mean")
+
+
+def test_appendix_d_gradient_checks_fail_on_a_wrong_closed_form(monkeypatch):
+    """TableD.1/fd-at-most-thesis (float64 FD gradient error over the thesis's printed value, below 10) and
+    FigD.2/smooth (|grad L_App - grad L_F| along training, Sigmoid/Tanh, under the thesis's 7e-4): with the closed-form
+    gradient of the other loss convention (twice the right one; the finite differences still of the 1/(2n) loss)
+    the closed form no longer agrees with the differences."""
+    monkeypatch.setattr(GH.T, "gradient", _mse_convention(T.gradient))
+    assert _rejects(GH.TABLE_D1_FD, GH.d1_ratio(GH.gradient_table(GH_P)))
+    tr = GH.training_errors(GH_P)
+    assert _rejects(GH.FIG_D2_BOUND, max(tr[a]["fd_l2"].max() for a in ("sigmoid", "tanh")))
+
+
+def test_appendix_d_hessian_checks_fail_on_false_cases(monkeypatch):
+    """TableD.2/smooth-fd64 (float64 FD Hessian error over the thesis's value, Sigmoid/Tanh, below 1): false with the
+    closed-form Hessian of the other loss convention (twice the right one).  TableD.2/relu-kink (ReLU's smallest FD
+    Hessian error at lambda <= 1e-2 above 0.1, the kink): false for a smooth activation, whose differences are
+    accurate (the same GH.kink_error read on the Sigmoid and Tanh cells of the right table)."""
+    right = GH.hessian_table(GH_P)
+    for act in ("sigmoid", "tanh"):
+        assert _rejects(GH.TABLE_D2_RELU_KINK, GH.kink_error(right, act)), act
+    monkeypatch.setattr(GH.T, "hessian", _mse_convention(T.hessian))
+    assert _rejects(GH.TABLE_D2_SMOOTH, GH.d2_smooth_ratio(GH.hessian_table(GH_P)))
+
+
+def test_h2_checks_fail_on_false_cases():
+    """H2/printed (autograd Hessian at App. D.2's point against the printed matrix, largest entry error below 1e-7):
+    false for the Hessian in the (W, a) order in which theta is listed (d2_example's listed-order reading: the same
+    matrix, rows and columns permuted).  H2/float32-fd (the thesis's stencil in float32: an error within a factor 10
+    of the printed 9.410e-4): false for the same stencil in float64 (the thesis's error is a float32 one)."""
+    d2 = GH.d2_example()
+    assert _rejects(GH.H2_PRINTED, d2["autograd_vs_printed_listed_order"])
+    assert _rejects(GH.H2_FLOAT32_FD, d2["fd64_error"])
+
+
+def test_c1_tanh_min_norm_fails_on_a_lazy_limit():
+    """C1/tanh and Conj2/min-norm (a solver's smallest Tanh interpolator norm over gradient descent's smallest
+    ||theta*||, B.c1_ratio, at least 0.99: the GD limit is in argmin ||theta||): a lazy Tanh network (lambda = 1)
+    trained to zero loss interpolates far from the minimum norm (its norm stays near the initial one).  The solver is
+    the chapter's (one start, 20 L-BFGS steps per penalty; feasible: the best is finite)."""
+    e, _ = _grid("tanh", [1.0], 2000)
+    assert float(e.traj.loss[:, -1].max()) < 1e-10  # an interpolator: the false case is its norm, not its fit
+    best = B.min_norm_interpolator("tanh", M, 1, iters=20)["best"]
+    assert _rejects(B.C1_SUPPORTS, B.c1_ratio(best, B.final_norms(e)))
+
