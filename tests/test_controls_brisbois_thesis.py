@@ -765,7 +765,8 @@ def test_fig3_28_saddle_to_saddle_fails_on_a_lazy_interpolator():
     networks (lambda = 2.5) fit the five points in a few hundred epochs without a plateau.  The loss is recorded at
     every epoch: where the record is coarser than the detector's block (T / 100 epochs; the chapter records every
     1000 epochs, its rich runs have T ~ 75000), blocks read the same record twice and count as slow, so a run
-    converging within ~2000 epochs shows 1-2 spurious plateaus (seeds 0-3 here at record_every = 1000: 1, 1, 2, 1)."""
+    converging within ~2000 epochs showed 1-2 spurious plateaus (seeds 0-3 here at record_every = 1000: 1, 1, 2, 1; since
+    measures.thesis_plateaus reads each record once, 0, 0, 0, 0: test_thesis_plateaus_reads_each_coarse_record_once)."""
     ds = D.brisbois_nonorthogonal("1.3.3")
     P = SimpleNamespace(width=M, steps=5000, lr=1e-3, record_every=1, stop_below=1e-12)
     s = N.summary(N._train("relu", [2.5], [0, 1, 2, 3], P, ds), ds, 1e-6)
@@ -1084,3 +1085,14 @@ def test_fig3_30_sigmoid_stuck_fails_on_a_learning_sigmoid():
     ratios = TP.loss_ratio_at(tr, [0, 1, 2], 2000)
     assert _rejects(TP.TYPICAL, [metrics.typical_share(TP.per_seed_flags(ratios.tolist(), TP.STUCK))[0]])
     assert float(ratios.max()) < 0.9  # it learned (0.18-0.55 here): the false case is the regime, not a numerical accident
+
+
+def test_c14_imperfect_fails_on_a_perfect_s_curve():
+    """C.14/imperfect (Tanh, Dataset 1.1.0: R^2 of the thesis's procedure, k1 = -5 with K and k read off, below 0.95,
+    "does not perfectly fit"): neurons lying exactly on a curve of the thesis's form (3.2) with the procedure's own
+    constraints (K1 = -K2, k1 = -5), in any rotation, are fitted by the procedure (S.fit_scurve, which A.procedure_fit
+    applies to the merged neurons) with R^2 0.999: a perfect S-curve is no imperfect fit."""
+    w = np.linspace(-2, 2, 120)
+    W = np.stack([w, S.tanh_form(w, -1.0, -5.0, 1.0, 20.0)], 1)
+    rot = np.array([[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]])
+    assert _rejects(A.IMPERFECT, [S.fit_scurve(P_, "tanh", -5.0).procedure.r2 for P_ in (W, W @ rot.T)])

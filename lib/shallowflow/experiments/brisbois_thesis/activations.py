@@ -188,6 +188,9 @@ RANDOM_ORIENTATIONS = C.within(0.8, 1.25)
 SMALL_MOVEMENT = C.below(0.2)
 #: Figs 3.9 / 3.20 (rich ReLU): the smallest cosine of a grown neuron with its data direction (:func:`direction_cosines`)
 ALIGNED_DIRECTIONS = C.above(0.999)
+#: C.13 / C.14 ("does not perfectly fit"): R^2 of the thesis's procedure (:func:`procedure_fit`) below the 0.95 that
+#: Fig3.21/procedure requires of a good fit
+IMPERFECT = C.below(0.95)
 #: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
 ZERO_LOSS = C.below(1e-10)
 #: C2: the initial plateau's length (Appendix C.1's detector) regressed on ln(1/lambda) over the rich scales, per init
