@@ -339,10 +339,10 @@ claims.check("Thm6/min-norm-limit", "and the limit is the min-norm interpolator 
              source_value="theta* in argmin ||theta||^2", valid=np.concatenate([cv["relu"][t0_idx]] + [e.valid()[[r for r, mt in enumerate(e.meta) if mt["scale"] <= 1e-4]] for d, e in cx["others"].values()]))
 for act in ("sigmoid", "tanh"):
     claims.check(f"C1/{act}", f"{act}: solver's minimum norm / GD's smallest rich ||theta*|| (>= 0.99 supports the conjecture)",
-                 c1[act]["best"] / gd_rich[act].min(), C.above(0.99), source_value="GD limit in argmin ||theta||",
+                 B.c1_ratio(c1[act]["best"], gd_rich[act]), B.C1_SUPPORTS, source_value="GD limit in argmin ||theta||",
                  note="the spec: >= 0.99 supports, 2% or more below refutes", valid=gd_rich_valid[act])
     claims.check(f"{'Conj1' if act == 'sigmoid' else 'Conj2'}/min-norm", f"Conjecture {'1' if act == 'sigmoid' else '2'}'s limit "
-                 f"in argmin ||theta||: the C1 ratio for {act} (>= 0.99)", c1[act]["best"] / gd_rich[act].min(), C.above(0.99),
+                 f"in argmin ||theta||: the C1 ratio for {act} (>= 0.99)", B.c1_ratio(c1[act]["best"], gd_rich[act]), B.C1_SUPPORTS,
                  source_value="lim theta in argmin ||theta||^2 (3.4)/(3.5)", valid=gd_rich_valid[act])
 
 # %% [markdown]

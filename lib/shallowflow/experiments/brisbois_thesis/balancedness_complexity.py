@@ -291,6 +291,16 @@ def initial_norms(e: Cm.Ensemble) -> np.ndarray:
     return metrics.squared_norm(e.p0).sqrt().numpy()
 
 
+#: C1 and Conjectures 1/2's min-norm limit: a solver's smallest interpolator norm over gradient descent's smallest rich
+#: ||theta*|| (:func:`c1_ratio`), at least 0.99 (the spec: ">= 0.99 supports, 2% or more below refutes")
+C1_SUPPORTS = _C.above(0.99)
+
+
+def c1_ratio(best: float, gd_norms) -> float:
+    """C1: the solver's best feasible norm (:func:`min_norm_interpolator`) over the smallest GD final norm."""
+    return float(best / np.min(np.asarray(gd_norms, dtype=float)))
+
+
 def min_norm_interpolator(act: str, m: int, starts: int, seed: int = 0, scale: float = 0.5,
                           penalties=(1e2, 1e4, 1e6, 1e8), iters: int = 200) -> dict:
     """C1: min ‖theta‖^2 subject to h(x_k) = y_k on Dataset 1.1.0 by a quadratic-penalty method

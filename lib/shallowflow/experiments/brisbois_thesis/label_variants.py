@@ -119,3 +119,19 @@ def directions(p, grown_rel: float = 0.05) -> torch.Tensor:
 def fit_epoch_table(e: Cm.Ensemble, data) -> np.ndarray:
     """(R, n) first snapshot epochs with abs(h(x_k) - y_k) < 0.1 abs(y_k)."""
     return Cm.fit_epochs(e.traj, data, e.act).numpy()
+
+
+#: Fig. 3.14 (Dataset 1.1.2, Tanh "unchanged"): one plateau per curve, the initial one growing as lambda decreases, for
+#: every initialisation and seed (:func:`one_plateau_growing`)
+TANH_UNCHANGED = C.is_true()
+
+
+def one_plateau_growing(ens, table, scales) -> bool:
+    """Per initialisation and seed of ``ens``, the initial plateau (``table``: Cm.plateau_table) strictly shorter at
+    every larger lambda of ``scales``, and exactly one plateau on every curve."""
+    lams = sorted(scales)
+    inits, seeds = sorted({m["init"] for m in ens.meta}), sorted({m["seed"] for m in ens.meta})
+    growing = [all(np.diff([table[ens.runs(scale=lam, init=i, seed=s)[0]]["initial"] for lam in lams]) < 0)
+               for i in inits for s in seeds]
+    return bool(all(growing) and all(table[r]["count"] == 1 for r in range(ens.traj.runs)))
+

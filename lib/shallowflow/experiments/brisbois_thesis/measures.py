@@ -31,6 +31,13 @@ def thesis_plateaus(loss: torch.Tensor, steps: torch.Tensor, T=None, blocks: int
     epochs; a block is slow when abs(log10 L(t) - log10 L(t - Dt)) < tol; a plateau is >= 2 adjacent slow
     blocks.  T is per run (default: the last recorded epoch); blocks after T are ignored.
 
+    Each record is read once: a block edge reads the first record at or after it, and where the loss is recorded
+    more coarsely than one block (record stride > T // blocks) several edges would read the same record, a zero
+    change counted as a slow block (a lazy run recorded every 1000 epochs showed 1-2 such spurious plateaus).  There
+    the block is one record stride (the detector's finest resolution on that record), and an edge that still falls
+    on a record already read is dropped.  Where every block spans at least one stride (the loss recorded at every
+    epoch, or finely enough) the grid is the one above, unchanged.
+
     Returns ``count`` (plateaus per run), ``initial`` (length in epochs of the plateau starting at epoch 0,
     0 if none) and ``spans`` (list of (start, end) epochs per run)."""
     steps = torch.as_tensor(steps)
@@ -38,11 +45,12 @@ def thesis_plateaus(loss: torch.Tensor, steps: torch.Tensor, T=None, blocks: int
     Tl = [int(steps[-1])] * R if T is None else [int(t) if int(t) > 0 else int(steps[-1]) for t in T]
     counts, initial, spans = [], [], []
     st = steps.numpy()
+    every = max(1, int(np.diff(st).min())) if len(st) > 1 else 1
     for r in range(R):
-        dt = max(1, Tl[r] // blocks)
+        dt = max(1, every, Tl[r] // blocks)
         grid = np.arange(0, Tl[r] + 1, dt)
-        idx = np.clip(np.searchsorted(st, grid), 0, len(st) - 1)
-        runs_ = theory.slow_stretches(loss[r, idx].clamp_min(1e-300).log10().numpy(), grid, tol)
+        idx, first = np.unique(np.clip(np.searchsorted(st, grid), 0, len(st) - 1), return_index=True)  # each record once
+        runs_ = theory.slow_stretches(loss[r, idx].clamp_min(1e-300).log10().numpy(), grid[first], tol)
         counts.append(len(runs_))
         initial.append(runs_[0][1] - runs_[0][0] if runs_ and runs_[0][0] == 0 else 0)
         spans.append(runs_)

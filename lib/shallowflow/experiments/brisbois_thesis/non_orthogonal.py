@@ -155,6 +155,17 @@ def summary(e: Ensemble, data, goal: float) -> dict:
 
 #: Figs 3.28 / C.30-C.34: the fraction of runs that reach the loss goal (:func:`summary`'s ``converged``) is one;
 #: C.31: at the smallest converged lambda, at most n = 5 kinks of h in [-2, 2] (Dataset 1.3.3 has five points)
+#: Fig. 3.27: "gradient vanishing often occurs" for very small lambda: the share of rich runs (lambda <= RICH, every
+#: activation) not converged within the budget (:func:`unconverged_share`), above 0
+VANISHING = C.above(0.0, strict=True)
+
+
+def unconverged_share(converged: dict, scales: dict, rich: float = RICH) -> float:
+    """Fig. 3.27/vanishing's measurement: over the activations (``converged[act]``: per-run flags of :func:`summary`,
+    ``scales[act]``: per-run lambda), the share of runs with lambda <= ``rich`` that did not converge."""
+    return float(np.mean([not bool(converged[a][i]) for a in converged for i, lam in enumerate(scales[a]) if lam <= rich]))
+
+
 ALL_CONVERGED = C.within(1, 1)
 FEW_KINKS = C.below(5, strict=False)
 def off_spurious(s: dict, runs, x0: int, n: int) -> int:

@@ -236,6 +236,16 @@ def armijo_gd(act: str, m: int, iters: int, scale: float = 0.5, seed: int = 0, c
     return np.array(norms)
 
 
+#: Chizat et al.'s criterion, "lazy for large scale": kappa(theta^0) strictly decreasing as lambda grows
+#: (:func:`kappa_decreasing` over :func:`kappa`'s values in increasing lambda)
+KAPPA_DECREASES = C.is_true()
+
+
+def kappa_decreasing(values) -> bool:
+    """kappa(theta^0) over increasing lambda strictly decreasing at every step."""
+    return bool(np.all(np.diff(np.asarray(values, dtype=float)) < 0))
+
+
 def kappa(act: str, m: int, scales, seed: int = 0) -> np.ndarray:
     """Chizat et al.'s kappa(theta^0) = ‖h - y‖ ‖D^2 h‖ / ‖D h‖^2 at the balanced initialisation, per
     lambda: ‖D h‖ the spectral norm of the n x D Jacobian, ‖D^2 h‖ the largest spectral norm of the
