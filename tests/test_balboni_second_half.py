@@ -71,7 +71,7 @@ def test_comparison_schema_rules():
     base = dict(profile="custom", datasets="digits10", models="cnn", activations="relu", activations_100="relu",
                 seeds=[0], grid=[0.1], epochs=1, batch=64, n_train_mnist=400, n_test_mnist=100, side_mnist=7,
                 n_train_100=500, n_test_100=100, separation_100=0.5, width=4, vit_dim=8, vit_depth=1, beta=0.99,
-                eps=1e-10, sat_widths=[2], sat_epochs=1, sat_seeds=[0], threads=1)
+                eps=1e-10, sat_widths=[2], sat_epochs=1, sat_seeds=[0], threads=1, resume=False)
     validate(base, A.SCHEMA, A.RULES)
     for bad in (dict(models="cnn,mlp"), dict(datasets="imagenet"), dict(vit_dim=10), dict(activations=""),
                 dict(activations_100="gelu"), dict(side_mnist=9), dict(n_train_mnist=4500, n_test_mnist=1000),
