@@ -93,7 +93,7 @@ FIG28_LABEL_REACHED = C.below(0.1)
 FIG28_FINAL_BREAKPOINTS = C.below(1e-3)
 FIG28_BALANCED = C.below(1e-8)
 #: Fig. 2.9: the breakpoint counts are non-increasing as lambda decreases
-FIG29_SIMPLER = C.is_true()
+FIG29_SIMPLER = C.is_true()  # Fig2.9/simpler: fig29_simpler(...)
 
 
 def fig29_at_most_n(data):
@@ -164,6 +164,18 @@ def orientation_errors(p, scale: float, data) -> torch.Tensor:
     dev = torch.where(s > 0, (k - tgt_plus).abs(), (k - tgt_minus).abs())
     worst = torch.where(big, dev, torch.zeros_like(dev)).amax(-1)
     return torch.where(big.any(-1), worst, torch.full_like(worst, float("nan")))
+
+
+def fig29_simpler(kinks, residuals) -> bool:
+    """Fig. 2.9 in the thesis's words, ``kinks`` (breakpoints of h on [x_1, x_2]) and ``residuals`` (largest
+    |h(x_k) - y_k| of each run) ordered by decreasing lambda: the three networks are interpolators (the caption,
+    line 1121: "Final interpolator"; each residual within FIG28_LABEL_REACHED, the chapter's "label reached"), and
+    the model is simpler as lambda decreases (line 1116: "For larger initialization scale, they retrieve more complex
+    resulting models"): breakpoints non-increasing from the largest lambda to the smallest, and fewer at the
+    smallest than at the largest.  Untrained networks, which interpolate nothing, and equal counts at every lambda
+    both fail."""
+    k, r = np.asarray(kinks, dtype=float), np.asarray(residuals, dtype=float)
+    return bool(FIG28_LABEL_REACHED(r) and np.all(np.diff(k) <= 0) and k[-1] < k[0])
 
 
 def h_at(p, data) -> torch.Tensor:
