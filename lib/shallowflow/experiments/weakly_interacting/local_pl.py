@@ -125,8 +125,8 @@ def run_n(n, P, protocol="stated"):
     cbar = (((a0 ** 2 - (Wn ** 2).sum(-1) - off) / p).sum(-1)).clamp_min(0)  # (R,) >= max_i (1/p) sum_j delta_j 1_ji
     kappa64 = 2 * math.pi * math.sqrt(2 / 3) * cxp ** 2 / cxm * cyp * math.sqrt(p / n)  # (R,)
 
-    def track(k, a, Z, r, L, mu, alive):
-        act = Z > 0
+    def track(k, a, Z, r, L, mu, alive, pos=None):
+        act = Z > 0 if pos is None else pos  # pos: orthogonal_gd's Z > 0, a new array every step
         prev, prev_act = st["prev"], st["prev_act"]
         before = st["t_ext"] < 0
         wrong_active = (act & wrong0).flatten(1).any(1)
@@ -134,7 +134,8 @@ def run_n(n, P, protocol="stated"):
         st["t_ext"][newly] = k
         st["resid_ext"][newly] = ((r - y).abs() / y.abs()).amax(-1)[newly]
         good = right0 & prev_act
-        dec = (good & (Z < prev - 1e-12 * prev.abs())).flatten(1).any(1)
+        # where good, prev > 0, so prev.abs() is prev: the same test, one array pass less
+        dec = (good & (Z < prev - 1e-12 * prev)).flatten(1).any(1)
         st["mono_viol"] += (dec & before).to(torch.int64)
         # prev <= 0 is ~(prev > 0): prev had a finite loss, so it holds no NaN
         st["react"] += (act & ~prev_act).flatten(1).sum(1)

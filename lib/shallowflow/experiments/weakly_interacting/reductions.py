@@ -15,6 +15,7 @@ and L = 1/(2n) sum_i r_i^2, r = y - h; i.e. a_j += lr/n <relu(V_j), r>, w_j += l
 Every engine computes the exact local-PL curvature mu = p norm(grad L)^2 / L (eq. 24) where asked."""
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -71,7 +72,8 @@ def ortho_mu(a, Z, r, s2, F=None, act=None, buf=None):
 def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, track=None, bound64=None):
     """GD on orthogonal data x_i = s_i e_i.  y (n,) or (R, n); s (n,) or (R, n) (a data set per run).  Runs stop (frozen) when
     L < stop_abs (scalar) or L/L0 < stop_rel.  ``track`` (optional): a callable (k, a, Z, r, L, mu, alive)
-    called every step for extra measurements.  Raises DivergenceError on a non-finite loss."""
+    called every step for extra measurements; one that declares a keyword ``pos`` is also given pos = Z > 0 (a new
+    bool array every step, which it may keep).  Raises DivergenceError on a non-finite loss."""
     a, Z = a.clone(), Z.clone()
     R_, p, n = Z.shape
     y = y.expand(R_, n) if y.dim() == 1 else y
@@ -84,9 +86,9 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
     # relu(Z), 1{Z > 0} and the (R, p, n) products are computed once per step into buffers allocated once, and
     # shared by the loss, mu and the update (the same operations on the same values as computing each where it is
     # used: bit-identical, tests/test_perf_equal_orthogonal.py); Z itself is a new array every step (``track`` may
-    # keep the previous one)
+    # keep the previous one, and pos)
     F = torch.empty_like(Z)
-    pos = torch.empty(Z.shape, dtype=torch.bool)
+    track_pos = track is not None and "pos" in inspect.signature(track).parameters
     act = torch.empty_like(Z)
     buf = torch.empty_like(Z)
     for k in progress.each(range(steps + 1), f"GD on orthogonal data ({R_} runs)", "it", progress.DELAY):
@@ -100,13 +102,16 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
                                   iteration=k, run=bad)
         if L0 is None:
             L0 = L.clone()
-        torch.gt(Z, 0, out=pos)
+        pos = Z > 0
         act.copy_(pos)
         mu = ortho_mu(a, Z, r, s2, F=F, act=act, buf=buf)
         loss[:, k] = L
         mus[:, k] = mu
         if track is not None:
-            track(k, a, Z, r, L, mu, alive)
+            if track_pos:
+                track(k, a, Z, r, L, mu, alive, pos=pos)
+            else:
+                track(k, a, Z, r, L, mu, alive)
         stop = torch.zeros_like(alive)
         if stop_abs is not None:
             stop |= L < stop_abs
