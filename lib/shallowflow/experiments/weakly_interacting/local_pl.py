@@ -114,30 +114,36 @@ def run_n(n, P, protocol="stated"):
     R_ = len(seeds)
     epochs = T.epochs_rule(n, p, P.lr, mult)
     wrong0 = (a0[:, :, None] * y[:, None, :] < 0)
-    st = dict(t_ext=torch.full((R_,), -1, dtype=torch.int64), prev=Z0.clone(), mono_viol=torch.zeros(R_, dtype=torch.int64),
+    right0 = ~wrong0
+    # prev: the previous iterate (orthogonal_gd makes a new Z every step, so no copy is kept); prev_act = prev > 0,
+    # kept from the step before instead of recomputed
+    st = dict(t_ext=torch.full((R_,), -1, dtype=torch.int64), prev=Z0.clone(), prev_act=Z0 > 0,
+              mono_viol=torch.zeros(R_, dtype=torch.int64),
               react=torch.zeros(R_, dtype=torch.int64), resid_ext=torch.full((R_,), float("nan"), dtype=DTYPE),
               v64=torch.zeros(R_, dtype=torch.int64), n64=torch.zeros(R_, dtype=torch.int64))
     cxm, cxp, cyp = s.amin(-1), s.amax(-1), y.abs().amax(-1)  # per run (R,)
     cbar = (((a0 ** 2 - (Wn ** 2).sum(-1) - off) / p).sum(-1)).clamp_min(0)  # (R,) >= max_i (1/p) sum_j delta_j 1_ji
     kappa64 = 2 * math.pi * math.sqrt(2 / 3) * cxp ** 2 / cxm * cyp * math.sqrt(p / n)  # (R,)
 
-    def track(k, a, Z, r, L, mu, alive):
-        act = Z > 0
-        prev = st["prev"]
+    def track(k, a, Z, r, L, mu, alive, pos=None):
+        act = Z > 0 if pos is None else pos  # pos: orthogonal_gd's Z > 0, a new array every step
+        prev, prev_act = st["prev"], st["prev_act"]
         before = st["t_ext"] < 0
         wrong_active = (act & wrong0).flatten(1).any(1)
         newly = before & ~wrong_active
         st["t_ext"][newly] = k
         st["resid_ext"][newly] = ((r - y).abs() / y.abs()).amax(-1)[newly]
-        good = ~wrong0 & (prev > 0)
-        dec = (good & (Z < prev - 1e-12 * prev.abs())).flatten(1).any(1)
+        good = right0 & prev_act
+        # where good, prev > 0, so prev.abs() is prev: the same test, one array pass less
+        dec = (good & (Z < prev - 1e-12 * prev)).flatten(1).any(1)
         st["mono_viol"] += (dec & before).to(torch.int64)
-        st["react"] += ((prev <= 0) & act).flatten(1).sum(1)
+        # prev <= 0 is ~(prev > 0): prev had a finite loss, so it holds no NaN
+        st["react"] += (act & ~prev_act).flatten(1).sum(1)
         after = ~before | newly
         bound = kappa64 * (1 - r / y).abs().amax(-1) + 2 / n * cxp ** 2 * cbar
         st["v64"] += (after & alive & (mu > bound * (1 + 1e-9))).to(torch.int64)
         st["n64"] += (after & alive).to(torch.int64)
-        st["prev"] = Z.clone()
+        st["prev"], st["prev_act"] = Z, act
 
     run = RD.orthogonal_gd(a0, Z0, off, y, s, P.lr, epochs, stop_abs=P.stop_factor / (2 * n), track=track)
     L = run.loss

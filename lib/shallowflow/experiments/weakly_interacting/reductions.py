@@ -15,6 +15,7 @@ and L = 1/(2n) sum_i r_i^2, r = y - h; i.e. a_j += lr/n <relu(V_j), r>, w_j += l
 Every engine computes the exact local-PL curvature mu = p norm(grad L)^2 / L (eq. 24) where asked."""
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -50,20 +51,29 @@ class OrthoRun:
     extra: dict = field(default_factory=dict)
 
 
-def ortho_mu(a, Z, r, s2):
-    """Eq. (24) for orthogonal inputs: mu = 2/(n p) sum_j [(relu(Z_j).rbar)^2 + a_j^2 sum_i 1_ji s_i^2 rbar_i^2]."""
+def ortho_mu(a, Z, r, s2, F=None, act=None, buf=None):
+    """Eq. (24) for orthogonal inputs: mu = 2/(n p) sum_j [(relu(Z_j).rbar)^2 + a_j^2 sum_i 1_ji s_i^2 rbar_i^2].
+
+    ``F`` = relu(Z), ``act`` = 1{Z > 0} (as Z's dtype) and ``buf`` (a scratch array of Z's shape) may be given by a
+    caller that already holds them (:func:`orthogonal_gd`): the same operations on the same values, bit for bit."""
     R_, p, n = Z.shape
     rb = r / r.norm(dim=-1, keepdim=True)
-    act = (Z > 0).to(Z.dtype)
-    t1 = (torch.clamp_min(Z, 0) * rb[:, None, :]).sum(-1) ** 2
-    t2 = a ** 2 * (act * (s2 * rb ** 2)[:, None, :]).sum(-1)
+    if act is None:
+        act = (Z > 0).to(Z.dtype)
+    if F is None:
+        F = torch.clamp_min(Z, 0)
+    if buf is None:
+        buf = torch.empty_like(Z)
+    t1 = torch.mul(F, rb[:, None, :], out=buf).sum(-1) ** 2
+    t2 = a ** 2 * torch.mul(act, (s2 * rb ** 2)[:, None, :], out=buf).sum(-1)
     return 2.0 / (n * p) * (t1 + t2).sum(-1)
 
 
 def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, track=None, bound64=None):
     """GD on orthogonal data x_i = s_i e_i.  y (n,) or (R, n); s (n,) or (R, n) (a data set per run).  Runs stop (frozen) when
     L < stop_abs (scalar) or L/L0 < stop_rel.  ``track`` (optional): a callable (k, a, Z, r, L, mu, alive)
-    called every step for extra measurements.  Raises DivergenceError on a non-finite loss."""
+    called every step for extra measurements; one that declares a keyword ``pos`` is also given pos = Z > 0 (a new
+    bool array every step, which it may keep).  Raises DivergenceError on a non-finite loss."""
     a, Z = a.clone(), Z.clone()
     R_, p, n = Z.shape
     y = y.expand(R_, n) if y.dim() == 1 else y
@@ -73,8 +83,17 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
     alive = torch.ones(R_, dtype=torch.bool)
     stopped = torch.full((R_,), steps, dtype=torch.int64)
     L0 = None
+    # relu(Z), 1{Z > 0} and the (R, p, n) products are computed once per step into buffers allocated once, and
+    # shared by the loss, mu and the update (the same operations on the same values as computing each where it is
+    # used: bit-identical, tests/test_perf_equal_orthogonal.py); Z itself is a new array every step (``track`` may
+    # keep the previous one, and pos)
+    F = torch.empty_like(Z)
+    track_pos = track is not None and "pos" in inspect.signature(track).parameters
+    act = torch.empty_like(Z)
+    buf = torch.empty_like(Z)
     for k in progress.each(range(steps + 1), f"GD on orthogonal data ({R_} runs)", "it", progress.DELAY):
-        h = (a[:, :, None] * torch.clamp_min(Z, 0)).sum(1) / p
+        torch.clamp_min(Z, 0, out=F)
+        h = torch.mul(a[:, :, None], F, out=buf).sum(1) / p
         r = y - h
         L = (r ** 2).sum(-1) / (2 * n)
         if not bool(torch.isfinite(L).all()):
@@ -83,11 +102,16 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
                                   iteration=k, run=bad)
         if L0 is None:
             L0 = L.clone()
-        mu = ortho_mu(a, Z, r, s2)
+        pos = Z > 0
+        act.copy_(pos)
+        mu = ortho_mu(a, Z, r, s2, F=F, act=act, buf=buf)
         loss[:, k] = L
         mus[:, k] = mu
         if track is not None:
-            track(k, a, Z, r, L, mu, alive)
+            if track_pos:
+                track(k, a, Z, r, L, mu, alive, pos=pos)
+            else:
+                track(k, a, Z, r, L, mu, alive)
         stop = torch.zeros_like(alive)
         if stop_abs is not None:
             stop |= L < stop_abs
@@ -100,12 +124,11 @@ def orthogonal_gd(a, Z, off, y, s, lr, steps, stop_rel=None, stop_abs=None, trac
             loss[:, k + 1:] = L[:, None]
             mus[:, k + 1:] = mu[:, None]
             break
-        act = (Z > 0).to(DTYPE)
-        ga = (torch.clamp_min(Z, 0) * r[:, None, :]).sum(-1) / n
-        gZ = (a[:, :, None] / n) * act * (r * s2)[:, None, :]  # d<w_j, x_i> = s_i d w_ji
+        ga = torch.mul(F, r[:, None, :], out=buf).sum(-1) / n
+        gZ = torch.mul(a[:, :, None] / n, act, out=buf).mul_((r * s2)[:, None, :])  # d<w_j, x_i> = s_i d w_ji
         m = (lr * alive.to(DTYPE))
         a = a + m[:, None] * ga
-        Z = Z + m[:, None, None] * gZ
+        Z = Z + gZ.mul_(m[:, None, None])  # gZ m = m gZ exactly
     return OrthoRun(a=a, Z=Z, loss=loss, mu=mus, stopped_at=stopped)
 
 
