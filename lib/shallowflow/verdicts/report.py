@@ -279,12 +279,20 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
             f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {inline_html(explain(c))}"
             f"{paper_line(c['id'])}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
-        body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}{quotes_html(row, registry)}</td>"
-                    f"<td>{badge(t['verdict'])}</td>"
-                    f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")
+        # the short columns side by side; the long text (the source's words, the failing checks with their causes,
+        # whys and paper results) on full-width rows under the target, as the chapters' check tables do (issue 41,
+        # item 8: in a fifth column one why ran 30 lines at 1400 px)
+        body.append(f"<tr class='sf-report-target'><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td>"
+                    f"<td>{badge(t['verdict'])}</td><td>{_chapter_link(row['chapter'], here)}</td></tr>")
+        quotes = quotes_html(row, registry)
+        if quotes:
+            body.append(f"<tr class='sf-report-quote'><td colspan='4'><div class='sf-wrap'>{quotes}</div></td></tr>")
+        if whys:
+            body.append(f"<tr class='sf-report-failing'><td colspan='4'><div class='sf-wrap'><b>failing checks and "
+                        f"their causes</b><ul>{whys}</ul></div></td></tr>")
     out.append("<h3>Claims and verdicts</h3><div class='sf-scroll' style='overflow-x:auto;max-width:100%'>"
                "<table class='sf-report'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>chapter</th>"
-               f"<th>failing checks and their causes</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+               f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
     close = "".join(
         f"<tr><td><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
         f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a></td><td>{inline_html(c['measured'])}</td>"
