@@ -109,3 +109,10 @@ def test_check_result_is_read_from_the_records():
     assert "threshold.html#check-001-fig4-first-layer" in html
     assert ">pass<" in html and "[0.9, 1.02] (95% bootstrap interval, n = 480)" in html and "0.07 inside" in html
     assert "not in this build's records" in report.check_result_html("001", "Fig4/first-layer", [], reg)
+
+
+def test_long_parameter_values_are_shortened_with_their_count():
+    assert report.short_value(list(range(500))) == "[0, 1, ..., 499] (500 consecutive values)"
+    assert report.short_value([3, 1, 4, 1, 5, 9, 2, 6, 5]) == "[3, 1, 4, ..., 5] (9 values)"
+    assert report.short_value([0, 1, 2]) == "[0, 1, 2]" and report.short_value(0.5) == "0.5"
+    assert "title='[0, 1," in report.value_html(list(range(20)))

@@ -27,6 +27,13 @@ MEASURE = r"""
 ([long, wide]) => {
   const out = [];
   for (const table of document.querySelectorAll('table.sf-report, table.sf-closest, table.sf-deviations, table.sf-cost')) {
+    const box = (table.closest('.sf-scroll') || table.parentElement).getBoundingClientRect();
+    for (const w of table.querySelectorAll('.sf-wrap')) {  // a full-width row is read without scrolling
+      const r = w.getBoundingClientRect();
+      if (r.right > box.right + 1)
+        out.push(table.className + ': a full-width row runs ' + Math.round(r.right - box.right) + ' px past the visible table: "'
+                 + (w.innerText || '').trim().slice(0, 60) + '"');
+    }
     for (const td of table.querySelectorAll('td')) {
       const text = (td.innerText || '').trim().replace(/\s+/g, ' ');
       const w = td.getBoundingClientRect().width;

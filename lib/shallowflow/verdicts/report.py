@@ -212,6 +212,27 @@ def check_result_html(source: str, check_id: str, rows: list[dict], registry: di
             + "</span>")
 
 
+def short_value(value, limit: int = 8) -> str:
+    """A parameter value for a table cell: a list longer than ``limit`` as its first and last items and its length
+    (consecutive integers as their first two, the last and the count: ``[0, 1, ..., 499] (500 values)``)."""
+    if not isinstance(value, (list, tuple)) or len(value) <= limit:
+        return str(value)
+    v = list(value)
+    ints = all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    if ints and all(b - a == 1 for a, b in zip(v, v[1:])):
+        return f"[{v[0]}, {v[1]}, ..., {v[-1]}] ({len(v)} consecutive values)"
+    return f"[{', '.join(map(str, v[:3]))}, ..., {v[-1]}] ({len(v)} values)"
+
+
+def value_html(value) -> str:
+    """:func:`short_value` as code, the whole value in its title (shown on hover)."""
+    import html
+
+    short, full = short_value(value), str(value)
+    title = f" title='{html.escape(full)}'" if short != full else ""
+    return f"<code{title}>{html.escape(short)}</code>"
+
+
 def compared_text(cost: list[dict], n_deviations: int) -> str:
     """What the deviations table compared, from the files that are there: the chapters with a ``params/paper``
     file (compared) and those without (nothing to compare: no source scale declared apart from the book's)."""
@@ -309,7 +330,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                   "None in this build's records (no passing check with a relative margin: records written before "
                   "margins were recorded have none).</p>"))
     devs = "".join(f"<tr><td>{esc(d['chapter'])}</td><td><code>{esc(d['parameter'])}</code></td>"
-                   f"<td><code>{esc(str(d['book']))}</code></td><td><code>{esc(str(d['source']))}</code></td>"
+                   f"<td>{value_html(d['book'])}</td><td>{value_html(d['source'])}</td>"
                    f"<td>{esc(d['meaning'])}</td></tr>" for d in rep["deviations"])
     out.append("<h3>Deviations from the source's protocol</h3><p>Generated from each chapter's parameters cell "
                "(the book's scale) against <code>params/paper/</code> (the source's scale): "
