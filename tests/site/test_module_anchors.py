@@ -1,6 +1,6 @@
 """Issue 41 item 10: every link of the built site's source pages (``_modules/``, Sphinx's viewcode) to an anchor
 lands on an element with that id. A name documented under two modules (a re-export, e.g. ``run.cli.chapters``
-from ``executor``) once made viewcode link the defining module's other objects under the wrong module's name: five
+from ``executor``) once made viewcode link the defining module's other objects under the wrong module's name: six
 ``[docs]`` links of ``_modules/shallowflow/executor/common.html`` pointed at anchors the API page did not have."""
 import re
 from pathlib import Path
