@@ -336,7 +336,7 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                "(the book's scale) against <code>params/paper/</code> (the source's scale): "
                + compared_text(rep["cost"], len(rep["deviations"]))
                + ("</p><div class='sf-scroll' style='overflow-x:auto;max-width:100%'><table class='sf-deviations'>"
-                  "<thead><tr><th>chapter</th><th>parameter</th><th>book</th><th>source</th><th>meaning</th></tr>"
+                  "<thead><tr><th>chapter</th><th>parameter</th><th>this page (book scale)</th><th>the source's scale (params/paper)</th><th>meaning (the parameters cell's comment)</th></tr>"
                   f"</thead><tbody>{devs}</tbody></table></div>" if devs else "</p>"))
     doc = paper_scale_doc(warn=warn)  # one wording of a cost, as in each re-run box (shallowflow.site.ext)
     cost_rows = "".join(
