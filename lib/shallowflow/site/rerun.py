@@ -39,9 +39,8 @@ def _profile_cell(values: dict | None, name: str) -> str:
 def custom_run(chapter: str) -> tuple[str, dict]:
     """The re-run box's complete custom run (issue 41, item 9): one numeric parameter at its book value (the one to
     edit), the chapter's seeds replaced by as many others (the next ones after the book's largest: other draws, the
-    same number of runs) and the check
-    table written as JSON; returns the command and its overrides. A chapter without seeds (a deterministic one)
-    has none to replace."""
+    same number of runs) and the check table written as JSON; returns the command and its overrides. A chapter
+    without seeds (a deterministic one) has none to replace."""
     import json
 
     from shallowflow.params import chapters
