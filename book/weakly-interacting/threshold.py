@@ -215,8 +215,12 @@ if f45 is not None:
     for lr, N in N4.items():
         axes[0].plot(D4[lr], N, "o-", label=f"book, lr {lr:g}")
     axes[0].plot(TH.AUTHORS_FIG4["d"], TH.AUTHORS_FIG4["N"], "s--", mfc="none", color="0.5", label="authors' data (p = 30)")
-    axes[0].plot(sorted(P.fig4_ds), np.array(sorted(P.fig4_ds)) * P.fig4_p, "k:", lw=0.8, label="d p")
-    axes[0].set(xlabel="d", ylabel=f"N(d, {P.fig4_p})", xlim=(0, max(P.fig4_ds) * 1.1 + 5), ylim=(0, max(N4[1.0].max(initial=0), 300) * 1.3))
+    d_all = np.array(sorted(set(P.fig4_ds) | set(TH.AUTHORS_FIG4["d"])), float)
+    axes[0].plot(d_all, d_all * P.fig4_p, "k:", lw=0.8, label="d p")
+    axes[0].set(xlabel="d", ylabel=f"N(d, {P.fig4_p})")
+    # the axes hold every point the Fig. 4 checks use: the book's bracketed thresholds and the authors' data to d = 100
+    plots.hold_points(axes[0], np.concatenate([D4[lr] for lr in N4] + [TH.AUTHORS_FIG4["d"]]),
+                      np.concatenate([N4[lr] for lr in N4] + [TH.AUTHORS_FIG4["N"]]))
     axes[0].legend(fontsize=7)
     axes[1].plot(ps, N5, "o-", label="book, lr 1")
     axes[1].plot(TH.AUTHORS_FIG5["p"], TH.AUTHORS_FIG5["N"], "s--", mfc="none", color="0.5", label="authors' data (d = 30)")
@@ -320,7 +324,8 @@ if f45 is not None:
     b4 = exp4[1.0]["beta"]  # the R^2 of a linear fit to an exact power law with the book's exponent, on the same d
     r2_pure = TH.linear_fit(D4[1.0], D4[1.0] ** b4)["r2"] if len(D4[1.0]) >= 3 and math.isfinite(b4) else math.nan
     claims.check("Fig4/linear", "linear in d where the curve is measured at its largest d (lr 1): range of power-law exponents "
-                 "consistent with the bracketed thresholds' intervals at the three largest bracketed d", [top4[1.0]["lo"], top4[1.0]["hi"]],
+                 "consistent with the bracketed thresholds' intervals at the three largest bracketed d",
+                 TH.envelope_ends(top4[1.0], len(curve4[1.0][2][-3:]), P.level),
                  TH.exponent_test(1.0, 2.0), source_value="N = C(p) d", valid=fin4,
                  note=f"at d = {D4[1.0][-3:].astype(int).tolist()}: exponent {top4[1.0]['beta']:.3f}; over the whole range "
                  f"{exp4[1.0]['beta']:.3f}; R^2 of the linear fit {lin4[1.0]['r2']:.3f} (an exact power law d^{b4:.2f}, no noise, "
@@ -329,14 +334,16 @@ if f45 is not None:
                  source_value="1 (linear); authors' data about 1.6", valid=fin4,
                  note=f"exponents consistent with the thresholds' intervals: [{exp4[1.0]['lo']:.3f}, {exp4[1.0]['hi']:.3f}]")
     claims.check("Fig4/authors-exponent", f"the authors' own Fig. 4 data (d = 10 .. 100, p = 30): {P.level:.0%} interval of the power-law "
-                 "exponent (above 1: N/d is not constant)", [auth["lo"], auth["hi"]], C.above(1.0, strict=True),
+                 "exponent (above 1: N/d is not constant)",
+                 metrics.interval_ends(auth["lo"], auth["hi"], len(TH.AUTHORS_FIG4["d"]), P.level, "t"), C.above(1.0, strict=True),
                  source_value="N(d, p) = C(p) d (caption)", valid=C.NO_TRAINING, note=f"exponent {auth['beta']:.3f}; values read from the authors' CSVs (spec)")
     claims.check("Fig4/matches-authors", "the authors' data's exponent on the book's d values lies in the range of lr-1 exponents "
                  "consistent with the book's thresholds", auth_same, C.within(exp4[1.0]["lo"], exp4[1.0]["hi"]),
                  source_value="the paper's Fig. 4", valid=fin4, note=f"book exponent {exp4[1.0]['beta']:.3f}")
     claims.check("Fig4/linear-small-step", f"linear in d where the curve is measured at its largest d, at the small step lr "
                  f"{P.small_lr:g}: range of power-law exponents consistent with the bracketed thresholds' intervals at the three "
-                 "largest bracketed d (bootstrap, or the grid gap when unresolved)", [top4[P.small_lr]["lo"], top4[P.small_lr]["hi"]],
+                 "largest bracketed d (bootstrap, or the grid gap when unresolved)",
+                 TH.envelope_ends(top4[P.small_lr], len(curve4[P.small_lr][2][-3:]), P.level),
                  TH.exponent_test(1.0, 2.0), source_value="N = C(p) d", valid=fin4,
                  note=f"at d = {D4[P.small_lr][-3:].astype(int).tolist()}: exponent {top4[P.small_lr]['beta']:.3f}; over the whole "
                  f"range {exp4[P.small_lr]['beta']:.3f}")
@@ -350,7 +357,7 @@ if f45 is not None:
     auth_top = TH.power_fit_interval(ad[-3:], aN[-3:], level=P.level)
     claims.check("Fig4/authors-large-d", f"the authors' own data at their three largest d (d = {ad[-3:].astype(int).tolist()}, the paper "
                  f"profile's): {P.level:.0%} interval of the power-law exponent, the criterion of check linear",
-                 [auth_top["lo"], auth_top["hi"]], TH.exponent_test(1.0, 2.0), source_value="N(d, p) = C(p) d (caption)",
+                 metrics.interval_ends(auth_top["lo"], auth_top["hi"], len(ad[-3:]), P.level, "t"), TH.exponent_test(1.0, 2.0), source_value="N(d, p) = C(p) d (caption)",
                  valid=C.NO_TRAINING, note=f"exponent {auth_top['beta']:.3f}")
     claims.check("Fig4/below-dp", "N(d, p) <= d p (parameter count), both steps, bracketed thresholds",
                  np.concatenate([N4[lr] / (D4[lr] * P.fig4_p) for lr in N4]) if all(len(v) for v in N4.values()) else [math.nan],
@@ -362,7 +369,8 @@ if f45 is not None:
     # n grid's step and cannot be ordered
     exp5 = TH.exponent_interval(ps, kept5)
     claims.check("Fig5/sublinear", "N(30, p) grows sub-linearly in p: range of power-law exponents consistent with the "
-                 "bracketed thresholds' intervals (bootstrap, or the grid gap when unresolved)", [exp5["lo"], exp5["hi"]],
+                 "bracketed thresholds' intervals (bootstrap, or the grid gap when unresolved)",
+                 TH.envelope_ends(exp5, len(kept5), P.level),
                  TH.SUBLINEAR, source_value="sub-linear", valid=fin5,
                  note=f"exponent {exp5['beta']:.3f}; bracketed at p = {ps.astype(int).tolist()}; deviation from the spec "
                       "(slopes decreasing at every step)")
@@ -375,7 +383,8 @@ if fl is not None:
     res = min(b / a for a, b in zip(mm, mm[1:]))  # the Fig. 4 grid's resolution: the closest consecutive n ratio
     claims.check("Fig4/first-layer", "the first-layer law (the authors' code's U(-1/sqrt(d), 1/sqrt(d)) against App. B's "
                  f"N(0, I/d)) moves the threshold by less than the Fig. 4 grid resolves (d = 20, lr 1): {P.level:.0%} bootstrap interval "
-                 "of N(uniform) / N(gauss)", [fl["lo"], fl["hi"]] if fl["bracketed"] else [math.nan],
+                 "of N(uniform) / N(gauss)",
+                 TH.ratio_ends(fl, P.level) if fl["bracketed"] else [math.nan],
                  C.within(1 / res, res), source_value="App. B: N(0, I/d); code: U(-1/sqrt(d), 1/sqrt(d))",
                  valid=torch.cat([rr["finite"] for law in ("gauss", "uniform") for rr in fl[law]["rows"]]),
                  note=f"ratio {fl['ratio']:.3f}; thresholds {fl['gauss']['fit']['N']:.1f} (gauss), {fl['uniform']['fit']['N']:.1f} (uniform)")

@@ -132,7 +132,35 @@ class ReproductionReportDirective(SphinxDirective):
         return [nodes.raw("", report.report_html(source, rows, reg, profile, here, warn=logger.warning), format="html")]
 
 
+_ROWS: dict = {}
+
+
+def check_result_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{check-result}`001:Fig4/first-layer```: the check's verdict, measurement, criterion and margin from this
+    build's records (:func:`shallowflow.verdicts.report.check_result_html`), for a report page's sentence that
+    states a result. A check the registry does not list is an error (a typo would show nothing)."""
+    import os
+    import posixpath
+
+    from shallowflow import verdicts as C
+    from shallowflow.verdicts import report
+
+    source, _, check_id = text.strip().partition(":")
+    reg = C.load_registry()
+    target, _, check = check_id.partition("/")
+    if check not in ((reg.get("targets", {}).get(f"{source}:{target}") or {}).get("checks") or {}):
+        msg = inliner.reporter.error(f"check-result: no registered check {text!r} (write SOURCE:TARGET/check)",
+                                     line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    profile = os.environ.get("SHALLOWFLOW_EDITION", "").strip() or "book"
+    if profile not in _ROWS:
+        _ROWS[profile] = C.scorecard(profile)
+    here = posixpath.dirname(inliner.document.settings.env.docname)
+    return [nodes.raw("", report.check_result_html(source, check_id, _ROWS[profile], reg, here), format="html")], []
+
+
 def setup(app):
+    app.add_role("check-result", check_result_role)
     app.add_directive("reproduction-report", ReproductionReportDirective)
     app.add_directive("errata", ErrataDirective)
     app.add_directive("coverage", CoverageDirective)

@@ -36,6 +36,48 @@ def _profile_cell(values: dict | None, name: str) -> str:
     return f"<code>{html.escape(_short(values[name]))}</code>" if name in values else "<i>as book</i>"
 
 
+def custom_run(chapter: str) -> tuple[str, dict]:
+    """The re-run box's complete custom run (issue 41, item 9): one numeric parameter at its book value (the one to
+    edit), the chapter's seeds replaced by as many others (the next ones after the book's largest: other draws, the
+    same number of runs) and the check table written as JSON; returns the command and its overrides. A chapter
+    without seeds (a deterministic one) has none to replace."""
+    import json
+
+    from shallowflow.params import chapters
+
+    cell = chapters.parameters_cell(chapter)
+    example = next((d for d in cell if d.name != "profile" and isinstance(d.value, (int, float))
+                    and not isinstance(d.value, bool) and "seed" not in d.name), None)
+    seeds = [d for d in cell if "seed" in d.name and isinstance(d.value, list) and d.value
+             and all(isinstance(v, int) and not isinstance(v, bool) for v in d.value)]
+    seeds = next((d for d in seeds if d.name == "seeds"), seeds[0] if seeds else None)
+    parts, overrides = [f"shallowflow run {chapter}"], {}
+    if example is not None:
+        parts.append(f"-p {example.name} {example.text}")
+        overrides[example.name] = example.value
+    if seeds is not None:
+        mine = [max(seeds.value) + 1 + i for i in range(len(seeds.value))]
+        parts.append(f"-p {seeds.name} \"{json.dumps(mine)}\"")
+        overrides[seeds.name] = mine
+    parts.append(f"--json {chapter.rsplit('/', 1)[-1]}-checks.json")
+    return " ".join(parts), overrides
+
+
+def estimate_html(chapter: str, overrides: dict) -> str:
+    """What the custom run's ``--estimate`` line prints, computed when the page is built (no kernel: the
+    validation and the chapter's work and memory rules; :func:`shallowflow.executor.estimate.estimate`), or its
+    one-line refusal."""
+    from shallowflow.executor import ChapterError
+    from shallowflow.executor import estimate as E
+
+    try:
+        text = E.describe(E.estimate(chapter, "book", overrides))
+    except ChapterError as e:
+        text = f"refused: {e}"
+    return (f"<p class='sf-estimate-title'><b>Its estimate</b> (what the <code>--estimate</code> line prints, "
+            f"computed when this page was built):</p><pre class='sf-estimate'>{html.escape(text)}</pre>")
+
+
 def rerun_box(chapter: str) -> str:
     """The HTML of one chapter's re-run box: the commands, the cost at this page's scale and the source's (with
     a link to the chapter's row of the build report), the parameters and their rules."""
@@ -48,14 +90,16 @@ def rerun_box(chapter: str) -> str:
     cell = chapters.parameters_cell(chapter)
     smoke, paper = _profile_values(chapter, "smoke"), _profile_values(chapter, "paper")
     example = next((d for d in cell if d.name != "profile" and isinstance(d.value, (int, float))
-                    and not isinstance(d.value, bool)), None)
+                    and not isinstance(d.value, bool) and "seed" not in d.name), None)
+    custom, overrides = custom_run(chapter)
     lines = [f"shallowflow run {chapter}                      # book scale: this page",
              f"shallowflow run {chapter} --profile smoke      # the CI tier, seconds"]
     if paper is not None:
         lines.append(f"shallowflow run {chapter} --profile paper      # the source's own scale")
-    if example is not None:
-        lines.append(f"shallowflow run {chapter} -p {example.name} {example.text}   # any value: a custom run")
-        lines.append(f"shallowflow run {chapter} -p {example.name} {example.text} --estimate   # its cost first; no kernel")
+    lines += ["# a custom run: your values, your seeds, the check table as JSON (edit any -p value; the table below",
+              "# lists every parameter), then its cost before you start it",
+              f"{custom}",
+              f"{custom.split(' --json ')[0]} --estimate   # its cost first; no kernel"]
     lines += ["shallowflow params " + chapter + "                   # the table below, in the terminal",
               "", "# or with papermill itself:",
               f"jupytext --to ipynb book/{chapter}.py -o chapter.ipynb",
@@ -79,6 +123,7 @@ def rerun_box(chapter: str) -> str:
             '(commands and parameters)</summary>'
             f'<pre>{html.escape(chr(10).join(lines))}</pre>'
             f'{cost_html(chapter, posixpath.dirname("book/" + chapter))}'
+            f'{estimate_html(chapter, overrides)}'
             '<div class="sf-scroll"><table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
             f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
             f'{rules_html}<p>A value outside its range stops the run before any training, with a message '

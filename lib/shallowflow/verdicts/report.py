@@ -62,7 +62,7 @@ def source_chapters(registry: dict, source: str) -> list[str]:
 
 def deviations(chapter: str) -> list[dict]:
     """The parameters where the book's scale differs from the source's (``params/paper/<chapter>.yml``)."""
-    path = repo_root() / "params" / "paper" / f"{chapter}.yml"
+    path = paper_file(chapter)
     if not path.exists():
         return []
     paper = yaml.safe_load(path.read_text()) or {}
@@ -166,9 +166,17 @@ def paper_cost_text(chapter: str, doc: dict | None) -> str:
         return f"not run: the paper profile is refused on {where}{basis}"
     if status == "none" and chapter.startswith("synthesis/"):  # the synthesis has no source, hence no source scale
         return "no paper profile: a synthesis chapter has no source of its own, hence no source scale; it runs at the parameters its page states"
-    if status == "none":
-        return f"no paper profile: the book scale is the source's{basis}"
+    if status == "none" and not paper_file(chapter).exists():
+        # what the records hold: no params/paper file, so the paper profile runs the book's own parameters; that
+        # they are the source's is the chapter's declaration, not a comparison (issue 41, item 5)
+        return (f"no paper profile: no params/paper/{chapter}.yml, so the paper profile runs this page's parameters "
+                "(declared the source's, not compared)")
     return "not measured"
+
+
+def paper_file(chapter: str) -> Path:
+    """The chapter's source-scale parameters, ``params/paper/<chapter>.yml`` (absent: none declared)."""
+    return repo_root() / "params" / "paper" / f"{chapter}.yml"
 
 
 def environment(profile: str = "book") -> dict:
@@ -179,6 +187,67 @@ def environment(profile: str = "book") -> dict:
     rep = json.loads(path.read_text())
     return dict(machine=rep.get("machine", {}), versions=rep.get("versions", {}), date=rep.get("date", ""),
                 code=rep.get("code", ""))
+
+
+def check_result_html(source: str, check_id: str, rows: list[dict], registry: dict, here: str = "book") -> str:
+    """One check's result as a sentence's words, from this build's records: its verdict, what it measured (with
+    the measurement's kind), its criterion and margin, linked to its row on its chapter's page. A report page's
+    prose states a measured fact only through this (``{check-result}`` role; issue 41, item 5): a typed sentence
+    would go stale when the records change."""
+    import html
+    import posixpath
+
+    from .scorecard import badge, check_anchor, inline_html
+
+    target = check_id.split("/", 1)[0]
+    row = next((r for r in rows if r["source"] == source and r["target"] == target), None)
+    c = next((c for c in (row or {}).get("checks", []) if c["id"] == check_id), None)
+    href = posixpath.relpath((chapter_of(registry, source, check_id) or "book/scorecard") + ".html", here)
+    name = f"<a href='{html.escape(href)}#{check_anchor(source, check_id)}'><code>{html.escape(check_id)}</code></a>"
+    if c is None:
+        return f"<span class='sf-check-result'>{name}: not in this build's records</span>"
+    margin = c.get("margin_text") or ""
+    return (f"<span class='sf-check-result'>{name}: {badge(c['verdict'])}, measured {inline_html(c.get('measured', ''))} "
+            f"against {inline_html(c.get('criterion', ''))}" + (f" (margin {inline_html(margin)})" if margin else "")
+            + "</span>")
+
+
+def short_value(value, limit: int = 8) -> str:
+    """A parameter value for a table cell: a list longer than ``limit`` as its first and last items and its length
+    (consecutive integers as their first two, the last and the count: ``[0, 1, ..., 499] (500 values)``)."""
+    if not isinstance(value, (list, tuple)) or len(value) <= limit:
+        return str(value)
+    v = list(value)
+    ints = all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    if ints and all(b - a == 1 for a, b in zip(v, v[1:])):
+        return f"[{v[0]}, {v[1]}, ..., {v[-1]}] ({len(v)} consecutive values)"
+    return f"[{', '.join(map(str, v[:3]))}, ..., {v[-1]}] ({len(v)} values)"
+
+
+def value_html(value) -> str:
+    """:func:`short_value` as code, the whole value in its title (shown on hover)."""
+    import html
+
+    short, full = short_value(value), str(value)
+    title = f" title='{html.escape(full)}'" if short != full else ""
+    return f"<code{title}>{html.escape(short)}</code>"
+
+
+def compared_text(cost: list[dict], n_deviations: int) -> str:
+    """What the deviations table compared, from the files that are there: the chapters with a ``params/paper``
+    file (compared) and those without (nothing to compare: no source scale declared apart from the book's)."""
+    chapters = [c["chapter"] for c in cost]
+    with_file = [c for c in chapters if paper_file(c).exists()]
+    without = [c for c in chapters if c not in with_file]
+    out = (f"{len(with_file)} of this source's {len(chapters)} chapters ha{'s' if len(with_file) == 1 else 've'} a "
+           "source-scale file"
+           + (f" ({', '.join(with_file)})" if with_file else "")
+           + f", {n_deviations} parameter{'' if n_deviations == 1 else 's'} differ{'s' if n_deviations == 1 else ''}"
+           + (" from it" if with_file else ""))
+    if without:
+        out += (f"; {len(without)} ha{'s' if len(without) == 1 else 've'} none ({', '.join(without)}): nothing to "
+                "compare, their page's parameters are the only ones declared")
+    return out + "."
 
 
 def report_html(source: str, rows: list[dict], registry: dict, profile: str = "book", here: str = "book",
@@ -231,12 +300,20 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
             f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a>: {inline_html(explain(c))}"
             f"{paper_line(c['id'])}</li>"
             for c in row["checks"] if c["verdict"] != "pass")
-        body.append(f"<tr><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}{quotes_html(row, registry)}</td>"
-                    f"<td>{badge(t['verdict'])}</td>"
-                    f"<td>{_chapter_link(row['chapter'], here)}</td><td>{'<ul>' + whys + '</ul>' if whys else ''}</td></tr>")
+        # the short columns side by side; the long text (the source's words, the failing checks with their causes,
+        # whys and paper results) on full-width rows under the target, as the chapters' check tables do (issue 41,
+        # item 8: in a fifth column one why ran 30 lines at 1400 px)
+        body.append(f"<tr class='sf-report-target'><td><b>{esc(t['target'])}</b></td><td>{esc(t['title'])}</td>"
+                    f"<td>{badge(t['verdict'])}</td><td>{_chapter_link(row['chapter'], here)}</td></tr>")
+        quotes = quotes_html(row, registry)
+        if quotes:
+            body.append(f"<tr class='sf-report-quote'><td colspan='4'><div class='sf-wrap'>{quotes}</div></td></tr>")
+        if whys:
+            body.append(f"<tr class='sf-report-failing'><td colspan='4'><div class='sf-wrap'><b>failing checks and "
+                        f"their causes</b><ul>{whys}</ul></div></td></tr>")
     out.append("<h3>Claims and verdicts</h3><div class='sf-scroll' style='overflow-x:auto;max-width:100%'>"
                "<table class='sf-report'><thead><tr><th>target</th><th>what</th><th>verdict</th><th>chapter</th>"
-               f"<th>failing checks and their causes</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+               f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
     close = "".join(
         f"<tr><td><a href='{esc(posixpath.relpath((chapter_of(registry, source, c['id']) or 'book/scorecard') + '.html', here))}"
         f"#{check_anchor(source, c['id'])}'>{esc(c['id'])}</a></td><td>{inline_html(c['measured'])}</td>"
@@ -253,14 +330,14 @@ def report_html(source: str, rows: list[dict], registry: dict, profile: str = "b
                   "None in this build's records (no passing check with a relative margin: records written before "
                   "margins were recorded have none).</p>"))
     devs = "".join(f"<tr><td>{esc(d['chapter'])}</td><td><code>{esc(d['parameter'])}</code></td>"
-                   f"<td><code>{esc(str(d['book']))}</code></td><td><code>{esc(str(d['source']))}</code></td>"
+                   f"<td>{value_html(d['book'])}</td><td>{value_html(d['source'])}</td>"
                    f"<td>{esc(d['meaning'])}</td></tr>" for d in rep["deviations"])
     out.append("<h3>Deviations from the source's protocol</h3><p>Generated from each chapter's parameters cell "
                "(the book's scale) against <code>params/paper/</code> (the source's scale): "
+               + compared_text(rep["cost"], len(rep["deviations"]))
                + ("</p><div class='sf-scroll' style='overflow-x:auto;max-width:100%'><table class='sf-deviations'>"
-                  "<thead><tr><th>chapter</th><th>parameter</th><th>book</th><th>source</th><th>meaning</th></tr>"
-                  f"</thead><tbody>{devs}</tbody></table></div>" if devs else
-                  "none: every chapter runs at the source's scale.</p>"))
+                  "<thead><tr><th>chapter</th><th>parameter</th><th>this page (book scale)</th><th>the source's scale (params/paper)</th><th>meaning (the parameters cell's comment)</th></tr>"
+                  f"</thead><tbody>{devs}</tbody></table></div>" if devs else "</p>"))
     doc = paper_scale_doc(warn=warn)  # one wording of a cost, as in each re-run box (shallowflow.site.ext)
     cost_rows = "".join(
         f"<tr><td>{esc(c['chapter'])}</td><td>{'not in this build' if c['book_s'] is None else format(c['book_s'], '.1f')}"

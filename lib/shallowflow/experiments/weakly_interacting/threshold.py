@@ -245,6 +245,25 @@ def exponent_interval(x, rows):
     return dict(beta=beta, lo=lo, hi=hi)
 
 
+def envelope_ends(iv, n, level=0.95):
+    """The two ends of an :func:`exponent_interval` (``iv``: its ``lo`` and ``hi``) as interval ends
+    (:func:`shallowflow.engine.metrics.interval_ends`): the exponents consistent with ``n`` thresholds' ``level``
+    intervals (their envelope, method "threshold-envelope"), so that a check prints them as one interval with its
+    level and count, not as a range of two values."""
+    if not (math.isfinite(iv["lo"]) and math.isfinite(iv["hi"])):
+        return [iv["lo"], iv["hi"]]  # no interval (fewer than three thresholds): nothing to label
+    return metrics.interval_ends(iv["lo"], iv["hi"], n, level, "threshold-envelope")
+
+
+def ratio_ends(fl, level=0.95):
+    """The ``level`` bootstrap interval of the first-layer threshold ratio (:func:`run_first_layer`) as interval
+    ends; its count is the runs both fits rest on."""
+    if not (math.isfinite(fl["lo"]) and math.isfinite(fl["hi"])):
+        return [fl["lo"], fl["hi"]]  # no bootstrap resamples: nothing to label
+    runs = sum(len(rr["converged"]) for law in ("gauss", "uniform") for rr in fl[law]["rows"])
+    return metrics.interval_ends(fl["lo"], fl["hi"], runs, level, "bootstrap")
+
+
 def power_fit_interval(x, y, level=0.95):
     """Power-law exponent of published values (log-log least squares) with its t interval."""
     from scipy import stats
