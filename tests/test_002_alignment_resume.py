@@ -2,12 +2,12 @@
 with ``resume`` the lambda sweep (one ensemble, with its phase captures) and each general-d run are checkpoints; a run
 interrupted after k of them and started again computes only the rest and gives the numbers of an uninterrupted run,
 bit for bit."""
-import dataclasses
 from types import SimpleNamespace
 
 import pytest
-import torch
 import yaml
+
+from bit_identical import same
 
 from shallowflow.experiments.early_alignment import alignment as ex
 
@@ -20,28 +20,6 @@ def tiny(**kw):
              sections=["sweep", "general-d"])
     P.update(kw)
     return SimpleNamespace(**P)
-
-
-def same(a, b, path="out"):
-    """Bit-identical (NaNs included), every field but the wall-clock ``seconds``."""
-    assert type(a) is type(b), path
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes(), path
-    elif dataclasses.is_dataclass(a):
-        for f in dataclasses.fields(a):
-            if f.name != "seconds":
-                same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys(), path
-        for k in a:
-            if k != "seconds":
-                same(a[k], b[k], f"{path}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            same(x, y, f"{path}[{i}]")
-    else:
-        assert a == b or (a != a and b != b), path
 
 
 def run(P):

@@ -4,8 +4,9 @@ started again computes only the rest and gives the numbers of an uninterrupted r
 from types import SimpleNamespace
 
 import pytest
-import torch
 import yaml
+
+from bit_identical import same
 
 from shallowflow.experiments.early_alignment import assumption3 as ex
 
@@ -18,24 +19,6 @@ def tiny(**kw):
              unbalanced_seeds=[0, 1], unbalanced_time=5.0, resume=False)
     P.update(kw)
     return SimpleNamespace(**P)
-
-
-def same(a, b, path="out"):
-    """Bit-identical (NaNs included), every entry but the wall-clock ``seconds``."""
-    assert type(a) is type(b), path
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes(), path
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys(), path
-        for k in a:
-            if k != "seconds":
-                same(a[k], b[k], f"{path}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            same(x, y, f"{path}[{i}]")
-    else:
-        assert a == b or (a != a and b != b), path
 
 
 def run(P):

@@ -2,12 +2,12 @@
 ``resume`` each of its four ensembles (the monitored Figure 2 runs, the dominated run, the balancedness runs, the control
 runs) is a checkpoint; a run interrupted after the first and started again computes only the rest and gives the
 numbers of an uninterrupted run, bit for bit."""
-import dataclasses
 from types import SimpleNamespace
 
 import pytest
-import torch
 import yaml
+
+from bit_identical import same
 
 from shallowflow.experiments.early_alignment import spurious as ex
 
@@ -18,28 +18,6 @@ def tiny(**kw):
              perturbations=10, animation_frames=0, control_width=5, control_time=2.0, control_leak=0.1, resume=False)
     P.update(kw)
     return SimpleNamespace(**P)
-
-
-def same(a, b, path="run"):
-    """Bit-identical (NaNs included), every field but the wall-clock ``seconds``."""
-    assert type(a) is type(b), path
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes(), path
-    elif dataclasses.is_dataclass(a):
-        for f in dataclasses.fields(a):
-            if f.name != "seconds":
-                same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys(), path
-        for k in a:
-            if k != "seconds":
-                same(a[k], b[k], f"{path}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            same(x, y, f"{path}[{i}]")
-    else:
-        assert a == b or (a != a and b != b), path
 
 
 def test_an_interrupted_spurious_run_resumes_with_the_same_numbers(tmp_path, monkeypatch):
