@@ -102,7 +102,12 @@ def test_a_record_goes_stale_when_the_code_it_ran_changes(tmp_path, monkeypatch)
     nb.write_text(nb.read_text() + "\n# an edit\n")
     assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == [f"book/{chapter}.py"]
     reg = tmp_path / "verdicts" / "003.yml"
-    reg.write_text(reg.read_text().replace("final-loss: {book: pass", "final-loss: {book: fail", 1))
+    text = reg.read_text()
+    linked = text.replace("test_toy_untrained_fails_E1", "test_another_control", 1)
+    assert linked != text
+    reg.write_text(linked)  # a control link changes no number, verdict or cause: the record stays current
+    assert digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path)) == [f"book/{chapter}.py"]
+    reg.write_text(text.replace("final-loss: {book: pass", "final-loss: {book: fail", 1))
     assert "verdicts (this chapter's checks)" in digest.changed(recorded, digest.chapter_digest(chapter, root=tmp_path))
     lib = dict(recorded, parts=dict(recorded["parts"], **{"lib/shallowflow/engine/train.py": "0" * 16}))
     assert "lib/shallowflow/engine/train.py" in digest.changed(lib, digest.chapter_digest(chapter, root=tmp_path))

@@ -23,6 +23,11 @@ PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.run", "
                 "shallowflow.verdicts.digest", "shallowflow.verdicts.quotes")
 
 
+#: fields of a check's registry entry that change none of its numbers, its verdict or its causes: a `control:` link
+#: names the test (or check) that shows the criterion rejects a false case; adding one must not stale a paper record
+UNKEYED = frozenset({"control"})
+
+
 def _package_dir() -> Path:
     return Path(__file__).resolve().parents[1]
 
@@ -127,7 +132,8 @@ def chapter_digest(chapter: str, profile: str = "paper", root: Path | None = Non
     registry = load_registry(root / "verdicts")
     entries = {}
     for key, entry in sorted(registry.get("targets", {}).items()):
-        checks = {n: c for n, c in (entry.get("checks") or {}).items()
+        checks = {n: {k: v for k, v in (c or {}).items() if k not in UNKEYED}
+                  for n, c in (entry.get("checks") or {}).items()
                   if (c or {}).get("chapter", entry.get("chapter")) == docname}
         if checks:
             entries[key] = checks  # the checks this chapter computes, with their registered verdicts and causes
