@@ -78,6 +78,30 @@ def estimate_html(chapter: str, overrides: dict) -> str:
             f"computed when this page was built):</p><pre class='sf-estimate'>{html.escape(text)}</pre>")
 
 
+def _recipe(chapter: str):
+    """The chapter's recipe for a GPU or a cluster (:mod:`shallowflow.executor.recipes`), or None."""
+    from shallowflow.executor import recipes
+
+    return recipes.plan(chapter) if chapter in recipes.RECIPES else None
+
+
+def recipe_html(plan) -> str:
+    """The figures a recipe rests on, each saying how it is derived (empty without a recipe)."""
+    if plan is None:
+        return ""
+    from shallowflow.executor import recipes
+
+    items = "".join(f"<li>{html.escape(t)}</li>" for t in recipes.describe(plan))
+    cmds = "".join(f"<li><code>{html.escape(c)}</code></li>" for c in plan.commands())
+    where = ("is refused on this machine by its own rule" if plan.refusal else
+             "fits this machine, but needs a larger one in general")
+    return (f"<div class='sf-recipe'><p><b>Beyond this machine.</b> The run at the source's scale named below {where}; "
+            f"these commands run it where the resources are (the flags describe that machine and travel with "
+            f"the run to a scheduler's worker; <code>{html.escape(recipes.SCHEDULER)}</code> is your scheduler's "
+            f"address):</p><ul class='sf-recipe-commands'>{cmds}</ul><ul class='sf-recipe-figures'>{items}</ul>"
+            "</div>")
+
+
 def rerun_box(chapter: str) -> str:
     """The HTML of one chapter's re-run box: the commands, the cost at this page's scale and the source's (with
     a link to the chapter's row of the build report), the parameters and their rules."""
@@ -96,6 +120,11 @@ def rerun_box(chapter: str) -> str:
              f"shallowflow run {chapter} --profile smoke      # the CI tier, seconds"]
     if paper is not None:
         lines.append(f"shallowflow run {chapter} --profile paper      # the source's own scale")
+    recipe = _recipe(chapter)
+    if recipe is not None:
+        lines += ["# the source's scale beyond this machine: one command for a GPU machine, one for a Dask cluster's",
+                  "# worker (the machine described by the flags; the figures are under the cost line)",
+                  f"{recipe.gpu}   # a GPU machine", f"{recipe.cluster}   # a Dask cluster"]
     lines += ["# a custom run: your values, your seeds, the check table as JSON (edit any -p value; the table below",
               "# lists every parameter), then its cost before you start it",
               f"{custom}",
@@ -123,6 +152,7 @@ def rerun_box(chapter: str) -> str:
             '(commands and parameters)</summary>'
             f'<pre>{html.escape(chr(10).join(lines))}</pre>'
             f'{cost_html(chapter, posixpath.dirname("book/" + chapter))}'
+            f'{recipe_html(recipe)}'
             f'{estimate_html(chapter, overrides)}'
             '<div class="sf-scroll"><table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
             f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
