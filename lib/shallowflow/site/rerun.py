@@ -63,6 +63,21 @@ def custom_run(chapter: str) -> tuple[str, dict]:
     return " ".join(parts), overrides
 
 
+def papermill_run(chapter: str) -> str:
+    """The custom run of :func:`custom_run` with papermill itself (issue 41, item 10): the same values and seeds, the
+    profile ``custom``.  papermill's ``-p`` reads a number or a word, so a list (the seeds) goes in as YAML (``-y``)."""
+    import json
+
+    _, overrides = custom_run(chapter)
+    parts = ["papermill chapter.ipynb out.ipynb -p profile custom"]
+    for name, value in overrides.items():
+        if isinstance(value, (list, dict)):
+            parts.append(f"-y \"{name}: {json.dumps(value)}\"")
+        else:
+            parts.append(f"-p {name} {value!r}")  # papermill reads 20 as an int, 0.001 as a float, True as a bool
+    return " ".join(parts)
+
+
 def estimate_html(chapter: str, overrides: dict) -> str:
     """What the custom run's ``--estimate`` line prints, computed when the page is built (no kernel: the
     validation and the chapter's work and memory rules; :func:`shallowflow.executor.estimate.estimate`), or its
@@ -113,8 +128,6 @@ def rerun_box(chapter: str) -> str:
     schema, rules = chapters.schema(chapter)
     cell = chapters.parameters_cell(chapter)
     smoke, paper = _profile_values(chapter, "smoke"), _profile_values(chapter, "paper")
-    example = next((d for d in cell if d.name != "profile" and isinstance(d.value, (int, float))
-                    and not isinstance(d.value, bool) and "seed" not in d.name), None)
     custom, overrides = custom_run(chapter)
     lines = [f"shallowflow run {chapter}                      # book scale: this page",
              f"shallowflow run {chapter} --profile smoke      # the CI tier, seconds"]
@@ -132,8 +145,7 @@ def rerun_box(chapter: str) -> str:
     lines += ["shallowflow params " + chapter + "                   # the table below, in the terminal",
               "", "# or with papermill itself:",
               f"jupytext --to ipynb book/{chapter}.py -o chapter.ipynb",
-              "papermill chapter.ipynb out.ipynb -p profile custom"
-              + (f" -p {example.name} {example.text}" if example is not None else "")]
+              papermill_run(chapter)]
     rows = []
     for d in cell:
         spec = schema.get(d.name)
