@@ -204,3 +204,15 @@ def test_every_recipe_command_runs_at_a_reduced_size_and_reaches_the_claims_reco
         assert list((out / "runs").rglob("*.ipynb"))
     assert all(os.environ.get(k) in (None, v) for k, v in TINY.items())  # the flags set the run's, not this process's
     assert os.environ.get("SHALLOWFLOW_MEMORY_GB") == TINY["SHALLOWFLOW_MEMORY_GB"]  # every recipe names its memory
+
+
+@pytest.mark.parametrize("chapter", sorted(R.RECIPES) + ["orthogonal-inputs/toy"])
+def test_the_cost_line_points_at_the_recipe_with_its_work_and_cpu_time(chapter):
+    from shallowflow.site.ext import cost_html
+
+    line = cost_html(chapter, "book/" + chapter.split("/")[0])
+    if chapter not in R.RECIPES:
+        assert "Beyond this machine" not in line
+        return
+    p = R.plan(chapter)
+    assert "Beyond this machine" in line and f"{p.work:.3g} work units" in line and "on one CPU kernel" in line
