@@ -127,6 +127,10 @@ def describe(p: Plan) -> list[str]:
     from .. import params as _params
 
     out = [f"What: {p.recipe.what}."]
+    if p.recipe.overrides:
+        given = ", ".join(f"{n} = {v!r}" for n, v in p.recipe.overrides.items())
+        out.append(f"Beyond the paper profile ({given}), the run is custom: its verdicts are shown, not compared with "
+                   "the registry's paper entries.")
     if p.refusal:
         over = p.where[p.where.find("(") + 1:p.where.rfind(")")] if "(" in p.where else p.where
         out.append(f"Refused here: {over} (the run's own one-line refusal, before any kernel).")

@@ -194,6 +194,11 @@ def _estimate(args, overrides: dict) -> int:
 
     est = E.estimate(args.chapter, args.profile, overrides)
     print(E.describe(est))
+    given = [f"{flag} {value}" for flag, value in (("--device", args.device), ("--work-budget", args.work_budget),
+                                                    ("--memory-gb", args.memory_gb)) if value is not None]
+    if given:  # "this machine" above is the one these flags describe
+        print(f"  machine as described by {' '.join(given)} (not measured here"
+              + ("; the device is checked where the kernel runs)" if args.device else ")"))
     if est.refusal:
         raise ChapterError(est.refusal)
     return 0
