@@ -181,6 +181,18 @@ hundred_cells = [c for n in hundred for c in cells_of[n]]
 t10, t100 = A.cell_comparisons(ten_cells), A.cell_comparisons(hundred_cells)
 
 # %% [markdown]
+# ### Which grid rate won each cell
+#
+# The grid-best SGD of each cell is the grid rate with the best final test accuracy, one per seed. A winner at the
+# grid's smallest or largest rate means the grid did not bracket that cell's best rate (a better one may lie outside
+# it), so grid-best SGD there is a lower bound on tuned SGD. Generated from this run's grid runs.
+
+# %% tags=["remove-input"]
+from shallowflow.experiments.balboni_thesis import adler_grid
+
+display(HTML(adler_grid.winners_html(comp, P.grid)))
+
+# %% [markdown]
 # ## Cost
 #
 # Passes: forward + backward (+ JVP for ADLER and GN) per step, against one SGD run of the same group; wall time of

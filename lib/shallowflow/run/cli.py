@@ -6,6 +6,7 @@
                     [--json PATH] [--no-table]
     shallowflow run --all [--profile book|smoke|paper] [--scheduler ADDRESS] [--workers N] [--no-site]
     shallowflow run (CHAPTER [-p NAME VALUE ...] | --all) [--profile P] --estimate   # the cost, no kernel
+    shallowflow run CHAPTER --profile paper [--device cuda] [--work-budget UNITS] [--memory-gb GIB] [--scheduler A]
     shallowflow sweep CHAPTER --grid NAME "[v1, v2]" ... [-p NAME VALUE ...] [--profile P] [--scheduler ADDRESS]
     shallowflow sweep --file sweep.yml
 
@@ -17,7 +18,12 @@ chapter succeeded (:mod:`shallowflow.executor`): an interrupted run (Ctrl-C, SIG
 says so in one line and leaves the previous notebook and claim records untouched.  The executed
 notebook is published to ``artifacts/runs/<profile>/<chapter>.ipynb``.  ``--scheduler`` (or
 ``DASK_SCHEDULER_ADDRESS``) sends the work to a running Dask cluster; ``run --all`` and ``sweep``
-otherwise start a local one, one worker process per core.
+otherwise start a local one, one worker process per core.  ``--device``, ``--work-budget`` and ``--memory-gb``
+describe the machine that runs the chapter (a GPU, a large node, a cluster's worker): they set
+``SHALLOWFLOW_DEVICE``, ``SHALLOWFLOW_WORK_BUDGET`` and ``SHALLOWFLOW_MEMORY_GB`` for the validation here and in
+the chapter's kernel, wherever it runs (they travel with the task to a ``--scheduler``'s worker, whose own
+environment may not have them), so that the source's scale refused by this machine's budgets runs on one that has
+the resources (:mod:`shallowflow.executor.recipes`).
 """
 from __future__ import annotations
 
@@ -88,10 +94,12 @@ def check_json_path(path) -> Path | None:
 
 
 def execute_result(chapter: str, profile: str = "book", overrides: dict | None = None, out_dir: Path | None = None,
-                   progress: bool = False, scheduler: str | None = None, json_path: Path | None = None
-                   ) -> tuple[Path, dict]:
-    """:func:`execute`, also returning the task's result (its claim records: the terminal table)."""
+                   progress: bool = False, scheduler: str | None = None, json_path: Path | None = None,
+                   env: dict | None = None) -> tuple[Path, dict]:
+    """:func:`execute`, also returning the task's result (its claim records: the terminal table).  ``env``: the
+    kernel's machine variables (:func:`machine_env`), carried by the task to wherever it runs."""
     task = X.prepare(chapter, profile, overrides)
+    task.env.update(env or {})
     check_json_path(json_path)
     runs_dir = Path(out_dir) / task.profile if out_dir else None
     X.check_outputs(task, runs_dir, out_dir)
@@ -143,18 +151,29 @@ def _overrides(pairs) -> dict:
 
 def _cmd_run(args) -> int:
     progress = X.show_progress(False if args.quiet else None)
+    env = machine_env(args)
     if args.all:
         if args.chapter or args.p:
             raise ChapterError("run --all takes no chapter and no -p values (profiles set them)")
-        return _estimate_all(args) if args.estimate else _run_all(args, progress)
+        if env and args.scheduler and not args.estimate:
+            raise ChapterError("run --all --scheduler takes no --device, --work-budget or --memory-gb (set "
+                               "SHALLOWFLOW_DEVICE, SHALLOWFLOW_WORK_BUDGET, SHALLOWFLOW_MEMORY_GB in the workers' "
+                               "environment); a single chapter's run carries them to its worker")
+        # the local cluster's workers start inside, with these variables (the device: unless only estimating)
+        with X._environ(**{k: v for k, v in env.items() if k != "SHALLOWFLOW_DEVICE" or not args.estimate}):
+            return _estimate_all(args) if args.estimate else _run_all(args, progress)
     if not args.chapter:
         raise ChapterError("name a chapter (shallowflow list) or give --all")
     overrides = _overrides(args.p)
-    if args.estimate:
-        return _estimate(args, overrides)
-    t0 = time.perf_counter()
-    out, result = execute_result(args.chapter, args.profile, overrides, args.out, progress=progress,
-                                 scheduler=args.scheduler, json_path=args.json)
+    # the budgets validate here as in the kernel; the device is checked here only when the kernel runs here (a
+    # scheduler's worker may have the GPU this machine lacks: its kernel checks it)
+    here = {k: v for k, v in env.items() if k != "SHALLOWFLOW_DEVICE" or not (args.scheduler or args.estimate)}
+    with X._environ(**here):
+        if args.estimate:
+            return _estimate(args, overrides)
+        t0 = time.perf_counter()
+        out, result = execute_result(args.chapter, args.profile, overrides, args.out, progress=progress,
+                                     scheduler=args.scheduler, json_path=args.json, env=env)
     if not args.no_table:
         from . import terminal
 
@@ -175,6 +194,11 @@ def _estimate(args, overrides: dict) -> int:
 
     est = E.estimate(args.chapter, args.profile, overrides)
     print(E.describe(est))
+    given = [f"{flag} {value}" for flag, value in (("--device", args.device), ("--work-budget", args.work_budget),
+                                                    ("--memory-gb", args.memory_gb)) if value is not None]
+    if given:  # "this machine" above is the one these flags describe
+        print(f"  machine as described by {' '.join(given)} (not measured here"
+              + ("; the device is checked where the kernel runs)" if args.device else ")"))
     if est.refusal:
         raise ChapterError(est.refusal)
     return 0
@@ -278,6 +302,53 @@ def workers_count(text: str) -> int:
     return n
 
 
+def device_name(text: str) -> str:
+    """--device: cpu, cuda or cuda:N (whether that device exists is checked where the kernel runs)."""
+    t = text.strip()
+    if t == "cpu" or t == "cuda" or (t.startswith("cuda:") and t[5:].isdigit() and len(t) <= 12):
+        return t
+    raise argparse.ArgumentTypeError(f"must be cpu, cuda or cuda:N, got {X._short(text, 40)}")
+
+
+def _positive(text: str, unit: str, high: float) -> float:
+    import math
+
+    try:
+        v = float(text.strip())
+    except ValueError:
+        v = float("nan")
+    if not (math.isfinite(v) and 0 < v <= high):
+        raise argparse.ArgumentTypeError(f"must be a number of {unit} > 0 and at most {high:.3g}, got "
+                                         f"{X._short(text, 40)}")
+    return v
+
+
+MAX_WORK_BUDGET = 1e18  # work units --work-budget accepts: about 30 years of the 2-core machine (a typo's bound)
+MAX_MEMORY_GB = 1e6  # GiB --memory-gb accepts (about a PiB)
+
+
+def work_budget(text: str) -> float:
+    """--work-budget: work units a run may need on the machine that runs it (SHALLOWFLOW_WORK_BUDGET)."""
+    return _positive(text, "work units", MAX_WORK_BUDGET)
+
+
+def memory_gb(text: str) -> float:
+    """--memory-gb: GiB a run may allocate on the machine that runs it (SHALLOWFLOW_MEMORY_GB)."""
+    return _positive(text, "GiB", MAX_MEMORY_GB)
+
+
+def machine_env(args) -> dict:
+    """The environment variables ``--device``, ``--work-budget`` and ``--memory-gb`` set (only those given)."""
+    env = {}
+    if getattr(args, "device", None):
+        env["SHALLOWFLOW_DEVICE"] = args.device
+    if getattr(args, "work_budget", None) is not None:
+        env["SHALLOWFLOW_WORK_BUDGET"] = repr(args.work_budget)
+    if getattr(args, "memory_gb", None) is not None:
+        env["SHALLOWFLOW_MEMORY_GB"] = repr(args.memory_gb)
+    return env
+
+
 def scheduler_address(text: str) -> str:
     """--scheduler: a non-empty address (an empty one would silently run here)."""
     try:
@@ -329,6 +400,15 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--no-table", action="store_true", help="do not print the check table")
     r.add_argument("--estimate", action="store_true",
                    help="validate and print what the run would cost (work, memory, time, where); start no kernel")
+    r.add_argument("--device", type=device_name, default=None, metavar="DEVICE",
+                   help="cpu, cuda or cuda:N: the device of the chapter's kernel, here or on the scheduler's worker "
+                        "(SHALLOWFLOW_DEVICE; chapters that place their tensors on the CPU ignore it)")
+    r.add_argument("--work-budget", type=work_budget, default=None, metavar="UNITS",
+                   help="work units a run may need on the machine that runs it (SHALLOWFLOW_WORK_BUDGET; default "
+                        "3e14, about a day of the 2-core machine); for a GPU or a large node")
+    r.add_argument("--memory-gb", type=memory_gb, default=None, metavar="GIB",
+                   help="GiB a run may allocate on the machine that runs it (SHALLOWFLOW_MEMORY_GB; default half "
+                        "this machine's memory)")
     r.set_defaults(fn=_cmd_run)
     s = sub.add_parser("sweep", help="run a chapter over the product of parameter grids; one table")
     s.add_argument("chapter", nargs="?")

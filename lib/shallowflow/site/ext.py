@@ -220,7 +220,23 @@ def cost_html(chapter: str, here: str) -> str:
         book = "not measured (this site was not built by the executor)"
     paper = paper_cost_text(chapter, paper_scale_doc())
     return (f"<p class='sf-cost'><b>Cost.</b> At this page's scale: {book}. At the source's scale: "
-            f"{html.escape(paper)}. <a href='{html.escape(link)}'>This chapter in the build report</a>.</p>")
+            f"{html.escape(paper)}.{html.escape(beyond_text(chapter))} <a href='{html.escape(link)}'>This chapter in "
+            f"the build report</a>.</p>")
+
+
+def beyond_text(chapter: str) -> str:
+    """For a chapter with a recipe (:mod:`shallowflow.executor.recipes`): the run beyond this machine, its work and
+    its CPU time, pointing at the box's commands; empty otherwise."""
+    from shallowflow.executor import recipes
+    from shallowflow.executor.estimate import _hours
+
+    if chapter not in recipes.RECIPES:
+        return ""
+    p = recipes.plan(chapter)
+    work = f"{p.work:.3g} work units" if p.work is not None else "no work estimate"
+    cpu = f", about {_hours(p.seconds)} on one CPU kernel of the 2-core machine" if p.seconds is not None else ""
+    return (f" Beyond this machine ({p.recipe.what}): {work}{cpu}; the commands for a GPU and for a Dask cluster, "
+            f"and how each figure is derived, are in this box.")
 
 
 class BuildReport(SphinxDirective):

@@ -63,6 +63,21 @@ def custom_run(chapter: str) -> tuple[str, dict]:
     return " ".join(parts), overrides
 
 
+def papermill_run(chapter: str) -> str:
+    """The custom run of :func:`custom_run` with papermill itself (issue 41, item 10): the same values and seeds, the
+    profile ``custom``.  papermill's ``-p`` reads a number or a word, so a list (the seeds) goes in as YAML (``-y``)."""
+    import json
+
+    _, overrides = custom_run(chapter)
+    parts = ["papermill chapter.ipynb out.ipynb -p profile custom"]
+    for name, value in overrides.items():
+        if isinstance(value, (list, dict)):
+            parts.append(f"-y \"{name}: {json.dumps(value)}\"")
+        else:
+            parts.append(f"-p {name} {value!r}")  # papermill reads 20 as an int, 0.001 as a float, True as a bool
+    return " ".join(parts)
+
+
 def estimate_html(chapter: str, overrides: dict) -> str:
     """What the custom run's ``--estimate`` line prints, computed when the page is built (no kernel: the
     validation and the chapter's work and memory rules; :func:`shallowflow.executor.estimate.estimate`), or its
@@ -78,6 +93,30 @@ def estimate_html(chapter: str, overrides: dict) -> str:
             f"computed when this page was built):</p><pre class='sf-estimate'>{html.escape(text)}</pre>")
 
 
+def _recipe(chapter: str):
+    """The chapter's recipe for a GPU or a cluster (:mod:`shallowflow.executor.recipes`), or None."""
+    from shallowflow.executor import recipes
+
+    return recipes.plan(chapter) if chapter in recipes.RECIPES else None
+
+
+def recipe_html(plan) -> str:
+    """The figures a recipe rests on, each saying how it is derived (empty without a recipe)."""
+    if plan is None:
+        return ""
+    from shallowflow.executor import recipes
+
+    items = "".join(f"<li>{html.escape(t)}</li>" for t in recipes.describe(plan))
+    cmds = "".join(f"<li><code>{html.escape(c)}</code></li>" for c in plan.commands())
+    where = ("is refused on this machine by its own rule" if plan.refusal else
+             "fits this machine, but needs a larger one in general")
+    return (f"<div class='sf-recipe'><p><b>Beyond this machine.</b> The run at the source's scale named below {where}; "
+            f"these commands run it where the resources are (the flags describe that machine and travel with "
+            f"the run to a scheduler's worker; <code>{html.escape(recipes.SCHEDULER)}</code> is your scheduler's "
+            f"address):</p><ul class='sf-recipe-commands'>{cmds}</ul><ul class='sf-recipe-figures'>{items}</ul>"
+            "</div>")
+
+
 def rerun_box(chapter: str) -> str:
     """The HTML of one chapter's re-run box: the commands, the cost at this page's scale and the source's (with
     a link to the chapter's row of the build report), the parameters and their rules."""
@@ -89,13 +128,16 @@ def rerun_box(chapter: str) -> str:
     schema, rules = chapters.schema(chapter)
     cell = chapters.parameters_cell(chapter)
     smoke, paper = _profile_values(chapter, "smoke"), _profile_values(chapter, "paper")
-    example = next((d for d in cell if d.name != "profile" and isinstance(d.value, (int, float))
-                    and not isinstance(d.value, bool) and "seed" not in d.name), None)
     custom, overrides = custom_run(chapter)
     lines = [f"shallowflow run {chapter}                      # book scale: this page",
              f"shallowflow run {chapter} --profile smoke      # the CI tier, seconds"]
     if paper is not None:
         lines.append(f"shallowflow run {chapter} --profile paper      # the source's own scale")
+    recipe = _recipe(chapter)
+    if recipe is not None:
+        lines += ["# the source's scale beyond this machine: one command for a GPU machine, one for a Dask cluster's",
+                  "# worker (the machine described by the flags; the figures are under the cost line)",
+                  f"{recipe.gpu}   # a GPU machine", f"{recipe.cluster}   # a Dask cluster"]
     lines += ["# a custom run: your values, your seeds, the check table as JSON (edit any -p value; the table below",
               "# lists every parameter), then its cost before you start it",
               f"{custom}",
@@ -103,8 +145,7 @@ def rerun_box(chapter: str) -> str:
     lines += ["shallowflow params " + chapter + "                   # the table below, in the terminal",
               "", "# or with papermill itself:",
               f"jupytext --to ipynb book/{chapter}.py -o chapter.ipynb",
-              "papermill chapter.ipynb out.ipynb -p profile custom"
-              + (f" -p {example.name} {example.text}" if example is not None else "")]
+              papermill_run(chapter)]
     rows = []
     for d in cell:
         spec = schema.get(d.name)
@@ -123,6 +164,7 @@ def rerun_box(chapter: str) -> str:
             '(commands and parameters)</summary>'
             f'<pre>{html.escape(chr(10).join(lines))}</pre>'
             f'{cost_html(chapter, posixpath.dirname("book/" + chapter))}'
+            f'{recipe_html(recipe)}'
             f'{estimate_html(chapter, overrides)}'
             '<div class="sf-scroll"><table class="sf-params"><thead><tr><th>parameter</th><th>book</th><th>smoke</th><th>paper</th>'
             f'<th>meaning</th><th>accepted</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'

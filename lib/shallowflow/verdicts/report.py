@@ -163,7 +163,7 @@ def paper_cost_text(chapter: str, doc: dict | None) -> str:
     if status == "estimated" and secs is not None:
         return f"about {duration(secs)}, estimated for {where}{basis}"
     if status == "refused":
-        return f"not run: the paper profile is refused on {where}{basis}"
+        return f"not run: the paper profile is refused here and needs {where}{basis}"
     if status == "none" and chapter.startswith("synthesis/"):  # the synthesis has no source, hence no source scale
         return "no paper profile: a synthesis chapter has no source of its own, hence no source scale; it runs at the parameters its page states"
     if status == "none" and not paper_file(chapter).exists():
