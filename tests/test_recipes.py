@@ -184,7 +184,48 @@ def tiny_cluster(sandbox, monkeypatch, request):
         yield lc.scheduler_address
 
 
+#: the recipe run end to end: the one whose commands carry every machine flag (``--device`` too). The commands of
+#: every recipe are built by the same :meth:`~shallowflow.executor.recipes.Plan.commands` and pass through the same
+#: CLI path; the others run to their validation with ``--estimate`` below (a chapter at smoke through a cluster is
+#: about 30 s of the test command's 300).
+END_TO_END = "balboni-thesis/pl-training"
+
+
 @pytest.mark.parametrize("chapter", sorted(R.RECIPES))
+def test_every_recipe_command_is_accepted_with_its_flags_and_refused_without_them(chapter, sandbox, monkeypatch,
+                                                                                   capsys):
+    """Every shown command, run with ``--estimate`` (the CLI validates values, device and budgets, then stops before a
+    kernel), at the paper scale it names: accepted with the command's flags; where a flag is what makes it fit, the
+    same command without the flags is refused by this machine's rules."""
+    for k in TINY:
+        monkeypatch.delenv(k, raising=False)
+    p = R.plan(chapter)
+    assert chapter == END_TO_END or not R.RECIPES[chapter].device  # the end-to-end run covers --device
+    for cmd in p.commands():
+        argv = shlex.split(cmd)[1:]
+        if "--device" in argv:
+            argv[argv.index("--device") + 1] = "cpu"
+        if "--scheduler" in argv:
+            i = argv.index("--scheduler")
+            del argv[i:i + 2]
+        assert cli.main(argv + ["--estimate"]) == 0, capsys.readouterr().err
+        capsys.readouterr()
+        bare, skip = [], False
+        for a in argv:
+            if skip:
+                skip = False
+            elif a in ("--work-budget", "--memory-gb"):
+                skip = True
+            else:
+                bare.append(a)
+        if bare != argv:
+            assert cli.main(bare + ["--estimate"]) == 2
+            err = capsys.readouterr().err  # refused in one line by the rule the flag lifts
+            assert len(err.strip().splitlines()) == 1 and ("SHALLOWFLOW_WORK_BUDGET" in err
+                                                           or "SHALLOWFLOW_MEMORY_GB" in err), err
+
+
+@pytest.mark.parametrize("chapter", [END_TO_END])
 def test_every_recipe_command_runs_at_a_reduced_size_and_reaches_the_claims_record(chapter, tiny_cluster, sandbox,
                                                                                      capsys):
     p = R.plan(chapter)
