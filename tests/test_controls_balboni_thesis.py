@@ -598,12 +598,28 @@ def test_lemma1_radius_least_squares_rejects_a_step_above_2_over_L():
     chapter's least squares (pl_lemmas.least_squares, seed 0), with steps 2.1/L instead of the lemma's 1/L (beyond
     2/L the iterates diverge along the sharpest direction, so they leave any ball around x_0; the values stay finite
     within 300 steps) must fail LEMMA1_RADIUS.  (On the KNS example the same steps keep the iterates near the start:
-    x^2 + 3 sin^2 x has curvature 2 away from 0, so no step size is a control of Lemma1/radius-pl-example.)"""
+    x^2 + 3 sin^2 x has mean curvature 2, so only a step above 8/L diverges there: see
+    test_lemma1_radius_pl_example_rejects_a_diverging_step.)"""
     import types
 
     from shallowflow.experiments.balboni_thesis import pl_lemmas as PL
 
     r = PL.least_squares(types.SimpleNamespace(seeds=[0], ls_steps=300), step=2.1)
+    assert r["finite"].all()
+    assert rejects(PL.LEMMA1_RADIUS, r["dist_over_bound"])
+
+
+def test_lemma1_radius_pl_example_rejects_a_diverging_step():
+    """Lemma1/radius-pl-example: the largest distance of the GD iterates from x_0 over the radius (4.4) on the KNS
+    example (pl_lemmas.kns_example, the chapter's five starts, 30 steps) with steps 9/L instead of the lemma's 1/L:
+    x^2 + 3 sin^2 x has curvature 2 + 6 cos 2x, whose mean 2 makes every step above 8/L expand the quadratic part, so
+    the iterates leave any ball around x_0 (6.7 times the radius after 30 steps, finite) and must fail LEMMA1_RADIUS.
+    (Steps up to 2.1/L keep them near the start, 0.004 of the radius: only a diverging step is a false case here.)"""
+    import types
+
+    from shallowflow.experiments.balboni_thesis import pl_lemmas as PL
+
+    r = PL.kns_example(types.SimpleNamespace(seeds=[0], lemma1_steps=30), step=9.0)
     assert r["finite"].all()
     assert rejects(PL.LEMMA1_RADIUS, r["dist_over_bound"])
 
