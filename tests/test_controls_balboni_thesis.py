@@ -470,6 +470,18 @@ def test_i5_rate_rejects_a_step_above_2_over_L():
     assert rejects(PO.I5_RATE, r["worst_ratio"] - r["rate_bound"])
 
 
+def test_i5_radius_rejects_a_diverging_step():
+    """I-5/radius: the largest distance |x_k - x_0| over the (4.4) radius sqrt(2 f(x0)/L) / (1 - sqrt(gamma)) on the KNS16
+    example (part_one.kns_example, the chapter's five starts, 30 steps), with GD steps 9/L instead of 1/L: beyond
+    8/L the quadratic part of f is expanded at every step, the iterates leave every ball (3 times the radius after 30
+    steps, still finite) and must fail I5_RADIUS. The radius is loose: at 2.1/L, where I-5/rate fails, the iterates
+    stay within 0.004 of it."""
+    r = PO.kns_example(steps=30, step=9.0)
+    assert r["finite"].all()
+    assert rejects(PO.I5_RADIUS, r["worst_dist_ratio"])
+    assert PO.I5_RADIUS(PO.kns_example(steps=30, step=2.1)["worst_dist_ratio"])
+
+
 # ------------------------------------------------------------------------------------------------
 # conditioning-at-init: Figs. 6.1, 6.3, 6.4, 6.9 and 6.13 on a tiny, shallow run (the chapter's own run_conditioning)
 # ------------------------------------------------------------------------------------------------
@@ -544,6 +556,26 @@ def test_fig613_sqrt_proportional_rejects_kappa_itself(tiny_conditioning):
     assert rejects(CI.FIG613_PROPORTIONAL, CI.rmt_fit(res)[1])
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="finding: Fig6.13/correlated (smallest per-layer Pearson r "
+                   "of kappa(G) against the (6.8) factor >= 0.9) passes kappa(G) itself, which grows like a power ~2.5 of the "
+                   "factor (FIG613_PROPORTIONAL rejects its slopes): a correlation cannot tell 'proportional' (l.1427) from "
+                   "any increasing relation")
+def test_fig613_correlated_rejects_a_quantity_that_is_not_proportional(tiny_conditioning):
+    """Fig6.13/correlated ('the conditioning is effectively proportional to the factor', l.1427): the same measurement
+    (conditioning_at_init.rmt_fit's smallest per-layer Pearson r across (n, w)) on a quantity that is NOT proportional
+    to the factor must fail FIG613_CORRELATED. The false case is kappa(G) of the tiny run (non-renormalised Tanh, the
+    chapter's own quantity): its log-log slopes against the factor are ~2.5 at every layer (2.2-2.4 at book scale, where
+    Fig6.13/proportional fails on them), so it is not proportional, and yet its correlations are >= 0.958. The ReLU
+    networks (slopes of sqrt(kappa) 1.0-1.6 here, correlations >= 0.94) are no false case: (6.8) is a random-matrix
+    argument on F (l.1392) that names no activation, so the sentence does not exclude them."""
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+
+    _, res, _ = tiny_conditioning
+    corr, slope = CI.rmt_fit(res)
+    assert rejects(CI.FIG613_PROPORTIONAL, slope)  # the false case is what it says: not proportional
+    assert rejects(CI.FIG613_CORRELATED, corr.min())
+
+
 @pytest.mark.parametrize("act, loss", [("relu", "mse"), ("relu", "ce"), ("tanh", "ce")],
                          ids=["Fig6.5", "Fig6.14", "Fig6.15"])
 def test_early_conservative_rejects_networks_that_do_not_move(act, loss):
@@ -566,12 +598,28 @@ def test_lemma1_radius_least_squares_rejects_a_step_above_2_over_L():
     chapter's least squares (pl_lemmas.least_squares, seed 0), with steps 2.1/L instead of the lemma's 1/L (beyond
     2/L the iterates diverge along the sharpest direction, so they leave any ball around x_0; the values stay finite
     within 300 steps) must fail LEMMA1_RADIUS.  (On the KNS example the same steps keep the iterates near the start:
-    x^2 + 3 sin^2 x has curvature 2 away from 0, so no step size is a control of Lemma1/radius-pl-example.)"""
+    x^2 + 3 sin^2 x has mean curvature 2, so only a step above 8/L diverges there: see
+    test_lemma1_radius_pl_example_rejects_a_diverging_step.)"""
     import types
 
     from shallowflow.experiments.balboni_thesis import pl_lemmas as PL
 
     r = PL.least_squares(types.SimpleNamespace(seeds=[0], ls_steps=300), step=2.1)
+    assert r["finite"].all()
+    assert rejects(PL.LEMMA1_RADIUS, r["dist_over_bound"])
+
+
+def test_lemma1_radius_pl_example_rejects_a_diverging_step():
+    """Lemma1/radius-pl-example: the largest distance of the GD iterates from x_0 over the radius (4.4) on the KNS
+    example (pl_lemmas.kns_example, the chapter's five starts, 30 steps) with steps 9/L instead of the lemma's 1/L:
+    x^2 + 3 sin^2 x has curvature 2 + 6 cos 2x, whose mean 2 makes every step above 8/L expand the quadratic part, so
+    the iterates leave any ball around x_0 (6.7 times the radius after 30 steps, finite) and must fail LEMMA1_RADIUS.
+    (Steps up to 2.1/L keep them near the start, 0.004 of the radius: only a diverging step is a false case here.)"""
+    import types
+
+    from shallowflow.experiments.balboni_thesis import pl_lemmas as PL
+
+    r = PL.kns_example(types.SimpleNamespace(seeds=[0], lemma1_steps=30), step=9.0)
     assert r["finite"].all()
     assert rejects(PL.LEMMA1_RADIUS, r["dist_over_bound"])
 

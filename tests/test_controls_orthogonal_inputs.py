@@ -741,20 +741,21 @@ def test_remarks_library_path_rejects_inputs_that_are_not_orthonormal():
 def test_phases_ortho_a_exit_slopes_reject_non_orthogonal_inputs():
     """F1/exit1-slope-ortho-A and F1/exit2-slope-ortho-A: the slopes of the exit times against -ln(lambda)
     (phases.exit_times, phases.slope_fits) against ORTHO-A's 1/||D+|| and 1/||D-|| (the chapter's second benchmark:
-    m = 40, dt 0.05; lambda 1e-8 .. 1e-50, one seed) on ORTHO-A's labels with <x_1, x_2> = +-0.3
+    m = 40, dt 0.05; lambda 1e-8 .. 1e-50, one seed) on ORTHO-A's labels with <x_1, x_2> = 0.5
     (data.nearly_orthonormal): Fact 1 needs orthogonal inputs (Assumption 1), and with delta much larger than lambda
     (003 line 142: 'drastically different') each key neuron is active on both inputs and grows at another rate: the
-    first exit's slope is 6% off, the second's 3.1% (a narrow rejection; at delta = 0.1 both stay within the spec's
-    3%)."""
+    first exit's slope is 17% off, the second's 8.5% (2.8 times the spec's 3%; at delta = 0.3 they were 6% and 3.1%,
+    a narrow rejection). A negative <x_1, x_2> is no false case: a neuron aligned with D+ stays inactive on x_2, the
+    dynamics is the orthogonal one, and both slopes stay within 1.3%."""
     from shallowflow.engine import data as datasets
     from shallowflow.engine.theory import key_sets
     from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
 
     base = datasets.get("ortho-A", device="cpu")
-    data = datasets.nearly_orthonormal(base.y.tolist(), 0.3, d=base.d, seed=0).to("cpu")
+    data = datasets.nearly_orthonormal(base.y.tolist(), 0.5, d=base.d, seed=0).to("cpu")
     e = theory.make_ensemble("ortho-A", 40, [1e-8, 1e-16, 1e-30, 1e-50], [0], [0.05])
     sp, sm = key_sets(e.p0, data)
-    ens = Ensemble("ortho-A, delta 0.3", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
+    ens = Ensemble("ortho-A, delta 0.5", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
     k = e.k  # ORTHO-A's constants: the claim's slopes
     T = theory.phase_times(k, e.lams, 0.1)
     steps = int(math.ceil(float(T["horizon"].max()) / 0.05 / 20)) * 20
@@ -762,3 +763,153 @@ def test_phases_ortho_a_exit_slopes_reject_non_orthogonal_inputs():
     for values, slope in ((e1, 1 / k.norm_plus), (e2, 1 / k.norm_minus)):
         v = (phases.slope_fits(ens, values)["slope"] - slope).abs() / slope
         assert _finite(v) and not phases.EXIT_SLOPE(v)
+
+
+def test_phases_lemma4_plus_frozen_fails_when_phase_2_is_not_over():
+    """L4/iii-plus-frozen: Lemma 4 (iii)'s measurement (phases.lemma4's max over S+,1 of ||w_j(t2) - w_j(t3)|| against
+    lambda^(eps/15); the chapter's ORTHO-B run at lambda 1e-50, see _lemma3_run) with t1 (the end of the alignment,
+    before Phase 2) in place of t2: the claim 'did not move since phase 2' is false over [t1, t3], where the S+,1
+    neurons grow from norm ~lambda to their share of n||D+||, and the drift is 1.25 times the bound. From t2 itself
+    the same run passes (0.03 of it)."""
+    run, t1 = _lemma3_run()
+    mon = run.mon
+    early = {i: mon.state(i, int(t1[i])) for i in range(run.ens.runs)}
+    at_t1 = SimpleNamespace(**{**vars(run), "mon": SimpleNamespace(
+        crossings=mon.crossings, crossing_states={"t2": early, "t3": mon.crossing_states["t3"]})})
+    l4 = phases.lemma4(at_t1)
+    v = l4["drift_plus"] / l4["bound_iii"]
+    assert _finite(v) and not phases.L4_PLUS_FROZEN(v)
+    own = phases.lemma4(run)
+    assert phases.L4_PLUS_FROZEN(own["drift_plus"] / own["bound_iii"])
+
+
+def test_phases_escape_curvature_rejects_the_interpolator():
+    """F1/escape-curvature: the same measurement (phases.escape_curvature, the second difference of L along a new
+    neuron t (-1, -D_bar-)/sqrt(2), against -||D-||; the chapter's ORTHO-B run at lambda 1e-50, see _lemma3_run) at
+    the end of training, an interpolator near theta* (L ~ 6e-12), instead of at theta_S: there the negative labels are
+    fitted, the point is a minimum and not a strict saddle, and the curvature along that direction is ~0 (relative
+    deviation 1.0). At theta_S built from the state at t2 the same run passes (deviation 2.5e-6)."""
+    run, _ = _lemma3_run()
+    ens, mon, k = run.ens, run.mon, run.ens.k
+    v = abs(phases.escape_curvature(ens, 0, mon.final) + k.norm_minus) / k.norm_minus
+    assert _finite(v) and not phases.F1_ESCAPE_CURVATURE(v)
+    theta_s = phases.saddle_point(ens, 0, mon.crossing_states["t2"][0])
+    assert phases.F1_ESCAPE_CURVATURE(abs(phases.escape_curvature(ens, 0, theta_s) + k.norm_minus) / k.norm_minus)
+
+
+@functools.lru_cache(maxsize=None)
+def _lemma_run_on(delta, lam):
+    """The chapter's Lemma-3/4 run (ORTHO-B, m = 100, dt 0.05, eps 0.1, one seed, the t2 and t3 levels watched, the
+    state at t1 captured; see _lemma3_run) at one lambda on ORTHO-B's labels with <x_k, x_l> = delta
+    (data.nearly_orthonormal; delta 0 keeps ORTHO-B's own inputs), the key sets S+,1, S-,1 read on those inputs.
+    Lemmas 3 and 4 assume orthogonal inputs (Assumption 1); with delta much larger than lambda (003 line 142) the
+    phases are no longer separated."""
+    from shallowflow.engine import data as datasets
+    from shallowflow.engine.theory import key_sets
+    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
+
+    eps = 0.1
+    e = theory.make_ensemble("ortho-B", 100, [lam], [0], [0.05])
+    if delta:
+        data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=0).to("cpu")
+        sp, sm = key_sets(e.p0, data)
+        e = Ensemble(f"ortho-B, delta {delta}", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
+    k, lams = e.k, e.lams  # ORTHO-B's constants: the lemmas' bounds
+    T = theory.phase_times(k, lams, eps)
+    watch = {"t2": ("u_plus", e.data.n * k.norm_plus - lams ** (eps / 5)),
+             "t3": ("u_minus", e.data.n * k.norm_minus - lams ** (eps / 20))}
+    steps = int(math.ceil(2 * float(T["t3_bound"].max()) / 0.05 / 20)) * 20
+    mon = segmented_descent(e, steps, 20, 2000, summarise=phases.OrthoSummaries(e), capture=e.iteration_at(T["t1"])[:, None],
+                            watch=watch, stop_below=1e-10 * k.saddle_loss)
+    return SimpleNamespace(ens=e, mon=mon, eps=eps, late_lams=[lam], times=T)
+
+
+def test_phases_t2_bound_rejects_non_orthogonal_inputs():
+    """L3/t2-bound: Lemma 3's measurement (phases.lemma3's t2, the first recorded time with u+ >= n||D+|| -
+    lambda^(eps/5), over (1 + 3 eps)(-ln lambda)/||D+||) at lambda 1e-30 on ORTHO-B's labels with <x_k, x_l> = 0.3
+    (see _lemma_run_on), where Assumption 1 fails: the S+,1 neurons are also active on the negative inputs, the
+    positive labels are fitted only once the negative ones are, and t2 is 1.9 times the bound. On ORTHO-B's own
+    inputs at the same lambda the ratio is 0.77."""
+    l3 = phases.lemma3(_lemma_run_on(0.3, 1e-30))
+    v = l3["t2"] / l3["t2_bound"]
+    assert _finite(v) and not phases.L3_T2_BOUND(v)
+    own = phases.lemma3(_lemma_run_on(0.0, 1e-30))
+    assert phases.L3_T2_BOUND(own["t2"] / own["t2_bound"])
+
+
+def test_phases_lemma4_others_small_rejects_non_orthogonal_inputs():
+    """L4/iv-others-small: Lemma 4 (iv)'s measurement (phases.lemma4's max over neither key set of ||w_j(t3)||,
+    over 3 c lambda^eps) at the chapter's late lambda 1e-50 on ORTHO-B's labels with <x_k, x_l> = -0.3 (see
+    _lemma_run_on; t2 and t3 are both reached), where Assumption 1 fails: a neuron outside S+,1 u S-,1 is no longer
+    stuck at its initial activation pattern, it grows, and its norm at t3 is ~1000 times the bound. On ORTHO-B's own
+    inputs it is 2e-11 of it."""
+    l4 = phases.lemma4(_lemma_run_on(-0.3, 1e-50))
+    v = l4["max_other"] / l4["bound_iv"]
+    assert _finite(v) and not phases.L4_OTHERS_SMALL(v)
+    own = phases.lemma4(_lemma_run_on(0.0, 1e-50))
+    assert phases.L4_OTHERS_SMALL(own["max_other"] / own["bound_iv"])
+
+
+@functools.lru_cache(maxsize=None)
+def _converged_on(name, delta):
+    """The dataset's labels on inputs with <x_k, x_l> = delta (data.nearly_orthonormal; the chapter's width for the
+    dataset, lambda 1e-8 and 1e-16, one seed, dt 0.05, trained like the chapter's runs to L < STOP, for up to three
+    horizons T), the key sets read on those inputs, the dataset's own constants (the claims' rates and T): Theorem 1
+    and Lemma 5 assume orthogonal inputs (Assumption 1), and with delta much larger than lambda (003 line 142) the
+    neurons keep turning after they have grown. Returns the constants, implicit_bias.implicit_bias's table and
+    implicit_bias.asymptotic_rates."""
+    from shallowflow.engine import data as datasets
+    from shallowflow.engine.theory import key_sets
+    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
+
+    width = {"orthogonal-toy": 60, "ortho-A": 40, "ortho-B": 100}[name]
+    e = theory.make_ensemble(name, width, [1e-8, 1e-16], [0], [0.05])
+    data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=0).to("cpu")
+    sp, sm = key_sets(e.p0, data)
+    ens = Ensemble(f"{name}, delta {delta}", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
+    T = theory.phase_times(e.k, e.lams, 0.1)["horizon"]
+    mon = segmented_descent(ens, int(math.ceil(float((3 * T / e.lrs).max()) / 10)) * 10, 10, 4000,
+                            stop_below=implicit_bias.STOP)
+    run = SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1)
+    return e.k, implicit_bias.implicit_bias(run, name), implicit_bias.asymptotic_rates(run, name)
+
+
+NEARLY_PARALLEL = {"orthogonal-toy": 0.97, "ortho-A": 0.99}  # the largest |<x_1, x_2>| of the two-point datasets' false cases
+
+
+@pytest.mark.parametrize("name", ["orthogonal-toy", "ortho-A"])
+def test_implicit_bias_convergence_time_rejects_nearly_parallel_inputs(name):
+    """T1/convergence-orthogonal-toy and T1/convergence-ortho-A: the time to L < 1e-20 over the horizon
+    T = 1.3(-ln lambda)/||D-|| + 60/||D-|| (implicit_bias.implicit_bias's t_conv and horizon) on the dataset's labels
+    with <x_1, x_2> = 0.97 (toy) or 0.99 (ORTHO-A) (see _converged_on): far from Assumption 1, the neuron that fits
+    one label also moves the other's output, the two fits undo each other, and the run converges (L < 1e-28) only
+    1.1 to 2.0 times later than T. On orthogonal inputs the same runs take 0.33-0.43 T."""
+    k, tb, _ = _converged_on(name, NEARLY_PARALLEL[name])
+    assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())  # they do converge: only the time is not the claim's
+    v = tb["t_conv"] / tb["horizon"]
+    assert _finite(v) and not implicit_bias.CONVERGENCE(v)
+
+
+@pytest.mark.parametrize("name", ["orthogonal-toy", "ortho-A"])
+def test_implicit_bias_lemma5_rate_rejects_nearly_parallel_inputs(name):
+    """L5/rate-orthogonal-toy and L5/rate-ortho-A: the fitted exponential rate of L over 1e-24 < L < 1e-16
+    (implicit_bias.asymptotic_rates) divided by ||D-|| on the converged runs of _converged_on with <x_1, x_2> = 0.97
+    (toy) or 0.99 (ORTHO-A): with nearly parallel inputs the tangent kernel J J^T at the interpolator is nearly
+    singular and L decays at 0.87 (toy) and 0.79 (ORTHO-A) times ||D-||, below Lemma 5's rate. On orthogonal inputs
+    the rate is 4||D-|| (one negative label: twice the slowest mode's 2||D-|| of the derivation)."""
+    k, _, ar = _converged_on(name, NEARLY_PARALLEL[name])
+    v = -ar["slope"] / k.norm_minus
+    assert _finite(v) and not implicit_bias.L5_RATE(v)
+
+
+@pytest.mark.parametrize("name, delta", [("orthogonal-toy", 0.97), ("ortho-A", 0.99), ("ortho-B", 0.3)])
+def test_implicit_bias_rate_vs_slowest_mode_rejects_non_orthogonal_inputs(name, delta):
+    """L5/rate-vs-slowest-mode-orthogonal-toy, -ortho-A and -ortho-B: the fitted rate over the slowest linearised GD
+    rate -2 ln(1 - dt mu/n)/dt at theta^inf (implicit_bias.asymptotic_rates, mu the eigenvalues of J J^T) on the
+    converged runs of _converged_on on non-orthogonal inputs: the [derived] bound rests on the neurons keeping their
+    directions once grown (orthogonal inputs, 003 line 142); here they still turn inside the fitting window, the
+    final state's linearisation does not describe the decay, and the fitted rate is 0.13-0.92 of its slowest mode.
+    On orthogonal inputs the ratio is 1.00 (toy, ORTHO-A) and 1.07-2.0 (ORTHO-B)."""
+    _, _, ar = _converged_on(name, delta)
+    v = -ar["slope"] / ar["gd_rates"].amin(1)
+    assert _finite(v) and not implicit_bias.L5_RATE_VS_SLOWEST(v)

@@ -231,7 +231,7 @@ claims.check("I-4/monotone", "the Nystrom error decreases as the landmark set gr
 claims.check("I-5/rate", "GD with step 1/L contracts f by gamma = 1 - mu/L each step (worst f_(k+1)/f_k - gamma)",
              kns["worst_ratio"] - kns["rate_bound"], T.I5_RATE, source_value="(4.3)", valid=kns["finite"])
 claims.check("I-5/radius", "the iterates stay within sqrt(2 f(x0)/L) / (1 - sqrt(gamma)) (largest distance / bound)",
-             kns["worst_dist_ratio"], C.below(1.0, strict=False), source_value="(4.4), corrected", valid=kns["finite"])
+             kns["worst_dist_ratio"], T.I5_RADIUS, source_value="(4.4), corrected", valid=kns["finite"])
 claims.check("I-5/pl-constant", "f is 1/32-PL: min over a grid of f'^2 / (2 f)", kns["empirical_mu"],
              C.above(1 / 32), source_value="mu = 1/32", valid=C.NO_TRAINING)
 claims.check("I-5/smoothness", "f is 8-smooth: max f'' on a grid", kns["max_curvature"], C.below(8.0, strict=False),

@@ -445,9 +445,9 @@ for name in run.ens:
                          slowest_gd_mode=float(slowest[sel].min()), slowest_flow_mode=float(ar["mu_rates"][sel].amin(1).min()),
                          lemma_rate=kk.norm_minus))
     steps_check.check(claims, f"L5/rate-{name}", f"{name}: fitted exponential rate of L divided by ||D-||",
-                      rate / kk.norm_minus, ar["lr"], C.above(1.0), source_value=">= 1 (rate ||D-||)", valid=ok_runs)
+                      rate / kk.norm_minus, ar["lr"], ex.L5_RATE, source_value=">= 1 (rate ||D-||)", valid=ok_runs)
     steps_check.check(claims, f"L5/rate-vs-slowest-mode-{name}", f"{name}: fitted rate divided by the slowest linearised "
-                      "GD rate at theta_lambda^inf", rate / slowest, ar["lr"], C.above(0.99), source_value="[derived] >= 1", valid=ok_runs)
+                      "GD rate at theta_lambda^inf", rate / slowest, ar["lr"], ex.L5_RATE_VS_SLOWEST, source_value="[derived] >= 1", valid=ok_runs)
 display(pd.DataFrame(rows))
 
 # %% [markdown]

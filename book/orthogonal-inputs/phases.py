@@ -299,7 +299,7 @@ for lam in P.lemma_lams:
                       source_value="<= lambda^(eps/5)", valid=ok_runs)
 steps_check.check(claims, "F1/escape-curvature", "second derivative of L along the escape direction is -||D-|| "
                   "(relative deviation, every lambda)", (f1["curvature"] + k.norm_minus).abs() / k.norm_minus, f1["lr"],
-                  C.below(0.01), source_value="strict saddle, curvature -||D-||", valid=ok_runs)
+                  ex.F1_ESCAPE_CURVATURE, source_value="strict saddle, curvature -||D-||", valid=ok_runs)
 
 # %% [markdown]
 # ## Lemma 2: early alignment at $t_1 = -\varepsilon\ln(\lambda)/\|D_-\|$
@@ -422,7 +422,7 @@ display(ex.worst_case_frame(l3, {"t2": "max", "t2_bound": "first", "bar_plus": "
 
 # %%
 steps_check.check(claims, "L3/t2-bound", "t2 / ((1 + 3 eps)(-ln lambda)/||D+||)", l3["t2"] / l3["t2_bound"], l3["lr"],
-                  C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+                  ex.L3_T2_BOUND, source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L3/i-wbar", "(i) with w_bar: min over S+,1 of <w_bar_j, D+> minus (||D+|| - lambda^(eps/5))",
                   l3["bar_plus"] - l3["bound_i"], l3["lr"], C.above(0.0), source_value=">= 0", valid=ok_runs)
 steps_check.check(claims, "L3/i-as-printed", "(i) as printed, with w_j: min over S+,1 of <w_j, D+> minus "
@@ -495,9 +495,9 @@ steps_check.check(claims, "L4/i-as-printed", "(i) as printed, with w_j, where th
                   l4["lr"][binds], C.above(0.0), source_value=">= 0",
                   note="expected to fail: the printed w_j should be w_bar_j (erratum)", valid=ok_runs)
 steps_check.check(claims, "L4/iii-plus-frozen", "(iii) max over S+,1 of ||w_j(t2) - w_j(t3)|| / lambda^(eps/15)",
-                  l4["drift_plus"] / l4["bound_iii"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+                  l4["drift_plus"] / l4["bound_iii"], l4["lr"], ex.L4_PLUS_FROZEN, source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L4/iv-others-small", "(iv) max over neither set of ||w_j(t3)|| / (3 c lambda^eps)",
-                  l4["max_other"] / l4["bound_iv"], l4["lr"], C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+                  l4["max_other"] / l4["bound_iv"], l4["lr"], ex.L4_OTHERS_SMALL, source_value="<= 1", valid=ok_runs)
 # sharper companion: the S+ drift during Phase 3 decreases with lambda, per seed and step size
 dec = []
 for lr in P.lrs:

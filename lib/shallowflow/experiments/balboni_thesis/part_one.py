@@ -261,6 +261,7 @@ def nystrom(X: torch.Tensor, sizes: list[int], seed: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 # I-5's rate criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it a step above 2/L)
 I5_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
+I5_RADIUS = C.below(1.0, strict=False)  # largest |x_k - x_0| over the (4.4) radius sqrt(2 f(x0)/L) / (1 - sqrt(gamma))
 
 
 def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, step: float = 1.0) -> dict:

@@ -124,6 +124,10 @@ P2_EARLY_RATE = C.below(1e-2)  # P2/early-rate: |d ln u+/dt at the window's star
 L3_OTHERS_SMALL = C.below(1.0, strict=False)  # L3/iii-others-small: max_{j not in S+,1} ||w_j(t2)|| / (2 c lambda^eps)
 L3_POSITIVE_LOSS = C.below(1.0, strict=False)  # L3/positive-loss: the positive labels' part of L at t2 / lambda^(eps/5)
 L3_SHARPER_EXPONENT = C.below(0.1)  # L3/sharper-exponent: |fitted exponent of L+(t_s) in lambda - 12 eps| / (12 eps)
+F1_ESCAPE_CURVATURE = C.below(0.01)  # F1/escape-curvature: |d2L/dt2 along the escape direction + ||D-||| / ||D-||
+L3_T2_BOUND = C.below(1.0, strict=False)  # L3/t2-bound: t2 / ((1 + 3 eps)(-ln lambda)/||D+||)
+L4_PLUS_FROZEN = C.below(1.0, strict=False)  # L4/iii-plus-frozen: max_{S+,1} ||w_j(t2) - w_j(t3)|| / lambda^(eps/15)
+L4_OTHERS_SMALL = C.below(1.0, strict=False)  # L4/iv-others-small: max over neither key set of ||w_j(t3)|| / (3 c lambda^eps)
 
 SCHEMA = {
     "profile": PROFILE,
