@@ -1129,3 +1129,14 @@ def test_fig2_9_simpler_on_untrained_networks():
     assert _rejects(X.FIG29_SIMPLER, [X.fig29_simpler(kk, resid)])
     assert not X.fig29_simpler([5, 5, 5], [0.0, 0.0, 0.0])  # interpolators, but no simpler at small lambda
     assert X.fig29_simpler([25, 22, 2], [0.01, 0.01, 0.01])
+
+
+def test_arora_linear_drift_is_not_first_order_at_large_steps():
+    """Arora-dbal/linear-drift (the drift of a a^T - W W^T of the linear network on Dataset 1.1.0 over flow time 2,
+    B.linear_balance_drift, halves with the step: ratios at consecutive halved steps under B.LINEAR_DRIFT): the drift is
+    O(alpha) only in the small-step regime; at steps 0.2, 0.1, 0.05 (the chapter: 1e-2, 5e-3, 2.5e-3), still finite
+    runs, it falls by 3.1 and 2.9 per halving, not 2, and the criterion rejects it."""
+    lrs = [0.2, 0.1, 0.05]
+    r = B.linear_balance_drift(lrs)
+    assert bool(np.all(r["finite"]))
+    assert _rejects(B.LINEAR_DRIFT, [r["drift"][lrs[i]] / r["drift"][lrs[i + 1]] for i in range(len(lrs) - 1)])

@@ -294,3 +294,46 @@ def test_fig4_bracketed_rejects_untrained_runs():
     assert all(bool(r["finite"].all()) and not bool(r["converged"].any()) for r in rows)
     v = [TH.fit_threshold(*TH.collect(rows))["bracketed"]]
     assert rejects(TH.BRACKETED, v)
+
+
+def _correlated_gram_run(rho, seeds, steps):
+    """The chapter's Gram-space Theorem 1 run (CV.valid_gram_seeds' App-B data at n = 10, d = 1e6, the width rule's p,
+    App-B start, step 1, the run's C from the data's constants) on the same data with every input pulled towards one
+    common direction: G -> (1 - rho) G + rho 11^T (unit diagonal kept, so C is unchanged), which violates Assumption 2
+    (norm(G - D) over its bound ~ 100 at rho = 0.8..0.99)."""
+    from shallowflow.engine.config import DTYPE
+    from shallowflow.experiments.weakly_interacting import reductions as RD
+
+    n, d = 10, 10 ** 6
+    G0, y, kept, _ = CV.valid_gram_seeds(n, d, seeds, tag=1)
+    assert kept == list(seeds)
+    G = (1 - rho) * G0 + rho * torch.ones(n, n, dtype=DTYPE)
+    ok, ratio = CV.assumption2_ok(G, y)
+    assert not bool(ok.any()) and bool((ratio > 50).all())  # the false case: Assumption 2 fails for every data set
+    a, V0, nw0 = RD.gram_init(G, list(seeds), T.width_rule(n, 0.05), d)
+    cxm, cxp, cym, _ = CV.data_constants(G, y)
+    Cc = T.theorem1_C(cxm, cxp, cym)
+    run = RD.gram_gd(G, y, a, V0, nw0, 1.0, steps, stop_rel=1e-20, C=Cc, deltas=False)
+    s = CV.summary(run, Cc, n)
+    assert bool(s["finite"].all())
+    return s
+
+
+def test_theorem1_bound6_rejects_data_violating_assumption2():
+    """Thm1/bound6 (violations of eq. (6), mu(t) >= (C/n) min_i |1 - r_i/y_i|, over every iterate: CV.summary's v6
+    under CV.THM1_BOUND6): eq. (6) is Theorem 1's consequence of Assumption 2 (through Lemma 7's lower bound); on the
+    chapter's data with the inputs pulled towards one direction (rho = 0.99, Assumption 2 violated 100-fold) mu falls
+    below the bound within the first steps (seeds 0-3: 4, 1, 4, 0 violations in 4 steps); the book's own runs count 0.
+    Relaxing Assumption 1 (output weights / 100, first layer x 10) or rho <= 0.9 left v6 at 0 in every run tried."""
+    s = _correlated_gram_run(0.99, [0, 1, 2, 3], 4)
+    assert rejects(CV.THM1_BOUND6, [int(s["v6"].sum())])
+
+
+def test_theorem1_late_mu_rejects_a_converged_run_on_correlated_data():
+    """Thm1/late-mu (final mu n / C over converged runs, CV.summary's late, under CV.THM1_LATE_MU: <mu_inf> >= C/n):
+    the bound needs Assumption 2; on the chapter's data pulled towards one direction (rho = 0.8, Assumption 2 violated
+    ~100-fold) the run of seed 7 still converges (L/L0 < 1e-20 in 433 steps) but ends with mu n / C = 0.81 < 1 (the
+    book's converged runs: 6 to 17).  (Cor1/late-mu's mu n >= 0.6 is not rejected by this run: mu n = 0.92.)"""
+    s = _correlated_gram_run(0.8, [7], 500)
+    assert bool(s["converged"].all())
+    assert rejects(CV.THM1_LATE_MU, s["late"][s["converged"]])

@@ -281,7 +281,7 @@ claims.check("B4/fig3.10", "Fig. 3.10 reproduced: the ReLU and the Sigmoid/Tanh 
              all(claims.passed(f"Fig3.10/{a}") for a in T.ACTIVATIONS), B.ALL_PASS, source_value="Fig. 3.10",
              note="the Fig. C.28 half of B4 (Dataset 1.3.2) is checked with C.28", valid=np.concatenate([v[a][runs_of(a, scale=lam_f, lr=lr_f)] for a in T.ACTIVATIONS]))
 claims.check("Arora-dbal/linear-drift", f"linear network: drift of a a^T - W W^T halves with the step (ratios for alpha {lin_lrs})",
-             [lin[lin_lrs[i]] / lin[lin_lrs[i + 1]] for i in range(len(lin_lrs) - 1)], C.within(1.8, 2.2),
+             [lin[lin_lrs[i]] / lin[lin_lrs[i + 1]] for i in range(len(lin_lrs) - 1)], B.LINEAR_DRIFT,
              source_value="conserved by the flow, O(alpha) under GD", valid=lin_run["finite"])
 
 cv = {act: cx["ens"][act].valid() for act in T.ACTIVATIONS}

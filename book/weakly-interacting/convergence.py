@@ -222,10 +222,10 @@ claims.check("Thm1/log-width", "the theorem's regime p ~ log n < n: binomial p-v
              CV.BINOMIAL, source_value="p ~ log n", valid=torch.cat([S[n]["finite"] for n in logp]) if logp else None,
              note=f"widths per n: {[(n, T.width_rule(n, P.eps)) for n in S]}; n with p < n: {logp}")
 claims.check("Thm1/bound6", "eq. (6) holds at every iterate of every run (violations, tolerance 1e-9)",
-             int(sum(int(S[n]["v6"].sum()) for n in S)), C.below(0.5), source_value="0", valid=fin)
+             int(sum(int(S[n]["v6"].sum()) for n in S)), CV.THM1_BOUND6, source_value="0", valid=fin)
 conv = torch.cat([S[n]["converged"] for n in S])
 claims.check("Thm1/late-mu", "late mu >= C/n: final mu n / C over converged runs",
-             torch.cat([S[n]["late"] for n in S])[conv], C.above(1.0), source_value=">= 1", valid=fin[conv])
+             torch.cat([S[n]["late"] for n in S])[conv], CV.THM1_LATE_MU, source_value=">= 1", valid=fin[conv])
 scale_fails = [int((~s["converged"]).sum()) for s in SC]
 claims.check("Thm1/any-scale", "convergence for any initialisation scale: binomial p-value of the failures at every "
              "scale", [binom_pvalue(f, len(th["scale_seeds"]), P.eps) for f in scale_fails], CV.BINOMIAL,

@@ -199,6 +199,11 @@ def discrete_identity(act: str, steps: int = 200, lr: float = 0.05, m: int = 7, 
     return dict(error=err, first_order=first, finite=metrics.finite_runs(p).numpy())
 
 
+#: Arora et al.'s delta-balancedness under GD: the drift of a a^T - W W^T (:func:`linear_balance_drift`) halves with the
+#: step (the ratio of the drifts at consecutive halved steps within [1.8, 2.2]: first order in the step)
+LINEAR_DRIFT = _C.within(1.8, 2.2)
+
+
 def linear_balance_drift(lrs, time: float = 2.0, m: int = 5, d: int = 3, seed: int = 0) -> dict:
     """Arora et al.'s delta-balancedness for a two-layer *linear* network h(x) = a^T W x on Dataset 1.1.0
     (d = 2 padded to ``d`` with zeros): the drift of ‖a a^T - W W^T‖_F over a GD run of the given time,

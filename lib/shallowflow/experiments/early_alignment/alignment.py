@@ -209,6 +209,11 @@ THM1_BOUND = C.below(1.05)
 # Lemmas 5 (3) and 6 (2): at tau_2 and at tau_3 (lambda <= 1e-4) the S+ neurons are pairwise aligned (min pairwise cos)
 PAIRWISE_ALIGNED = C.above(1 - 1e-3)
 
+# Lemma 5 (1): tau_2 (sweep_phase_times) is linear in ln(1/lambda) (R^2 of the fit), with slope 1/|D| (fitted slope over
+# predicted_slope)
+TAU2_LINEAR = C.above(0.99)
+TAU2_SLOPE = C.within(0.85, 1.15)
+
 
 def output_growth(sw: "Sweep", epsilons) -> torch.Tensor:
     """Thm1(i)/bound: per eps and run, max_j |a_j(tau_eps)| / |a_j(0)| times lambda^eps (at most 1 when the output

@@ -23,6 +23,12 @@ from . import theory as T
 # negative controls of tests/test_null_weakly_interacting.py and tests/test_controls_weakly_interacting.py use it
 BINOMIAL = C.above(0.05)
 
+#: Theorem 1, eq. (6): its violations over every iterate of every run (CV.summary's v6), none
+THM1_BOUND6 = C.below(0.5)
+
+#: Theorem 1: <mu_inf> >= C/n, the final mu n / C of every converged run (CV.summary's late) at least 1
+THM1_LATE_MU = C.above(1.0)
+
 SCHEMA = {
     "profile": PROFILE,
     "ns": Ints("Theorem 1: dataset sizes n", low=2, high=400),
