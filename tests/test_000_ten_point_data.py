@@ -133,7 +133,7 @@ def test_paper_run_resumes_each_ensemble_bit_identical(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SHALLOWFLOW_CHECKPOINTS", str(tmp_path))
     base = dict(profile="custom", width=10, lr=1e-3, stop_below=1e-10, goal=1e-5, wide_scale=1e-2, width_scale=1e-3,
-                sections=["grid", "wide", "widths"], steps=2_000, scales=[1e-3, 1e-2], seeds=[0], law_seeds=[0, 1],
+                sections=["grid", "wide", "widths"], steps=2_000, steps_131=2_000, scales=[1e-3, 1e-2], seeds=[0], law_seeds=[0, 1],
                 wide_width=10, wide_steps=1_000, widths=[4], width_steps=1_000, balance_scale=1e-3, fig32_scale=1e-3)
     calls = []
     real = T._train, T._law_train

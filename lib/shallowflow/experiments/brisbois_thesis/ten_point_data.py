@@ -26,6 +26,10 @@ SCHEMA = {
     "width": Int("m", low=2, high=5000),
     "lr": Float("step size alpha (MSE loss)", low=0, low_open=True, high=0.1),
     "steps": Int("epochs at most (a run stops once L < stop_below)", low=1000, high=10**8),
+    "steps_131": Int("epochs at most on Dataset 1.3.1's lambda grid (a run stops once L < stop_below): only C.20's "
+                     "plateau ends are read off it (they come within a few thousand epochs), so it needs no more than "
+                     "they do; Dataset 1.3.2's grid, read at 10^6 epochs and later, keeps steps",
+                     low=1000, high=10**8),
     "stop_below": Float("a run stops when its loss falls below this", low=0, low_open=True, high=1e-5),
     "goal": Float("converged: final L below this (the thesis's goal for n = 10)", low=0, low_open=True, high=0.1),
     "scales": Floats("lambda grid of Fig 3.30 / C.20 (rich)", low=0, low_open=True, min_len=2),
@@ -58,7 +62,8 @@ RULES = (
 
 def _ten_calls(P):
     """(runs, width, steps) of every ensemble: the grid (two datasets x three activations), the wide runs, C.27."""
-    grid = [(len(P.scales) * len(P.seeds), P.width, P.steps)] * (2 * 3) if "grid" in P.sections else []
+    grid = [(len(P.scales) * len(P.seeds), P.width, _grid_steps(P, w)) for w in DATASETS for _ in ACTS] \
+        if "grid" in P.sections else []
     wide = [(1, P.wide_width, P.wide_steps)] * 3 if "wide" in P.sections else []
     return grid + wide + ([(len(P.seeds), m, P.width_steps) for m in P.widths] if "widths" in P.sections else [])
 
@@ -84,7 +89,7 @@ def work_estimate(P) -> float:
     return sum(gd_work(R, m, 10, 2, steps) for R, m, steps in _ten_calls(P) + _law_calls(P))
 
 
-NAMES = ("width", "steps", "scales", "seeds", "law_seeds", "wide_width", "wide_steps", "widths", "width_steps",
+NAMES = ("width", "steps", "steps_131", "scales", "seeds", "law_seeds", "wide_width", "wide_steps", "widths", "width_steps",
          "sections")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
@@ -104,6 +109,14 @@ class Ens:
     scales: list
     seeds: list
     traj: train.Trajectory
+
+
+def _grid_steps(P, dataset: str) -> int:
+    """The epoch budget of ``dataset``'s lambda grid: ``steps_131`` on Dataset 1.3.1 (its plateau ends, all that is
+    read off it, come within a few 10^4 epochs), ``steps`` on Dataset 1.3.2 (Figs 3.30-3.32 read it at 10^6 epochs).
+    A parameter set without ``steps_131`` (a dict of an older profile) uses ``steps`` on both."""
+    get = P.get if isinstance(P, dict) else lambda k, d=None: getattr(P, k, d)
+    return int(get("steps_131", get("steps")) if dataset == "1.3.1" else get("steps"))
 
 
 def _snaps(steps: int) -> list[int]:
@@ -152,9 +165,10 @@ def run_ten_point(P) -> dict:
     out = {"data": {w: D.brisbois_nonorthogonal(w) for w in DATASETS}, "grid": {}, "wide": {}, "widths": {}}
     _resumed.clear()
     for w in DATASETS if "grid" in P.sections else ():
+        steps = _grid_steps(P, w)
         for act in ACTS:
-            tr = _kept(P, "grid", act, w, P.scales, P.seeds, P.width, P.steps, P.stop_below,
-                       lambda: _train(act, out["data"][w], P.scales, P.seeds, P.width, P.steps, P))
+            tr = _kept(P, "grid", act, w, P.scales, P.seeds, P.width, steps, P.stop_below,
+                       lambda: _train(act, out["data"][w], P.scales, P.seeds, P.width, steps, P))
             out["grid"][(w, act)] = Ens((w, act), [s for s in P.scales for _ in P.seeds],
                                         [d for _ in P.scales for d in P.seeds], tr)
     for act in ACTS if "wide" in P.sections else ():
@@ -268,7 +282,8 @@ def thesis_cost(P, paper: dict, sample: int = 200) -> dict:
         _train(act, ds, scales, seeds, width, sample, Q, record_every=sample)
         return (time.perf_counter() - t0) / sample
 
-    grid = sum(per_epoch(act, data[w], paper["scales"], paper["seeds"], paper["width"]) for w in DATASETS for act in ACTS)
+    grid = sum(per_epoch(act, data[w], paper["scales"], paper["seeds"], paper["width"]) * _grid_steps(paper, w)
+               for w in DATASETS for act in ACTS)
     wide = sum(per_epoch(act, data["1.3.1"], [paper["wide_scale"]], paper["seeds"][:1], paper["wide_width"]) for act in ACTS)
     widths = sum(per_epoch("relu", data["1.3.2"], [paper["width_scale"]], paper["seeds"], m) for m in paper["widths"])
     extra = [d for d in dict.fromkeys(paper.get("law_seeds", [])) if d not in paper["seeds"]]
@@ -276,7 +291,7 @@ def thesis_cost(P, paper: dict, sample: int = 200) -> dict:
     if extra:  # the law's own runs (_law_calls): ReLU and Tanh over the grid, Sigmoid to the thesis's stuck epoch
         law = sum(per_epoch(act, data[w], paper["scales"], extra, paper["width"]) for w in DATASETS for act in ("relu", "tanh"))
         law_sigmoid = per_epoch("sigmoid", data["1.3.2"], [paper["fig32_scale"]], extra, paper["width"])
-    out = dict(grid=grid * paper["steps"], wide=wide * paper["wide_steps"], widths=widths * paper["width_steps"],
+    out = dict(grid=grid, wide=wide * paper["wide_steps"], widths=widths * paper["width_steps"],
                law=law * paper["steps"] + law_sigmoid * min(paper["steps"], SOURCE_SIGMOID_STUCK_EPOCH))
     out["total"] = sum(out.values())
     return out
