@@ -323,8 +323,6 @@ fig.tight_layout()
 plt.show()
 
 # %%
-claims.check("Fig6.13/correlated", "per layer, kappa correlates with the (6.8) factor across (n, w) (smallest Pearson r over layers)",
-             corr.min(), X.FIG613_CORRELATED, source_value="effectively proportional to the factor", valid=C.NO_TRAINING)
 claims.check("Fig6.13/proportional", "kappa(G) is proportional to the factor (log-log slope in [0.7, 1.3], every layer)",
              slope, X.FIG613_PROPORTIONAL, source_value="proportional ... at every layer", valid=C.NO_TRAINING)
 claims.check("Fig6.13/sqrt-proportional", "sqrt(kappa(G)) = kappa(F) is proportional to the factor (log-log slope in [0.7, 1.3], every layer)",

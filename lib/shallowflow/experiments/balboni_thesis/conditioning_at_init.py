@@ -248,7 +248,6 @@ FIG61_STAGNATES = C.below(0.1, strict=False)  # stagnation_ratio of the renormal
 FIG63_INFINITE_ONE = C.below(0.05, strict=False)  # |lambda_min - 1| of the infinite-width line at the last layer
 FIG64_STABILISES = C.below(0.1)  # late_change of the rescaled highest eigenvalue, every width
 FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or sqrt(kappa)) against the (6.8) factor
-FIG613_CORRELATED = C.above(0.9)  # smallest per-layer Pearson r of kappa against the (6.8) factor across (n, w)
 
 
 def rises_again(curve: np.ndarray) -> np.ndarray:
