@@ -246,13 +246,12 @@ def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9,
     fr = scurve_frame(points, "pairs")
     best = None
 
-    def consider(phi) -> Fit:
+    def consider(phi):
         nonlocal best
         f2 = scurve_frame(points, "angle", float(phi))
         lf = lsq_fit(f2, procedure_fit(f2, form, k1))
         if best is None or (np.isfinite(lf.r2) and lf.r2 > best[2].r2):
             best = (phi, f2, lf)
-        return lf
 
     step = math.radians(80) / (coarse - 1)
     for phi in np.linspace(-math.radians(40), math.radians(40), coarse):
@@ -261,8 +260,10 @@ def fit_scurve(points, form: str = "sigmoid", k1: float = -5.0, coarse: int = 9,
         consider(phi)
     fine_step = step / max(fine - 1, 1)
 
-    def loss(phi):  # the fit consider() made at phi (deterministic: fitting it again gave the same R^2)
-        return 1.0 - consider(phi).r2
+    def loss(phi):
+        consider(phi)
+        f2 = scurve_frame(points, "angle", float(phi))
+        return 1.0 - lsq_fit(f2, procedure_fit(f2, form, k1)).r2
 
     if refine > 0:
         minimize_scalar(loss, bounds=(best[0] - fine_step, best[0] + fine_step), method="bounded",
