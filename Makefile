@@ -57,9 +57,11 @@ book: setup
 	$(BIN)/shallowflow run --all --profile book $(QUIET) $(if $(WORKERS),--workers $(WORKERS),)
 	$(MAKE) site-check
 
-# without chromium the browser check is skipped with one line saying so (-rs); with CI=true it is mandatory
+# without chromium the browser check is skipped with one line saying so (-rs); with CI=true it is mandatory.
+# JOBS workers (pytest-xdist, work stealing): each worker has its own chromium (one per worker, tests/site/conftest.py)
+# and every test its own browser context and tmp_path; pages are read as file:// URLs, no port is bound
 site-check: setup
-	$(BIN)/python -m pytest tests/site -q -rs
+	$(BIN)/python -m pytest tests/site -q -rs -n $(JOBS) --dist worksteal
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

@@ -73,11 +73,6 @@ def launch():
         b.close()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    yield from launch()
-
-
 @pytest.mark.parametrize("doc", site_pages())
 def test_page_renders_offline(browser, doc):
     path = HTML / f"{doc}.html"

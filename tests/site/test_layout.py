@@ -96,14 +96,6 @@ MEASURE = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """The same headless chromium as the browser check (one definition: test_browser.launch)."""
-    from test_browser import launch
-
-    yield from launch()
-
-
 def shots_dir() -> Path:
     env = os.environ.get("SHALLOWFLOW_SCREENSHOTS")
     return Path(env) if env else ROOT / "_build" / "artifacts" / "screenshots" / "layout"

@@ -53,13 +53,6 @@ MEASURE = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from test_browser import launch
-
-    yield from launch()
-
-
 @pytest.mark.parametrize("doc", chapter_pages() or ["(no page with a check table)"])
 def test_check_tables_read_at_phone_width(browser, doc):
     path = HTML / f"{doc}.html"

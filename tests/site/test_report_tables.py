@@ -46,13 +46,6 @@ MEASURE = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from test_browser import launch
-
-    yield from launch()
-
-
 @pytest.mark.parametrize("doc", REPORTS)
 def test_report_tables_give_long_text_room(browser, doc):
     path = HTML / f"{doc}.html"
