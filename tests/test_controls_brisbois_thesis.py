@@ -288,6 +288,15 @@ def test_activation_zero_loss_checks_fail_on_untrained_networks():
         assert _rejects(A.ZERO_LOSS, e.traj.loss[:, -1].numpy()), act
 
 
+def test_c2_s_curve_fails_on_initial_neurons():
+    """C.2/s-curve (the free least-squares R^2 of the two-tanh form (3.2) to the final Tanh neurons and anti-neurons,
+    at least 0.95): neurons at initialisation (random directions, equal norms, the figure's width 60) lie on no
+    S-curve, and the same fit of them is rejected."""
+    for seed in (0, 1):
+        W = init.balanced([seed], 60, 2, 1.0).W[0]
+        assert _rejects(A.C2_S_CURVE, A.s_curve_fit(W, "tanh")["r2"]), seed
+
+
 # -- s-curves -------------------------------------------------------------------------------------------------------------
 from shallowflow.engine import init  # noqa: E402
 from shallowflow.experiments.brisbois_thesis import s_curves as S  # noqa: E402
@@ -1016,6 +1025,16 @@ def test_appendix_d_gradient_checks_fail_on_a_wrong_closed_form(monkeypatch):
     assert _rejects(GH.TABLE_D1_FD, GH.d1_ratio(GH.gradient_table(GH_P)))
     tr = GH.training_errors(GH_P)
     assert _rejects(GH.FIG_D2_BOUND, max(tr[a]["fd_l2"].max() for a in ("sigmoid", "tanh")))
+
+
+def test_fig_d3_loss_fails_on_the_other_convention(monkeypatch):
+    """FigD.3/loss (|L_PT - L_F| along training below 1e-12, L_PT the loss the training loop recorded): false when
+    the recorded loss is read in the other convention (the 1/n MSE the loop trains on, not halved to the closed
+    form's 1/(2n)), the mix-up the comparison must catch; a second copy of L_F's own expression, which the check
+    compared before, differed from it by exactly 0 whatever either computed."""
+    monkeypatch.setattr(GH, "loss_factor", lambda loss: 1.0)
+    tr = GH.training_errors(GH_P)
+    assert _rejects(GH.FIG_D3_LOSS, max(tr[a]["loss_diff"].max() for a in ("relu", "sigmoid", "tanh")))
 
 
 def test_appendix_d_hessian_checks_fail_on_false_cases(monkeypatch):

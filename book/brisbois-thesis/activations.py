@@ -400,6 +400,15 @@ claims.check("C.1/converged", f"Sigmoid, lambda = {lam6:g}: final loss (the para
              sg.traj.loss[r6s, -1], A.ZERO_LOSS, source_value="zero loss", valid=sg.valid()[r6s])
 claims.check("C.2/converged", f"Tanh, lambda = {lam6:g}: final loss", th.traj.loss[r6t, -1], A.ZERO_LOSS,
              source_value="zero loss", valid=th.valid()[r6t])
+# App. C.1.1: "For the Tanh activation function, the neuron disposition draws an S-curve, but it is difficult to see
+# due to the difference in scale between the two axes of the curve": the figure's run (fitq, above), its final neurons
+_ft = fitq["tanh"]
+claims.check("C.2/s-curve", f"Tanh, lambda = {lam6:g}: the final neurons and their anti-neurons lie on a two-tanh curve (3.2) "
+             "in their principal frame (free least-squares R^2, Fig3.18's criterion; nan unless C.2/converged passes)",
+             _ft["r2"] if claims.passed("C.2/converged") else float("nan"), A.C2_S_CURVE,
+             source_value="the neuron disposition draws an S-curve", valid=th.valid()[[_ft["run"]]],
+             note=f"spread across / along the principal axis {float(np.std(_ft['v']) / np.std(_ft['u'])):.3g} (the thesis: "
+                  "'difficult to see due to the difference in scale between the two axes')")
 share_check("Conj1/one-direction-simultaneous", "one alignment direction and a joint fit of both labels hold in the same run "
             "(Fig. 3.7's two checks, run by run)", f37["both_flags"],
             f"one direction {int(f37['one_dir_flags'].sum())}, simultaneous {int(f37['simultaneous_flags'].sum())} of "

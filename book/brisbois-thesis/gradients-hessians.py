@@ -144,8 +144,9 @@ print("eigenvalues:", d2["eigenvalues"])
 #
 # One run per activation, $m=10$, $\lambda=10^{-6}$, $\alpha=10^{-3}$ on the MSE; at every evaluation the
 # $\ell_2$ errors $\|\nabla L_{PT}-\nabla L_F\|$ (Fig. D.1; also with the autograd gradient in float32),
-# $\|\nabla L_{App}-\nabla L_F\|$ (Fig. D.2) and $|L_{PT}-L_F|$ (Fig. D.3). The thesis: "the $\ell_2$-norm error
-# is always under $7\times10^{-4}$".
+# $\|\nabla L_{App}-\nabla L_F\|$ (Fig. D.2) and $|L_{PT}-L_F|$ (Fig. D.3: $L_{PT}$ is the loss the training loop
+# recorded, the engine's own forward pass, against the closed form on the same snapshots). The thesis: "the
+# $\ell_2$-norm error is always under $7\times10^{-4}$".
 
 # %% tags=["hide-input"]
 tr = G.training_errors(P)
@@ -213,8 +214,8 @@ claims.check("FigD.2/smooth", "Sigmoid/Tanh: |grad L_App - grad L_F| along train
              max(tr[a]["fd_l2"].max() for a in smooth), G.FIG_D2_BOUND, source_value="always under 7e-4", valid=valid[1:])
 claims.check("FigD.2/relu", "ReLU: |grad L_App - grad L_F| along training stays under the thesis's 7e-4",
              tr["relu"]["fd_l2"].max(), G.FIG_D2_BOUND, source_value="always under 7e-4", valid=valid[:1])
-claims.check("FigD.3/loss", "|L_PT - L_F| along training, largest over the three runs",
-             max(tr[a]["loss_diff"].max() for a in T.ACTIVATIONS), C.below(1e-12), source_value="small", valid=valid)
+claims.check("FigD.3/loss", "|L_PT - L_F| along training (L_PT: the loss the training loop recorded), largest over the three runs",
+             max(tr[a]["loss_diff"].max() for a in T.ACTIVATIONS), G.FIG_D3_LOSS, source_value="small", valid=valid)
 
 # %% [markdown]
 # ### Verdicts

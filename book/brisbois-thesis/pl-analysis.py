@@ -256,6 +256,9 @@ claims.check("Cor4/distance", "(2.36) max_t ||theta_t - theta_0|| / ((4b/a) ||th
              source_value="(2.36)", valid=[oy["finite"]])
 claims.check("Prop1/necessary", "at GD's Tanh interpolator: smallest Hessian eigenvalue / largest (PSD up to rounding)",
              float(H_star[0] / H_star[-1]), C.above(-1e-8), source_value="grad = 0, Hessian PSD", note=f"||grad L|| = {g_star:.1e}", valid=star_valid)
+claims.check("Prop1/first-order", "at the same interpolator: ||grad L|| / (largest Hessian eigenvalue x ||theta*||) (zero up to rounding)",
+             g_star / (float(H_star[-1]) * float(th_star.norm())), PL.PROP1_FIRST_ORDER, source_value="grad F(theta*) = 0 (1.16)",
+             note=f"||grad L|| = {g_star:.1e}, ||theta*|| = {float(th_star.norm()):.3g}", valid=star_valid)
 claims.check("Prop2/as-transcribed", "theta^3 at 0 meets the transcribed conditions (F' = 0, F'' >= 0): is it a local minimum? "
              f"(F(-{eps}) >= F(0))", (-eps) ** 3 >= 0.0, C.is_true(), source_value="PSD Hessian sufficient", valid=C.NO_TRAINING)
 # in scope: the counterexample meets the proposition's hypotheses, computed on it (autograd, float64): F(theta) = theta^3

@@ -193,6 +193,9 @@ ALIGNED_DIRECTIONS = C.above(0.999)
 IMPERFECT = C.below(0.95)
 #: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
 ZERO_LOSS = C.below(1e-10)
+#: C.2 ("for the Tanh activation function, the neuron disposition draws an S-curve"): the free least-squares R^2 of
+#: (3.2) to the final neurons and anti-neurons (:func:`s_curve_fit`), read as Fig3.18's fit criterion (s_curves.GOOD_FIT)
+C2_S_CURVE = S.GOOD_FIT
 #: C2: the initial plateau's length (Appendix C.1's detector) regressed on ln(1/lambda) over the rich scales, per init
 #: and seed: R^2 of the line, and its slope (epochs per unit ln(1/lambda)), positive
 C2_R2 = C.above(0.98)

@@ -17,7 +17,7 @@ from torch.func import grad, hessian, vmap
 from ...engine import data as datasets
 from ...engine import init
 from ...engine.config import DTYPE
-from ...engine.models import Network
+from ...engine.models import Network, loss_factor
 from ...params import PROFILE, DataFile, Float, Floats, Int, Ints, Rule, array_bytes, gd_bytes, gd_work
 from ...engine.train import gradient_descent
 from ... import verdicts as C
@@ -227,12 +227,15 @@ def kink_error(ht: dict, act: str = "relu") -> float:
 SOURCE_L2_BOUND = 7e-4
 #: Fig. D.2: |grad L_App - grad L_F| along training under that bound
 FIG_D2_BOUND = C.below(SOURCE_L2_BOUND)
+#: Fig. D.3: |L_PT - L_F| along training, the training loop's recorded loss against the closed form (rounding only)
+FIG_D3_LOSS = C.below(1e-12)
 
 
 def training_errors(P) -> dict:
     """Figs D.1-D.3: along one GD run per activation (Dataset 1.1.0, MSE training loss, as in Chapter 3),
-    the errors between autograd (L_PT), closed form (L_F) and finite differences (L_App) of the 1/(2n)
-    loss, at every ``every`` epochs; the autograd gradient also in float32."""
+    the errors between autograd (grad L_PT), closed form (L_F) and finite differences (L_App) of the 1/(2n)
+    loss, at every ``every`` epochs; the autograd gradient also in float32.  Fig. D.3's L_PT is the loss the
+    training loop recorded (the engine's forward), against the closed form L_F on the same snapshots."""
     data = datasets.get("brisbois-orthogonal", device="cpu")
     X, y = data.X, data.y
     m = P.width
@@ -249,7 +252,10 @@ def training_errors(P) -> dict:
         gD = T.fd_gradient(th, X, y, act, m, P.fd_step)
         LF = 0.5 * ((torch.einsum("sm,smn->sn", th[:, :m], T.sigma(th[:, m:].reshape(-1, m, data.d) @ X.T, act))
                      - y) ** 2).mean(1)
-        LA = T.loss_of_flat(th, X, y, act, m)
+        # L_PT: the loss the training loop itself recorded at the same epochs (the engine's Network forward and its
+        # "mean" 1/n MSE, halved to the 1/(2n) convention), not a second copy of LF's expression: a copy of the
+        # same arithmetic differs from LF by exactly 0 whatever either computes
+        LA = tr.loss[0] * (loss_factor("half") / loss_factor("mean"))
         finite = bool(torch.isfinite(th).all() and torch.isfinite(tr.loss).all())
         out[act] = dict(steps=np.array(snaps), loss=tr.loss[0].numpy(),
                         pt_l2=(gA - gF).norm(dim=1).numpy(), pt_inf=(gA - gF).abs().amax(1).numpy(),

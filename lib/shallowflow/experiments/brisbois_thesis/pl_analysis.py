@@ -158,6 +158,9 @@ def min_mu(v: dict) -> dict:
 RICH_SADDLE = C.below(1e-6)
 LAZY_BOUNDED = C.above(1e-2)
 T2_RATE = C.below(0.01)
+#: Prop. 1 (1.16), first-order condition at GD's interpolator: ||grad L|| relative to lambda_max(Hessian) ||theta*||,
+#: the rounding allowance of Prop1/necessary's eigenvalue ratio
+PROP1_FIRST_ORDER = C.below(1e-8)
 
 
 def final_rate(loss: np.ndarray, lo: float = 1e-20, hi: float = 1e-8) -> float:
