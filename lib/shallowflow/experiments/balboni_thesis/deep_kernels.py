@@ -375,7 +375,7 @@ def representer(seed: int, n: int = 12, d: int = 3, lam: float = 0.1) -> float:
 def findings(claims, l14: dict, l15: dict, narrow_dkm: np.ndarray) -> str:
     """The chapter's summary, from this run's verdicts and numbers."""
     lines = []
-    for t in ("Lemma6", "Lemma7", "Lemma8", "Lemma9", "Lemma10", "Thm2", "Lemma4", "Thm3", "Thm4", "Thm1", "Lemma14", "Lemma15"):
+    for t in ("Lemma6", "Lemma7", "Lemma8", "Lemma9", "Lemma10", "Thm2", "Lemma4", "Thm3", "DKM-wide", "Thm1", "Lemma14", "Lemma15"):
         cs = claims.checks_of(t)
         if cs:
             lines.append(f"- **{t}**: {sum(c.verdict == 'pass' for c in cs)} of {len(cs)} checks pass.")
