@@ -296,6 +296,11 @@ if "grid" in P.sections:
                          "mean|a|)", bal[act][0], T.DOUBTS, source_value="'doubts about the balancedness'",
                          note="the spec gives no criterion (expected O(1e-2)); 'doubt' is read as an error above 0.1%",
                          valid=ok(e.traj, ib))
+    so = T.relu_balance_step_order(P, run["data"]["1.3.2"], float(bal["relu"][0][0]))
+    claims.check("C.28/relu-step-order", f"ReLU, Dataset 1.3.2, lambda = {P.balance_scale:g}, seed {P.seeds[0]}: log-log slope of the "
+                 f"balance error against the step at lr = {', '.join(f'{v:g}' for v in so['lrs'])} over the same flow time",
+                 so["slope"], T.STEP_ORDER, source_value="'a step size that is too large to accurately approximate the Gradient Flow'",
+                 note="errors " + ", ".join(f"{e:.3g}" for e in so["errors"]), valid=[so["finite"]])
     claims.check("C.29/relu-signs", "ReLU: every a_j keeps its initial sign at every stored epoch", bool(bal["relu"][1].all()),
                  T.SIGNS_KEPT, source_value="a_j trajectories do not cross 0",
                  valid=ok(run["grid"][("1.3.2", "relu")].traj, T.grid_runs(run["grid"][("1.3.2", "relu")], P.balance_scale)));

@@ -167,17 +167,18 @@ r_orth = [run.fits[k, "relu"] for k in orthogonal if (k, "relu") in run.fits]
 if t_orth and r_orth:
     # 000's Conjecture 2 is stated "for orthogonal input data": it is tested there only, and in its own words (the
     # same dependency on -ln(lambda) as ReLU: both plateaus grow linearly in ln(1/lambda), 000's R^2 criterion of
-    # Fig. 3.1, with a positive slope); the same constant is the book's stricter reading, checked apart
+    # Fig. 3.1, with a positive slope); its words also say "and the data" (000:1639, 1378): the same dependence on the
+    # data as ReLU's, 003's constant ln(1/lambda)/||D+||, checked apart
     claims.check("Plateau/tanh-as-relu-orthogonal", "000, Conj. 2 (orthogonal input data): tanh's first plateau, like "
                  "ReLU's, grows linearly in ln(1/lambda) (R^2 of the fit, tanh then ReLU, each on the orthogonal data; "
                  "a non-positive slope reads 0)",
                  [f.fit["r2"] if f.fit["slope"] > 0 else 0.0 for f in (*t_orth, *r_orth)], C.above(0.98),
                  source_value="the same dependency on -ln(lambda) as for ReLU (000)",
                  valid=[bool(f.valid.all()) for f in (*t_orth, *r_orth)])
-    claims.check("Plateau/tanh-constant-orthogonal", "the book's stricter reading of 000's Conj. 2: on the orthogonal "
-                 "data the tanh slope's interval over 003's ReLU constant ln(1/lambda)/||D+||",
+    claims.check("Plateau/tanh-constant-orthogonal", "000's Conj. 2, 'the same dependency on -ln(lambda) and the data' as "
+                 "ReLU: on the orthogonal data the tanh slope's interval over 003's ReLU constant ln(1/lambda)/||D+||",
                  sum((ex.interval_over(f, f.predicted_003) for f in t_orth), []), band,
-                 source_value="the same constant as for ReLU (a reading, not 000's words)",
+                 source_value="the same dependency on the data as for ReLU (000:1639)",
                  valid=[bool(f.valid.all()) for f in t_orth])
 for key in run.sources:
     f = run.fits.get((key, "relu"))

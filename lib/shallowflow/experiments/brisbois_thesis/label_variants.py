@@ -84,6 +84,11 @@ OUTPUT_LAYER = C.within(0.99, 1.01)
 SIGMOID_NORM = C.within(0.9, 1.1)
 SMALL_W = C.below(1e-2)
 RELU_RATIO = C.within(7, 13)
+#: Fig. 3.17 as printed (000:1347): the positive fit "inversely proportional to y_2 x_2 = 10", the negative fit to
+#: "y_1 x_1 = 0.1", so negative / positive fit epochs 10 / 0.1 = 100 (the inputs' bias coordinate dropped), in
+#: RELU_RATIO's relative band (30% either side)
+PRINTED_RATIO = 10.0 / 0.1
+RELU_RATIO_AS_PRINTED = C.within(0.7 * PRINTED_RATIO, 1.3 * PRINTED_RATIO)
 LN_LAMBDA = C.above(0.98)
 SINGLE_DROP = C.within(1, 1)
 
@@ -124,6 +129,22 @@ def fit_epoch_table(e: Cm.Ensemble, data) -> np.ndarray:
 #: Fig. 3.14 (Dataset 1.1.2, Tanh "unchanged"): one plateau per curve, the initial one growing as lambda decreases, for
 #: every initialisation and seed (:func:`one_plateau_growing`)
 TANH_UNCHANGED = C.is_true()
+
+
+def fit_slope_ratios(ens: Cm.Ensemble, fits: np.ndarray, scales) -> list[float]:
+    """Per initialisation and seed of ``ens``: the slope of the negative-fit epoch against ln(1/lambda) over the
+    positive-fit epoch's (``fits``: :func:`fit_epoch_table`, columns negative then positive), over ``scales``. The
+    terms next to ln(1/lambda) in each fit time cancel in the slopes, so this is the ratio's small-lambda limit
+    (Timeline 2.6 of 000: each phase ~ ln(1/lambda) / ||D+-||, a ratio ||D+|| / ||D-||)."""
+    lams = sorted(scales)
+    x = np.log(1 / np.array(lams))
+    out = []
+    for i in ("balanced", "normal"):
+        for s in sorted({m["seed"] for m in ens.meta}):
+            rows = [ens.runs(scale=lam, init=i, seed=s)[0] for lam in lams]
+            neg, pos = Cm.regression(x, fits[rows, 0])[0], Cm.regression(x, fits[rows, 1])[0]
+            out.append(neg / pos if pos != 0 else float("nan"))
+    return out
 
 
 def one_plateau_growing(ens, table, scales) -> bool:

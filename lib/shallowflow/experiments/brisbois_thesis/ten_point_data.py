@@ -4,7 +4,9 @@ timeline over a million epochs, the wide networks of C.21-C.26, the width sweep 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -65,6 +67,7 @@ def _ten_calls(P):
     grid = [(len(P.scales) * len(P.seeds), P.width, _grid_steps(P, w)) for w in DATASETS for _ in ACTS] \
         if "grid" in P.sections else []
     wide = [(1, P.wide_width, P.wide_steps)] * 3 if "wide" in P.sections else []
+    grid += [(1, P.width, k * P.steps) for k in STEP_DIVISORS] if "grid" in P.sections else []  # C.28's smaller steps
     return grid + wide + ([(len(P.seeds), m, P.width_steps) for m in P.widths] if "widths" in P.sections else [])
 
 
@@ -465,6 +468,12 @@ WIDE_ALIGN_RELU = C.below(0.5)
 WIDE_ALIGN = C.above(0.9)
 WIDE_GROUPS = C.below(20, strict=False)
 DOUBTS = C.above(1e-3)
+#: C.28, ReLU (000:2197, "instabilities in the training due to a step size that is too large to accurately approximate
+#: the Gradient Flow"): one GD step changes a_j^2 - ||w_j||^2 by lr^2 (g_a^2 - ||g_w||^2), so at a fixed flow time the
+#: balance error is of order lr and vanishes in the flow limit: the log-log slope of :func:`balance_error` against the
+#: step (the grid's lr and lr divided by each of STEP_DIVISORS, the same flow time), 1 within 0.1 as 001's Lemma 1 drift
+STEP_ORDER = C.within(0.9, 1.1)
+STEP_DIVISORS = (2, 4)
 SIGNS_KEPT = C.is_true()
 
 
@@ -489,6 +498,23 @@ def balance_error(tr: train.Trajectory) -> tuple[torch.Tensor, torch.Tensor]:
         errs.append((q.a - s0 * q.W.norm(dim=-1)).abs().mean(-1) / q.a.abs().mean(-1).clamp_min(1e-300))
         signs_ok.append((s == s0).all(-1))
     return torch.stack(errs).amax(0), torch.stack(signs_ok).all(0)
+
+
+def relu_balance_step_order(P, ds, base_error: float) -> dict:
+    """C.28 at smaller steps: ReLU on ``ds`` at ``P.balance_scale``, the grid's first seed, trained with lr / k for k in
+    STEP_DIVISORS over the grid's flow time (k * P.steps epochs, the same stop); :func:`balance_error` of each with the
+    grid's own ``base_error`` at lr, and the log-log slope of the errors against the step (``slope``, ``errors``,
+    ``lrs``, ``finite``)."""
+    lrs, errors, finite = [P.lr], [float(base_error)], True
+    for k in STEP_DIVISORS:
+        Q = SimpleNamespace(lr=P.lr / k, stop_below=P.stop_below)
+        tr = _train("relu", ds, [P.balance_scale], list(P.seeds)[:1], P.width, k * P.steps, Q)
+        lrs.append(P.lr / k)
+        errors.append(float(balance_error(tr)[0][0]))
+        finite = finite and bool(torch.isfinite(tr.loss).all())
+    ok = all(e > 0 and math.isfinite(e) for e in errors)
+    slope = float(np.polyfit(np.log(lrs), np.log(errors), 1)[0]) if ok else float("nan")
+    return dict(slope=slope, errors=errors, lrs=lrs, finite=finite)
 
 
 def findings(claims, sections=SECTIONS) -> str:
