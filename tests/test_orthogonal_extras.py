@@ -64,6 +64,30 @@ def test_highdim_student_is_balanced_in_float64_and_float32_norms_are_reported()
     assert float(((info_big["norms32"] - info_big["norms64"]).abs() / info_big["norms64"]).max()) < 1e-6
 
 
+def test_highdim_row_space_reduction_trains_like_the_dense_network():
+    """run_highdim trains on the inputs' row space (n < d): its losses, final a and full W agree with GD on the dense
+    network to rounding, before and after the continuation, and its snapshots are full-width W."""
+    import types
+
+    from shallowflow.engine.models import Network, flow_time_per_step
+    from shallowflow.engine.train import gradient_descent
+
+    P = types.SimpleNamespace(n=8, d=16, teacher_width=3, width=12, init_scale=1e-3, lr=1e-2, steps=3000, seed=4,
+                              record_every=50, continue_steps=500)
+    run = high_dim.run_highdim(P)
+    data, p0, _ = high_dim.highdim_draws(P.n, P.d, P.teacher_width, P.width, P.init_scale, P.seed)
+    lr = flow_time_per_step(P.lr, "mean")
+    dense = gradient_descent(p0, data, Network("relu"), steps=P.steps, lr=lr, loss="half", record_every=P.record_every)
+    more = gradient_descent(dense.final, data, Network("relu"), steps=P.continue_steps, lr=lr, loss="half",
+                            record_every=P.record_every)
+    assert float(dense.loss[0, -1] / dense.loss[0, 0]) < 0.5  # it trained
+    for got, want in ((run["traj"], dense), (run["more"], more)):
+        assert got.final.W.shape == want.final.W.shape == (1, P.width, P.d)
+        assert torch.allclose(got.loss, want.loss, rtol=1e-10, atol=0)
+        assert torch.allclose(got.final.W, want.final.W, rtol=0, atol=1e-10 * float(want.final.W.abs().max()))
+        assert torch.allclose(got.final.a, want.final.a, rtol=0, atol=1e-10 * float(want.final.a.abs().max()))
+    assert run["traj"].snap_W.shape[-1] == P.d
+
 # ---------------------------------------------------------------------------------------------- theory
 def _a3_enumerated(n_pos, n_neg, m):
     """P(both sets non-empty) from the per-neuron categories (S+, S-, neither), by the multinomial law."""

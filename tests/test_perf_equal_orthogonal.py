@@ -164,3 +164,6 @@ def test_local_pl_run_n_bit_identical(protocol):
     assert torch.equal(new["resid_ext"][~new["never_extinct"]], st["resid_ext"][~new["never_extinct"]])
     if protocol == "stated":
         assert int(new["mono"].sum()) > 0
+    # every run went extinct before its last step: the tracking's after-extinction path (the extinction and
+    # monotonicity tests skipped once no run is before extinction) ran too
+    assert not bool(new["never_extinct"].any()) and int((new["t_ext"] / P.lr).max()) < int(new["stopped"].min())

@@ -38,7 +38,10 @@
 # Bernoulli signs. {py:func}`shallowflow.experiments.orthogonal_inputs.high_dim.highdim_draws` replays that
 # order with float32 draws from a generator seeded with 4. This reproduces the authors' tensors only
 # if torch's CPU sampling routines are unchanged since their version (Python 3.9, mid-2022); we
-# cannot check that. Training here is float64 on the float32 draws.
+# cannot check that. Training here is float64 on the float32 draws, on the inputs' row space: GD's gradient in $W$
+# lies in the span of the $n=75$ inputs, so $W(t)=W(0)(I-QQ^\top)+C(t)Q^\top$ with $Q$ an orthonormal basis of that
+# span and $C$ trained by the same GD on the inputs $XQ$ ($75\times75$ instead of $75\times150$; exact up to rounding,
+# {py:func}`shallowflow.experiments.orthogonal_inputs.high_dim.row_space_reduction`, tested against the dense network).
 #
 # **Balancedness in float32** (spec section 7, item 8): the authors compute $\|w_j\|$ in float32,
 # where the squares ($\sim10^{-45}$) are subnormal; we compute it in float64 from the same weights

@@ -5,6 +5,7 @@ training is on the paper's loss ("half").
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -34,16 +35,17 @@ SCHEMA = {
 
 def work_estimate(P) -> float:
     """Work units (:func:`shallowflow.params.gd_work`) of :func:`run_highdim`: one run of ``width`` neurons on
-    ``n`` points in dimension ``d``, ``steps`` GD iterations and then ``continue_steps`` more (the teacher draw and
-    the summaries are single passes: negligible)."""
-    return gd_work(1, P.width, P.n, P.d, P.steps + P.continue_steps)
+    ``n`` points in dimension ``min(n, d)`` (the inputs' row space, :func:`row_space_reduction`), ``steps`` GD
+    iterations and then ``continue_steps`` more (the teacher draw, the reduction and the summaries are single passes:
+    negligible)."""
+    return gd_work(1, P.width, P.n, min(P.n, P.d), P.steps + P.continue_steps)
 
 
 RULES = (Rule.at_most("record_every", "steps", "the loss is recorded at least once after the start"),
          Rule.memory(("n", "d", "width"), lambda P: 8.0 * 16 * (P.n * P.d + P.width * (P.d + 1) + P.n * P.width),
                      what="the data, the student and its activations"),
          Rule.work(("n", "d", "width", "steps", "continue_steps"), work_estimate,
-                   what="the run (width x n x d x (steps + continue_steps))"))
+                   what="the run (width x n x min(n, d) x (steps + continue_steps))"))
 
 
 def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: float, seed: int = 4):
@@ -72,22 +74,39 @@ def highdim_draws(n: int, d: int, teacher_width: int, width: int, init_scale: fl
     return data, p0, dict(norms32=norms32.to(DTYPE), norms64=norms64, signs=s.reshape(-1).to(DTYPE))
 
 
+def row_space_reduction(X: torch.Tensor, W: torch.Tensor):
+    """GD on a two-layer network sees the inputs only through Z = W X^T, and its W-gradient, a (D * res) X, lies in
+    the row space of X: with Q (d, r) an orthonormal basis of that space (r = min(n, d)), W(t) = W(0) (I - Q Q^T)
+    + C(t) Q^T, where C(t) follows GD on the inputs X Q (n, r) from C(0) = W(0) Q (the same step, the same losses in
+    exact arithmetic).  Returns (X Q, C(0), the fixed part W(0) (I - Q Q^T), Q); W of a reduced iterate C is
+    ``fixed + C Q^T``.  With n < d a step costs r / d of the dense one (here 75 / 150)."""
+    Q, _ = torch.linalg.qr(X.T, mode="reduced")  # (d, r), r = min(n, d)
+    C0 = W @ Q
+    return X @ Q, C0, W - C0 @ Q.T, Q
+
+
 def run_highdim(P) -> dict:
-    """E3c: GD with step lr on the mean MSE (step 2 lr on L) from the reconstructed draws."""
+    """E3c: GD with step lr on the mean MSE (step 2 lr on L) from the reconstructed draws, trained on the inputs' row
+    space (:func:`row_space_reduction`, exact up to rounding; the returned parameters are the full W)."""
     data, p0, info = highdim_draws(P.n, P.d, P.teacher_width, P.width, P.init_scale, P.seed)
     dev = default_device()
     snaps = geometric_schedule(P.steps, 1.1)
-    # one run with m n d ~ 2e6 multiply-adds per product: BLAS (the torch engine) beats the fused C loop,
+    Xr, C0, fixed, Q = row_space_reduction(data.X, p0.W[0])
+    reduced = dataclasses.replace(data, X=Xr)
+    full = lambda q: Params(q.a, (fixed + q.W[0] @ Q.T)[None])  # a reduced iterate's full parameters
+    # one run with m n r ~ 1e6 multiply-adds per product: BLAS (the torch engine) beats the fused C loop,
     # which wins on small problems (the smoke scale) where torch's per-operation overhead dominates
-    engine = "torch" if P.width * P.n * P.d > 200_000 else "auto"
-    traj = gradient_descent(p0.to(dev), data.to(dev), Network("relu"), steps=P.steps,
+    engine = "torch" if P.width * P.n * Xr.shape[1] > 200_000 else "auto"
+    traj = gradient_descent(Params(p0.a, C0[None]).to(dev), reduced.to(dev), Network("relu"), steps=P.steps,
                             lr=flow_time_per_step(P.lr, "mean"), loss="half", snapshots=snaps,
                             record_every=P.record_every, engine=engine)
     more = None
     if P.continue_steps > 0:  # the same GD, continued from the last iterate
-        more = gradient_descent(traj.final.to(dev), data.to(dev), Network("relu"), steps=P.continue_steps,
+        more = gradient_descent(traj.final.to(dev), reduced.to(dev), Network("relu"), steps=P.continue_steps,
                                 lr=flow_time_per_step(P.lr, "mean"), loss="half", record_every=P.record_every,
                                 engine=engine)
+        more = dataclasses.replace(more, final=full(more.final), snap_W=fixed + more.snap_W @ Q.T)
+    traj = dataclasses.replace(traj, final=full(traj.final), snap_W=fixed + traj.snap_W @ Q.T)
     return dict(data=data, p0=p0, info=info, traj=traj, more=more)
 
 

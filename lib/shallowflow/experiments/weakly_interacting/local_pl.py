@@ -129,14 +129,17 @@ def run_n(n, P, protocol="stated"):
         act = Z > 0 if pos is None else pos  # pos: orthogonal_gd's Z > 0, a new array every step
         prev, prev_act = st["prev"], st["prev_act"]
         before = st["t_ext"] < 0
-        wrong_active = (act & wrong0).flatten(1).any(1)
-        newly = before & ~wrong_active
-        st["t_ext"][newly] = k
-        st["resid_ext"][newly] = ((r - y).abs() / y.abs()).amax(-1)[newly]
-        good = right0 & prev_act
-        # where good, prev > 0, so prev.abs() is prev: the same test, one array pass less
-        dec = (good & (Z < prev - 1e-12 * prev)).flatten(1).any(1)
-        st["mono_viol"] += (dec & before).to(torch.int64)
+        if bool(before.any()):
+            wrong_active = (act & wrong0).flatten(1).any(1)
+            newly = before & ~wrong_active
+            st["t_ext"][newly] = k
+            st["resid_ext"][newly] = ((r - y).abs() / y.abs()).amax(-1)[newly]
+            good = right0 & prev_act
+            # where good, prev > 0, so prev.abs() is prev: the same test, one array pass less
+            dec = (good & (Z < prev - 1e-12 * prev)).flatten(1).any(1)
+            st["mono_viol"] += (dec & before).to(torch.int64)
+        else:  # every run extinct: no run is newly extinct and the monotonicity count adds (dec & before) = 0
+            newly = before
         # prev <= 0 is ~(prev > 0): prev had a finite loss, so it holds no NaN
         st["react"] += (act & ~prev_act).flatten(1).sum(1)
         after = ~before | newly
