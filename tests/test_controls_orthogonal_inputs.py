@@ -913,3 +913,149 @@ def test_implicit_bias_rate_vs_slowest_mode_rejects_non_orthogonal_inputs(name, 
     _, _, ar = _converged_on(name, delta)
     v = -ar["slope"] / ar["gd_rates"].amin(1)
     assert _finite(v) and not implicit_bias.L5_RATE_VS_SLOWEST(v)
+
+
+@functools.lru_cache(maxsize=None)
+def _converged_on_seeded(name, delta, seed):
+    """As _converged_on, with the sign pattern of data.nearly_orthonormal drawn from ``seed`` (ORTHO-C at the smoke
+    tier's width_c 60): ORTHO-C's six inputs with <x_k, x_l> = +-0.3."""
+    from shallowflow.engine import data as datasets
+    from shallowflow.engine.theory import key_sets
+    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
+
+    width = {"ortho-C": 60}[name]
+    e = theory.make_ensemble(name, width, [1e-8, 1e-16], [0], [0.05])
+    data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=seed).to("cpu")
+    sp, sm = key_sets(e.p0, data)
+    ens = Ensemble(f"{name}, delta {delta}", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
+    T = theory.phase_times(e.k, e.lams, 0.1)["horizon"]
+    mon = segmented_descent(ens, int(math.ceil(float((3 * T / e.lrs).max()) / 10)) * 10, 10, 4000,
+                            stop_below=implicit_bias.STOP)
+    run = SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1)
+    return e.k, implicit_bias.implicit_bias(run, name), implicit_bias.asymptotic_rates(run, name)
+
+
+def test_implicit_bias_ortho_c_rates_reject_non_orthogonal_inputs():
+    """L5/rate-ortho-C and L5/rate-vs-slowest-mode-ortho-C: the fitted exponential rate of L over 1e-24 < L < 1e-16
+    (implicit_bias.asymptotic_rates) divided by ||D-||, and divided by the slowest linearised GD rate at theta^inf,
+    on ORTHO-C's labels with <x_k, x_l> = +-0.3 (data.nearly_orthonormal, sign patterns of seeds 2 and 1; m = 60,
+    lambda 1e-8 and 1e-16, trained to L < STOP; see _converged_on_seeded): Lemma 5 assumes orthogonal inputs, and
+    with delta much larger than lambda (003 line 142) the runs still converge (L < 1e-20) but L decays at 0.70 to
+    0.73 times ||D-||, and (seed 1) the neurons still turn in the fitting window, so at lambda 1e-16 the fit is 0.70
+    of the final state's slowest mode. On ORTHO-C's own inputs the chapter measures 1.6 to 4.0 and 1.00 to 1.98."""
+    k, tb, ar = _converged_on_seeded("ortho-C", 0.3, 2)
+    assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())  # they converge: only the rate is not Lemma 5's
+    v = -ar["slope"] / k.norm_minus
+    assert _finite(v) and not implicit_bias.L5_RATE(v)
+    _, tb, ar = _converged_on_seeded("ortho-C", 0.3, 1)
+    assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())
+    v = -ar["slope"] / ar["gd_rates"].amin(1)
+    assert _finite(v) and not implicit_bias.L5_RATE_VS_SLOWEST(v)
+
+
+def test_implicit_bias_ortho_b_convergence_and_rate_reject_a_nearly_parallel_pair():
+    """T1/convergence-ortho-B and L5/rate-ortho-B: the time to L < 1e-20 over the horizon T (implicit_bias's t_conv
+    and horizon) and the fitted rate over ||D-|| (implicit_bias.asymptotic_rates) on ORTHO-B's labels (1, 1, -0.5,
+    -0.5; the chapter's m = 100, lambda 1e-8 and 1e-16, dt 0.05, trained to L < STOP) with the third input (a negative
+    label) moved to 0.99 x_1 + sqrt(1 - 0.99^2) e_3, nearly parallel to the first (a positive label): far from
+    Assumption 1 the neuron that fits one label also moves the other's output, and the runs converge (L < 1e-27),
+    but 1.14 to 1.23 times later than T and at 0.55 times ||D-||. On ORTHO-B's own inputs the chapter measures
+    0.32 to 0.67 T and 2.0 to 4.0 ||D-||. (With <x_k, x_l> = +-delta for all pairs, delta up to the largest that
+    keeps the Gram matrix positive definite, both checks pass: no false case of that family.)"""
+    from shallowflow.engine.data import Dataset
+    from shallowflow.engine.theory import key_sets
+    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
+
+    name, c = "ortho-B", 0.99
+    e = theory.make_ensemble(name, 100, [1e-8, 1e-16], [0], [0.05])
+    X = torch.zeros(4, e.data.d, dtype=torch.float64)
+    X[:, :4] = torch.eye(4, dtype=torch.float64)
+    X[2, 2], X[2, 0] = math.sqrt(1 - c * c), c
+    data = Dataset(f"{name}, x3 near x1", X, e.data.y.cpu(), source="003 line 142 (a non-orthogonal pair)")
+    sp, sm = key_sets(e.p0, data)
+    ens = Ensemble(data.name, data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
+    T = theory.phase_times(e.k, e.lams, 0.1)["horizon"]
+    mon = segmented_descent(ens, int(math.ceil(float((3 * T / e.lrs).max()) / 10)) * 10, 10, 4000,
+                            stop_below=implicit_bias.STOP)
+    run = SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1)
+    tb, ar = implicit_bias.implicit_bias(run, name), implicit_bias.asymptotic_rates(run, name)
+    assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())  # they converge: only the time and the rate differ
+    for v, crit in ((tb["t_conv"] / tb["horizon"], implicit_bias.CONVERGENCE),
+                    (-ar["slope"] / e.k.norm_minus, implicit_bias.L5_RATE)):
+        assert _finite(v) and not crit(v)
+
+
+def _l3_t2_ratio(lr):
+    """phases.lemma3's t2 over its bound (1 + 3 eps)(-ln lambda)/||D+|| on ORTHO-B (m = 100, lambda 1e-30, one seed,
+    eps 0.1, the t2 and t3 levels watched as in _lemma3_run) trained at step ``lr`` to twice Lemma 4's t3 bound."""
+    eps, lam = 0.1, 1e-30
+    e = theory.make_ensemble("ortho-B", 100, [lam], [0], [lr])
+    k, lams = e.k, e.lams
+    T = theory.phase_times(k, lams, eps)
+    watch = {"t2": ("u_plus", e.data.n * k.norm_plus - lams ** (eps / 5)),
+             "t3": ("u_minus", e.data.n * k.norm_minus - lams ** (eps / 20))}
+    steps = int(math.ceil(2 * float(T["t3_bound"].max()) / lr / 20)) * 20
+    mon = segmented_descent(e, steps, 20, 2000, summarise=phases.OrthoSummaries(e), capture=e.iteration_at(T["t1"])[:, None],
+                            watch=watch, stop_below=1e-10 * k.saddle_loss)
+    l3 = phases.lemma3(SimpleNamespace(ens=e, mon=mon, eps=eps, late_lams=[lam], times=T))
+    return l3["t2"] / l3["t2_bound"]
+
+
+def test_phases_step_size_check_counts_a_step_too_coarse_for_the_flow():
+    """F1/step-size-independent: the same measurement (findings.StepSizes' count of checks whose verdict depends on
+    dt) over L3/t2-bound (phases.lemma3, its criterion L3_T2_BOUND) measured on ORTHO-B at lambda 1e-30 with the
+    chapter's dt = 0.05 and with dt = 2, a step too coarse for gradient descent to follow the flow (the aligned
+    neurons grow by 1 + 2||D+|| dt per step, not e^(2||D+|| dt)): the escape is late, t2 is 1.10 times its bound
+    there against 0.77 at dt = 0.05, so one check's verdict depends on dt."""
+    from shallowflow.experiments.orthogonal_inputs import findings
+
+    fine, coarse = _l3_t2_ratio(0.05), _l3_t2_ratio(2.0)
+    steps_check = findings.StepSizes()
+    steps_check.check(SimpleNamespace(check=lambda *a, **k: None), "L3/t2-bound", "t2 / bound",
+                      torch.cat([fine, coarse]), [0.05] * fine.numel() + [2.0] * coarse.numel(), phases.L3_T2_BOUND)
+    v = len(steps_check.disagreements())
+    assert _finite(fine) and _finite(coarse) and phases.L3_T2_BOUND(fine) and not phases.L3_T2_BOUND(coarse)
+    assert _finite(v) and not phases.STEP_SIZE_INDEPENDENT(v)
+
+
+def test_implicit_bias_step_size_check_counts_a_step_too_coarse_for_the_flow():
+    """T1/step-size-independent: the same measurement (findings.StepSizes' count of checks whose verdict depends on
+    dt) over L5/rate-vs-slowest-mode-ortho-B (implicit_bias.asymptotic_rates, its criterion L5_RATE_VS_SLOWEST) on
+    ORTHO-B (the chapter's m = 100, lambda 1e-8 and 1e-16, one seed, trained to convergence like the chapter's runs)
+    at the chapter's dt = 0.05 and at dt = 2.5, a step too coarse for gradient descent to follow the flow (dt mu/n
+    near 1 for the largest modes): the fitted rate is 0.45 of the slowest linearised GD mode there against 1.07 to
+    2.0 at dt = 0.05, so one check's verdict depends on dt."""
+    from shallowflow.experiments.orthogonal_inputs import findings
+
+    name, values, lrs = "ortho-B", [], []
+    for lr in (0.05, 2.5):
+        e = theory.make_ensemble(name, 100, [1e-8, 1e-16], [0], [lr])
+        run = SimpleNamespace(ens={name: e}, mon={name: implicit_bias._train_to_convergence(e, 10, 4000)}, eps=0.1)
+        ar = implicit_bias.asymptotic_rates(run, name)
+        values.append(-ar["slope"] / ar["gd_rates"].amin(1))
+        lrs += [lr] * values[-1].numel()
+    assert _finite(values[0]) and _finite(values[1])
+    assert implicit_bias.L5_RATE_VS_SLOWEST(values[0]) and not implicit_bias.L5_RATE_VS_SLOWEST(values[1])
+    steps_check = findings.StepSizes()
+    steps_check.check(SimpleNamespace(check=lambda *a, **k: None), "L5/rate-vs-slowest-mode-ortho-B", "rate / slowest",
+                      torch.cat(values), lrs, implicit_bias.L5_RATE_VS_SLOWEST)
+    v = len(steps_check.disagreements())
+    assert _finite(v) and not implicit_bias.STEP_SIZE_INDEPENDENT(v)
+
+
+@pytest.mark.xfail(reason="finding: L4/drift-decreases asks only that the S+,1 drift fall as lambda does; with "
+                   "<x_k, x_l> = +-0.2 it stays at 0.034 and 0.033 (lambda 1e-50, 1e-100; it does not vanish, as "
+                   "'did not move' needs) and still passes, where ORTHO-B's own drift falls 12-fold", **FINDING)
+def test_phases_drift_decreases_rejects_a_drift_that_does_not_vanish():
+    """L4/drift-decreases: the same measurement (phases.drift_decreases over phases.lemma4's drift_plus =
+    max_{S+,1} ||w_j(t2) - w_j(t3)||, per seed and step size) on ORTHO-B's labels with <x_k, x_l> = -0.2 at the late
+    lambdas 1e-50 and 1e-100 (see _lemma_run_on; at 1e-150 these inputs never reach Lemma 4's level), where Lemma 4
+    (iii)'s claim, that the S+,1 neurons do not move during Phase 3 (a drift below lambda^(eps/15), so vanishing as
+    lambda -> 0), is false: with Assumption 1 gone the S+,1 neurons are active on the negative inputs and move by
+    an amount set by delta, not lambda (0.0339, then 0.0327). A finding: the strict decrease by 3.5% passes
+    L4_DRIFT_DECREASES. On ORTHO-B's own inputs the drift falls from 0.0122 to 0.00101."""
+    runs = [phases.lemma4(_lemma_run_on(-0.2, lam)) for lam in (1e-50, 1e-100)]
+    l4 = {key: torch.cat([r[key] for r in runs]) for key in ("lr", "seed", "lam", "drift_plus")}
+    assert float(l4["drift_plus"][1]) > 0.9 * float(l4["drift_plus"][0])  # it does not vanish with lambda
+    v = [x for _, x in phases.drift_decreases(l4, [0.05], [0])]
+    assert _finite(v) and not phases.L4_DRIFT_DECREASES(v)

@@ -459,7 +459,7 @@ display(pd.DataFrame(rows))
 # %%
 print(steps_check.table())
 _ = claims.check("T1/step-size-independent", "every check of this chapter has the same verdict at each step size "
-             "(number of checks whose verdict depends on dt)", len(steps_check.disagreements()), C.below(0.5),
+             "(number of checks whose verdict depends on dt)", len(steps_check.disagreements()), ex.STEP_SIZE_INDEPENDENT,
              source_value="gradient-flow statements", note=", ".join(steps_check.disagreements()), valid=ok_runs)
 
 # %% [markdown]

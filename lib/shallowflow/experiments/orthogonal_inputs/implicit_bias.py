@@ -164,6 +164,7 @@ L5_RATE_VS_SLOWEST = C.above(0.99)  # L5/rate-vs-slowest-mode-*: fitted rate / t
 NEC_CONVERGES = C.below(1e-20)  # T1/necessity-converges: final L of the runs with S+,1 empty
 NEC_GAP = C.above(0.01)  # T1/necessity-gap: rel.gap of their limit to the minimal norm
 NEC_DIRECTIONS = C.above(3.0)  # T1/necessity-directions: number of distinct directions of their grown neurons
+STEP_SIZE_INDEPENDENT = C.below(0.5)  # T1/step-size-independent: checks whose verdict depends on dt (StepSizes)
 
 
 def trained_criterion(lp_value: float) -> "C.Criterion":

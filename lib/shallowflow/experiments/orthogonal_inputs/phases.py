@@ -128,6 +128,8 @@ F1_ESCAPE_CURVATURE = C.below(0.01)  # F1/escape-curvature: |d2L/dt2 along the e
 L3_T2_BOUND = C.below(1.0, strict=False)  # L3/t2-bound: t2 / ((1 + 3 eps)(-ln lambda)/||D+||)
 L4_PLUS_FROZEN = C.below(1.0, strict=False)  # L4/iii-plus-frozen: max_{S+,1} ||w_j(t2) - w_j(t3)|| / lambda^(eps/15)
 L4_OTHERS_SMALL = C.below(1.0, strict=False)  # L4/iv-others-small: max over neither key set of ||w_j(t3)|| / (3 c lambda^eps)
+STEP_SIZE_INDEPENDENT = C.below(0.5)  # F1/step-size-independent: checks whose verdict depends on dt (StepSizes)
+L4_DRIFT_DECREASES = C.is_true("every seed")  # L4/drift-decreases: 1 where the S+,1 drift falls as lambda does
 
 SCHEMA = {
     "profile": PROFILE,
@@ -383,6 +385,19 @@ def lemma4(run: PhasesRun) -> dict:
         out["max_other"].append(float(nr[~(sp | sm)].max()))
         out["bound_iv"].append(3 * float(ens.c[i]) * lam ** eps)
     return _tensors(out)
+
+
+def drift_decreases(l4: dict, lrs, seeds) -> list[tuple[float, float]]:
+    """L4/drift-decreases, per step size and seed (in that order): (lr, 1.0) where lemma4's S+,1 drift
+    ``drift_plus`` strictly decreases as lambda decreases, (lr, 0.0) where it does not, (lr, nan) with one lambda."""
+    dec = []
+    for lr in lrs:
+        for seed in seeds:
+            sel = (l4["lr"] == lr) & (l4["seed"] == seed)
+            order = torch.argsort(l4["lam"][sel], descending=True)
+            d = l4["drift_plus"][sel][order]
+            dec.append((lr, float(bool((d[1:] < d[:-1]).all())) if d.numel() > 1 else float("nan")))
+    return dec
 
 
 def saddle_point(ens: Ensemble, run: int, p: Params) -> Params:
