@@ -408,3 +408,18 @@ def test_thm2_times_cannot_tell_a_start_shrinking_with_n():
 
     te = PT.scaled_times(_FIG_NS, 0.1, u0=lambda n: n ** -0.1)
     assert rejects(C.is_true(), [bool((np.diff(np.abs(te - 1), axis=0) < 0).all())])
+
+
+def test_fig3_remaining_loss_rejects_untrained_runs():
+    """Fig3/remaining-loss (TH.remaining_loss_flags, TH.REMAINING_LOSS: above the threshold N the remaining loss
+    L(t_inf)/L(0) rises with n and is of order 1e-3 .. 1e-2 at 7/6 N, "the loss increases to 0.6%, which is equivalent
+    to fitting all but one example"): on runs that do not train (0 epochs; d = 10, the width rule's p, n = 70, 80, 90
+    above N = 60, 2 seeds: Fig. 4's scale, cheaper than Fig. 3's d = 100) no example is fitted: the remaining loss
+    is 1 at every n, flat and far above 1e-1, and both flags fail."""
+    from shallowflow.experiments.weakly_interacting import threshold as TH
+
+    N = 60.0
+    rows = [TH.runs_at(n, 10, T.width_rule(n, 0.05), [0, 1], lr=1.0, epochs=0) for n in (70, 80, 90)]
+    assert all(bool(r["finite"].all()) and not bool(r["converged"].any()) for r in rows)
+    assert all(math.isfinite(TH.remaining_loss(r)) for r in rows)
+    assert rejects(TH.REMAINING_LOSS, TH.remaining_loss_flags(rows, N))
