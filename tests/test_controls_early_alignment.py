@@ -569,3 +569,68 @@ def test_alignment_tau2_is_not_logarithmic_at_large_scales():
     assert _finite(pt["tau2"]) and _finite([pt["r2"], pt["slope"]])
     assert not alignment.TAU2_LINEAR(pt["r2"])
     assert not alignment.TAU2_SLOPE(pt["slope"] / pt["predicted_slope"])
+
+
+@pytest.fixture(scope="module")
+def staircase_large_step():
+    """The Figure 3 run (the 40-point data, unbalanced, lambda 1e-3; width 10, flow time 400, the authors' frames)
+    at the step 2, 100 times the book's 2e-2, and the same run at half that step (staircase.run_staircase twice)."""
+    from shallowflow.experiments.early_alignment import staircase
+
+    P = SimpleNamespace(n_points=40, data_seed=0, width=10, init_scale=1e-3, lr=2.0, time=400.0, seeds=[0],
+                        plateau_rtol=0.01, plateau_time=50.0, animation_frames=6, level=0.95, resume=False,
+                        profile="custom")
+    return P, staircase.run_staircase(P), staircase.run_staircase(SimpleNamespace(**{**vars(P), "lr": P.lr / 2}))
+
+
+def test_staircase_animation_does_not_descend_at_a_large_step(staircase_large_step):
+    """E4/figure3-descent: the same measurement (staircase.largest_frame_rise of theory.frame_losses on the animation
+    frames of the authors' schedule, engine.train.animation_frames) at the step 2, where gradient descent overshoots
+    (the run stays finite): the loss rises by about half of L(0) between two frames, and FIGURE3_DESCENT rejects it."""
+    from shallowflow.engine import metrics, train
+    from shallowflow.engine.models import Network
+    from shallowflow.experiments.early_alignment import staircase
+
+    P, st, _ = staircase_large_step
+    assert bool(metrics.finite_runs(st.traj.loss, st.traj.final).all())
+    frames = [st.traj.at(k) for k in train.animation_frames(st.frames, P.animation_frames)]
+    v = staircase.largest_frame_rise(th.frame_losses(frames, st.data, Network("relu")))
+    assert math.isfinite(v)
+    assert not staircase.FIGURE3_DESCENT(v)
+
+
+def test_staircase_plateau_levels_move_with_a_large_step(staircase_large_step):
+    """E3/step-size (gradient descent approximates the flow: the plateau levels at lr and lr / 2 agree, staircase.level_gap
+    of staircase.distinct_levels of staircase.plateaus, STEP_SIZE_LEVELS): at the step 2 the run settles at a level
+    (about 0.30) that the run at step 1 does not show (0.054, the flow's): the gap is about 4.7."""
+    from shallowflow.engine import metrics
+    from shallowflow.experiments.early_alignment import staircase
+
+    P, st, half = staircase_large_step
+    assert bool(metrics.finite_runs(half.traj.loss, half.traj.final).all())
+
+    def levels(s, lr):
+        t = s.traj.loss_steps.double() * lr
+        return staircase.distinct_levels(staircase.plateaus(t, s.traj.loss[0], P.plateau_rtol, P.plateau_time),
+                                         P.plateau_rtol)
+
+    v = staircase.level_gap(levels(st, P.lr), levels(half, P.lr / 2))
+    assert math.isfinite(v)
+    assert not staircase.STEP_SIZE_LEVELS(v)
+
+
+def test_spurious_dominated_output_weight_falls_below_its_bound_at_a_large_step():
+    """S5-limit/dominated-no-zero-neuron ("if on the other hand we only consider dominated neurons ... the convergence
+    point does not include zero neurons": Lemma 1 keeps a_j^2 - |w_j|^2 = a_j(0)^2 - |w_j(0)|^2 > 0, so |a_j| never
+    falls below sqrt(a_j(0)^2 - |w_j(0)|^2)): the same ratio (local_min_test's min |a_j| of the dominated run's end over
+    spurious.dominated_bound of its start, DOMINATED_NO_ZERO) on the dominated run (width 20, lambda 1e-3, 100 steps)
+    at the step 1, 1000 times the authors': gradient descent drifts the conserved quantity, and the smallest |a_j|
+    ends at about 0.81 of the bound (at the step 0.5 it stays above it, 1.13)."""
+    P = SimpleNamespace(width=5, init_scale=1e-3, lr=1.0, steps=2, seeds=[0], monitor_every=1, eps=0.0, eps2=1e-2,
+                        eps3=1e-2, width_dominated=20, steps_dominated=100, balance_width=5, balance_time=2.0,
+                        animation_frames=0, control_width=5, control_time=2.0, control_leak=0.1)
+    fr = spurious.run_figure2(P)
+    assert bool(fr.valid["dominated"].all())
+    v = spurious.local_min_test(fr.dominated.final, fr.data, 1)["min_abs_a"] / spurious.dominated_bound(fr.dominated.p0)
+    assert math.isfinite(v)
+    assert not spurious.DOMINATED_NO_ZERO(v)

@@ -202,7 +202,7 @@ beh = ex.behaviour(st, levels, pls, L_nobump, P)
 L_end = beh["L_end"]
 k_ef = beh["values"]["effective-neurons"]
 n_common = min(len(levels[0]), len(lv_half))
-level_gap = max((abs(a_ / b_ - 1) for a_, b_ in zip(levels[0][:n_common], lv_half[:n_common])), default=math.nan)
+level_gap = ex.level_gap(levels[0], lv_half)
 
 
 def typical_check(name, claim, source_value, note=""):
@@ -215,8 +215,8 @@ def typical_check(name, claim, source_value, note=""):
 # %%
 if anim3:
     claims.check("E4/figure3-descent", "the animation's frames show a descent: largest loss increase between "
-                 "consecutive frames, relative to L(0)", float((L_anim3[1:] - L_anim3[:-1]).max() / L_anim3[0]),
-                 C.below(1e-12), source_value="the authors' mp4 of Figure 3 [C]",
+                 "consecutive frames, relative to L(0)", ex.largest_frame_rise(L_anim3),
+                 ex.FIGURE3_DESCENT, source_value="the authors' mp4 of Figure 3 [C]",
                  note=f"{len(anim3)} frames, step {P.lr:g}", valid=ok_runs)
 claims.check("E3/learned", "the network learned: final loss over the initial loss L(0) (an untrained network measures 1)",
              L_end / beh["L0"], ex.LEARNED_CHECK, source_value="GD fits the teacher except its bumps [T]",
@@ -241,7 +241,7 @@ typical_check("omnidirectional-early", "(c, d), at the run's first frame with L 
               "spec E3.5; a weak test (frozen inactive neurons keep their directions)")
 typical_check("omnidirectionality-lost", "(e, f) and the end: some of the 36 bins hold no neuron of norm >= 1% of the "
               "largest (per run: the larger occupied count)", "'some cones have no neuron at all' [T]")
-claims.check("E3/step-size", "plateau levels at lr and lr/2 (first seed): largest relative gap", level_gap, C.below(1e-3),
+claims.check("E3/step-size", "plateau levels at lr and lr/2 (first seed): largest relative gap", level_gap, ex.STEP_SIZE_LEVELS,
              source_value="spec: plateau values match to 1e-3", note=f"{n_common} common levels", valid=torch.cat([ok_runs, metrics.finite_runs(half.traj.loss, half.traj.final)]))
 
 # %% [markdown]

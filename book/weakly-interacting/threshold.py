@@ -294,8 +294,7 @@ if f3 is not None:
     at = [i for i, r in enumerate(above_N) if r["n"] <= TH.PAPER_REMAINING_AT * N]
     claims.check("Fig3/remaining-loss", f"above N the remaining loss rises monotonically; at the largest grid n <= "
                  f"{TH.PAPER_REMAINING_AT:.4g} N (the paper's 3500 over its 3000) it is O(1e-3 .. 1e-2)",
-                 [bool(np.all(np.diff(rl) > 0)) if len(rl) > 1 else False, bool(at) and 1e-4 <= rl[at[-1]] <= 1e-1],
-                 C.is_true(), source_value="0.6% at n = 3500", valid=fin3,
+                 TH.remaining_loss_flags(above_N, N), TH.REMAINING_LOSS, source_value="0.6% at n = 3500", valid=fin3,
                  note=", ".join(f"n = {r['n']}: {v:.2e}" for r, v in zip(above_N, rl))
                  + (f"; read at n = {above_N[at[-1]]['n']}" if at else f"; no grid n in [N, {TH.PAPER_REMAINING_AT:.4g} N]"))
     if f3["wide"]:

@@ -81,6 +81,15 @@ PANEL_CD_LOSS = C.above(0.9)  # E2/panel-cd-loss: L / L(0) at tau_2 (the functio
 SADDLE_PREDICTION = C.below(1e-3)  # S5-limit/saddle-prediction: max relative gap of dL to its first-order prediction
 DRIFT_HALVES = C.within(1.8, 2.2)  # Lem1/drift-halves: balancedness drift at step lr over the drift at lr / 2
 EXPONENTIAL_TAIL = C.above(1e4)  # Lem7/exponential-tail: the fall of L - L_lin* over the fitted window (tail_fit)
+#: S5-limit/dominated-no-zero-neuron: min |a_j| of the dominated limit (local_min_test's min_abs_a) over the
+#: balancedness bound min_j sqrt(a_j(0)^2 - |w_j(0)|^2) (:func:`dominated_bound`): Lemma 1 keeps |a_j| above it
+DOMINATED_NO_ZERO = C.above(1 - 1e-6)
+
+
+def dominated_bound(p0) -> float:
+    """S5-limit/dominated-no-zero-neuron: the balancedness bound min_j sqrt(a_j(0)^2 - |w_j(0)|^2) of a start ``p0``
+    (0 for a balanced start), below which gradient flow cannot take any |a_j| (Lemma 1)."""
+    return float(((p0.a ** 2) - (p0.W ** 2).sum(-1)).clamp_min(0).sqrt().min())
 
 
 def largest_frame_rise(losses: torch.Tensor) -> float:

@@ -196,6 +196,25 @@ def _join(parts: list, steps: int):
                        stopped_at=stopped, info=dict(last.info))
 
 
+#: E4/figure3-descent: the largest loss rise between consecutive animation frames over L(0) (:func:`largest_frame_rise`)
+FIGURE3_DESCENT = C.below(1e-12)
+#: E3/step-size: the plateau levels at lr and lr / 2 match (largest relative gap, :func:`level_gap`)
+STEP_SIZE_LEVELS = C.below(1e-3)
+
+
+def largest_frame_rise(losses: torch.Tensor) -> float:
+    """E4/figure3-descent: the largest increase of the loss between consecutive animation frames, over the first
+    frame's loss (negative when every frame is below the one before)."""
+    return float((losses[1:] - losses[:-1]).max() / losses[0])
+
+
+def level_gap(levels: list, levels_half: list) -> float:
+    """E3/step-size: the largest relative gap between the common plateau levels (:func:`distinct_levels`) of a run at
+    step lr and of the same run at lr / 2 (nan when either has none)."""
+    n_common = min(len(levels), len(levels_half))
+    return max((abs(a_ / b_ - 1) for a_, b_ in zip(levels[:n_common], levels_half[:n_common])), default=math.nan)
+
+
 def run_staircase(P) -> Staircase:
     """Unbalanced runs on the 40-point data (one per seed, one ensemble), snapshots on the authors' frames, trained
     in pieces and resumable with ``P.resume`` (:func:`_train`)."""

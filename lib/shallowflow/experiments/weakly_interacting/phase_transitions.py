@@ -109,11 +109,51 @@ def rate_peaks(tau, L):
     return mid[k]
 
 
-def fig2_transitions(P, norms=NORMS, points=1000):
+def fig2_transitions(P, norms=NORMS, points=1000, u0=lambda n: 1.0):
     """Fig. 2's transitions: for each n of P.fig_ns, the decay-rate peaks of the closed-form loss on the figure's grid
-    (``points`` times in [0, t_max]); ``norms`` the groups' abs(y) (equal norms: the control, one transition)."""
+    (``points`` times in [0, t_max]); ``norms`` the groups' abs(y) (equal norms: the control, one transition);
+    ``u0(n)`` the initial a_j ||w_j|| (Theorem 2's start: 1 at every n; a start that grows with n is a negative
+    control, outside the scope's "norms of a_j and w_j independent of d, n, p")."""
     tau = np.linspace(0, P.t_max, points)
-    return [dict(n=float(n), peaks=rate_peaks(tau, loss_curve(tau, n, norms=norms))) for n in P.fig_ns]
+    return [dict(n=float(n), peaks=rate_peaks(tau, loss_curve(tau, n, norms=norms, u0=u0(n)))) for n in P.fig_ns]
+
+
+#: Thm 2 (and Fig. 2): "each transition of L_n occurs in the time frame which decreases as 1/log(n)" (001:246): a
+#: quantity x_n that approaches its limit at that rate keeps x_n log(np) constant in n; its relative spread
+#: (max - min) / abs(mean) over the n grid (:func:`relative_spread`) is below 0.1
+LOG_RATE = C.below(0.1)
+
+
+def relative_spread(values, axis=0):
+    """(max - min) / abs(mean) along ``axis``: the spread of a quantity that should be constant, relative to its size
+    (the absolute value: a negative mean must not turn a large spread into a small one)."""
+    v = np.asarray(values, float)
+    return (v.max(axis) - v.min(axis)) / np.abs(v.mean(axis))
+
+
+def later_transition_approach(tr, later=max(SOURCE_THM2_TRANSITION_TIMES)):
+    """Fig. 2's later transition against Theorem 2's time: over the n of ``tr`` (:func:`fig2_transitions`) that show
+    both transitions (one decay-rate peak on each side of the midpoint of the two times), the distance of the later
+    peak to ``later``; returns (ns, distances)."""
+    mid = float(np.mean(SOURCE_THM2_TRANSITION_TIMES))
+    two = [r for r in tr if [int(np.sum(r["peaks"] < mid)), int(np.sum(r["peaks"] >= mid))] == [1, 1]]
+    return [r["n"] for r in two], [abs(float(r["peaks"][-1]) - later) for r in two]
+
+
+def transition_flags(ns, dist, p=2):
+    """Fig2/transition-times' measurement: [the later transition's distance to Theorem 2's time decreases strictly
+    over at least two n, the distance times log(np) is constant in n (:func:`relative_spread` within
+    :data:`LOG_RATE`): the approach is Theorem 2's O(1/log n), towards the time itself]."""
+    if len(dist) < 2:
+        return [False, False]
+    return [bool(np.all(np.diff(dist) < 0)),
+            bool(LOG_RATE(relative_spread(np.asarray(dist) * np.log(np.asarray(ns, float) * p))))]
+
+
+def scaled_times(ns, eps, u0=lambda n: 1.0):
+    """Thm2/times' measurement: ||D|| t(eps)/t_n per n (rows) and norm of :data:`NORMS` (columns), rho0 = 1, from the
+    start u0(n) (:func:`fig2_transitions`)."""
+    return np.array([[transition_times(n, eps, D, u0=u0(n))[0] * D for D in NORMS] for n in ns])
 
 
 def transition_times(n, eps, D, p=2, u0=1.0, rho0=1.0):

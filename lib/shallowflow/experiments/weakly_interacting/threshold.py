@@ -379,6 +379,19 @@ def remaining_loss(r):
     return float(v.mean())
 
 
+def remaining_loss_flags(above_N, N):
+    """Fig3/remaining-loss's measurement on the stated protocol's grid points at n >= N (``above_N``, rows of
+    :func:`runs_at`): [the remaining loss (:func:`remaining_loss`) rises strictly with n, the remaining loss at the
+    largest grid n <= PAPER_REMAINING_AT N is of order 1e-3 .. 1e-2 (within [1e-4, 1e-1])]."""
+    rl = [remaining_loss(r) for r in above_N]
+    at = [i for i, r in enumerate(above_N) if r["n"] <= PAPER_REMAINING_AT * N]
+    return [bool(np.all(np.diff(rl) > 0)) if len(rl) > 1 else False, bool(at) and 1e-4 <= rl[at[-1]] <= 1e-1]
+
+
+#: Fig3/remaining-loss: both flags of :func:`remaining_loss_flags` hold
+REMAINING_LOSS = C.is_true()
+
+
 def one_example_share(n, seed=0, d=100):
     """The share of L(0) ~ sum_i y_i^2 / (2n) that one fully unfit example carries, averaged over examples:
     mean_i y_i^2 / sum_j y_j^2 = 1/n exactly (App-B labels; h(0) ~ 0)."""
