@@ -226,6 +226,13 @@ def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.nd
 
 # The spec's stagnation criterion of Fig. 6.1(b): log k_30 - min_m log k_m <= 0.1 (log k_1 - min); a run "rises again"
 # when it fails it, and two curves have "departed" once they differ by this share of the initial decrease
+def width_violations(a: np.ndarray, level: float = 0.95) -> int:
+    """Fig. 6.2's count: over the layers of ``a`` (seeds, widths, depth; widths ascending), the layers where a wider
+    network is worse conditioned than the next narrower one beyond both Student-t intervals over the seeds."""
+    m, half = seed_interval(a, level)
+    return sum(int(np.sum(m[k + 1] - half[k + 1] > m[k] + half[k])) for k in range(a.shape[1] - 1))
+
+
 STAGNATION = 0.1
 
 
@@ -248,6 +255,9 @@ FIG61_STAGNATES = C.below(0.1, strict=False)  # stagnation_ratio of the renormal
 FIG63_INFINITE_ONE = C.below(0.05, strict=False)  # |lambda_min - 1| of the infinite-width line at the last layer
 FIG64_STABILISES = C.below(0.1)  # late_change of the rescaled highest eigenvalue, every width
 FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or sqrt(kappa)) against the (6.8) factor
+FIG61_ORDERED = C.above(0.8, strict=True)  # Spearman rho of the last layer's log kappa against n / width, renormalised and not
+FIG62_WIDER = C.below(0, strict=False)  # layers where a wider net is worse beyond the seeds' intervals, renormalised and not
+FIG63_WIDTH_ORDER = C.above(0, strict=True)  # differences of the last layer's rescaled lambda_min between consecutive widths
 
 
 def rises_again(curve: np.ndarray) -> np.ndarray:
