@@ -125,9 +125,11 @@ def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
     return d.X, d.describe()
 
 
-def run_conditioning(P) -> InitResult:
+def run_conditioning(P, normalised: bool = True) -> InitResult:
     """Every (activation, renormalisation, width, n, seed, layer) statistic of G^m / width at
     initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width.
+    ``normalised=False`` builds the finite networks with the plain activations (ReLU not centred: the negative control
+    of tests/test_controls_balboni_thesis.py; the infinite-width lines stay the normalised ReLU's).
 
     With ``P.resume`` (the paper profile) every seed is one chunk of :func:`shallowflow.engine.checkpoint.resumable`, kept
     on disk, so an interrupted run resumes at the seeds it has not finished; otherwise all seeds are one batch (the
@@ -136,7 +138,9 @@ def run_conditioning(P) -> InitResult:
     seeds = [int(s) for s in P.seeds]
     chunks = [[s] for s in seeds] if getattr(P, "resume", False) else [seeds]
     key = {k: getattr(P, k) for k in ("dataset", "depth", "widths", "examples", "forward_dtype")}
-    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, lambda c: _conditioning_chunk(P, c),
+    if not normalised:  # the default's key (and its kept chunks) unchanged
+        key["normalised"] = False
+    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, lambda c: _conditioning_chunk(P, c, normalised),
                       enabled=getattr(P, "resume", False))
     cat = lambda xs: np.concatenate(xs, axis=0)  # noqa: E731
     stats = {case: {k: cat([p["stats"][case][k] for p in parts]) for k in parts[0]["stats"][case]} for case in parts[0]["stats"]}
@@ -145,7 +149,7 @@ def run_conditioning(P) -> InitResult:
     return InitResult(P, parts[0]["names"][0], stats, infinite, reading, parts[0]["threads"], time.perf_counter() - t0)
 
 
-def _conditioning_chunk(P, seeds: list) -> dict:
+def _conditioning_chunk(P, seeds: list, normalised: bool = True) -> dict:
     """:func:`run_conditioning`'s arrays for the given seeds (leading axis: these seeds), as plain numpy."""
     device = default_device()
     dtype = torch.float32 if P.forward_dtype == "float32" else DTYPE
@@ -161,7 +165,7 @@ def _conditioning_chunk(P, seeds: list) -> dict:
         for act, renorm in progress.each(cases, "Gram statistics (activation, renormalisation)", unit="case"):
             out = {k: np.zeros(shape) for k in keys}
             for wi, w in enumerate(P.widths):
-                feats = models.stream_features(X, w, P.depth, act, True, renorm, seeds, dtype, device)
+                feats = models.stream_features(X, w, P.depth, act, normalised, renorm, seeds, dtype, device)
                 for m, h in enumerate(feats):
                     G = measure.gram(h) / w  # (R, nmax, nmax), float64
                     for ni, n in enumerate(P.examples):
@@ -258,6 +262,8 @@ FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or
 FIG61_ORDERED = C.above(0.8, strict=True)  # Spearman rho of the last layer's log kappa against n / width, renormalised and not
 FIG62_WIDER = C.below(0, strict=False)  # layers where a wider net is worse beyond the seeds' intervals, renormalised and not
 FIG63_WIDTH_ORDER = C.above(0, strict=True)  # differences of the last layer's rescaled lambda_min between consecutive widths
+FIG63_GROWS = C.above(1, strict=True)  # the last layer's rescaled lambda_min over the first layer's, every width
+FIG64_DECREASES = C.below(1)  # the last layer's rescaled lambda_max over the first layer's, every width
 
 
 def rises_again(curve: np.ndarray) -> np.ndarray:
