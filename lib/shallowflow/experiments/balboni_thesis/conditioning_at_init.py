@@ -140,8 +140,8 @@ def run_conditioning(P, normalised: bool = True) -> InitResult:
     key = {k: getattr(P, k) for k in ("dataset", "depth", "widths", "examples", "forward_dtype")}
     if not normalised:  # the default's key (and its kept chunks) unchanged
         key["normalised"] = False
-    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, lambda c: _conditioning_chunk(P, c, normalised),
-                      enabled=getattr(P, "resume", False))
+    chunk = (lambda c: _conditioning_chunk(P, c)) if normalised else (lambda c: _conditioning_chunk(P, c, False))
+    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, chunk, enabled=getattr(P, "resume", False))
     cat = lambda xs: np.concatenate(xs, axis=0)  # noqa: E731
     stats = {case: {k: cat([p["stats"][case][k] for p in parts]) for k in parts[0]["stats"][case]} for case in parts[0]["stats"]}
     infinite = {rn: {k: cat([p["infinite"][rn][k] for p in parts]) for k in parts[0]["infinite"][rn]} for rn in parts[0]["infinite"]}
