@@ -176,7 +176,7 @@ for loss, r in dec.items():
     claims.check(f"Eq7.3/exact-{loss}", f"||H - GGN - residual||_F / ||H||_F ({loss})", r["rel_err"], T.EQ73_EXACT,
                  source_value="exact identity", valid=C.NO_TRAINING)
 claims.check("Sec7.5-1/width-slope", "fitted slope of log(||residual|| / ||GGN||) against log width", sweep["slope"],
-             C.within(-0.75, -0.25), source_value="O(1/sqrt(m))", valid=C.NO_TRAINING)
+             T.SEC75_WIDTH_SLOPE, source_value="O(1/sqrt(m))", valid=C.NO_TRAINING)
 claims.check("Sec7.5-2/reached", "GD with (7.14) reaches 1e-4 x the initial loss within the step budget", tr["reached"],
              T.SEC75_REACHED, source_value="(setting of the check)", valid=trained)
 claims.check("Sec7.5-2/vanishes", "residual ratio at the end / at initialisation", tr["ratio_end"] / tr["ratio_start"],

@@ -447,7 +447,7 @@ else:
 
 sat_valid = np.ones(len(sat["finite"]), dtype=bool)  # a run that diverges at the cap is the finding, not a fault
 claims.check("ADLER-sat/cap-reached", f"share of sweep runs (widths {P.sat_widths}, {comp.splits[sat_set].name}) whose "
-             "eta reaches 1/(2 eps)", A.share(sat["capped"])["share"], C.above(0.0, strict=True),
+             "eta reaches 1/(2 eps)", A.share(sat["capped"])["share"], A.SAT_CAP_REACHED,
              source_value="(finding) eta reaches 1/eps", valid=sat_valid, note=metrics.describe_share(sat["capped"]))
 capped = sat["capped"]
 # the mean non-maximal softmax mass 1 - max p of the minibatch at the first capped step, relative to its value before
@@ -455,15 +455,15 @@ capped = sat["capped"]
 # vanishes when the softmax is one-hot; a ratio near 1 would say the cap came without the softmax concentrating
 sat_ratio = sat["sat_at_cap"][capped] / sat["sat0"][capped] if capped.any() else np.array([float("nan")])
 claims.check("ADLER-sat/softmax-saturated", "at the first capped step, the minibatch's mean 1 - max softmax probability over "
-             "its value before the first step (every capped run)", sat_ratio, C.below(0.5),
+             "its value before the first step (every capped run)", sat_ratio, A.SAT_SOFTMAX,
              source_value="(finding) the softmax saturates", valid=sat_valid[capped],
              note=f"fully saturated (1 - max p < 1e-4) at the cap in {metrics.describe_share(sat['sat_at_cap'][capped] < 1e-4)}; "
                   "v^T Q v is the variance of v under the softmax: it vanishes when the softmax is one-hot")
 claims.check("ADLER-sat/first-rate-large", f"smallest eta_0 of the sweep / largest grid rate {max(P.grid):g}",
-             float(np.nanmin(sat["eta0"]) / max(P.grid)), C.above(1.0, strict=True),
+             float(np.nanmin(sat["eta0"]) / max(P.grid)), A.SAT_FIRST_RATE,
              source_value="(finding) eta_0 far above any grid rate", valid=sat_valid)
 claims.check("ADLER-sat/smallest-bracketed", "the sweep brackets the smallest width reaching the cap (a smaller width "
-             "whose runs never reach it)", sat["free_below"], C.is_true(), source_value="(finding) smallest model",
+             "whose runs never reach it)", sat["free_below"], A.SAT_BRACKETED, source_value="(finding) smallest model",
              valid=sat_valid, note=f"smallest width reaching the cap: {sat['smallest']}" + (
                  f"; narrower widths: cap reached in {metrics.describe_share(sat['capped'][sat['width'] < sat['smallest']])}"
                  if np.isfinite(sat["smallest"]) else ""))

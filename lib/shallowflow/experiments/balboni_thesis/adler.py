@@ -674,4 +674,5 @@ def findings(claims, comp: Comparison, cost_: dict, tables: dict) -> str:
     return "\n".join(lines)
 
 
-from .adler_rate import P4_LINE_SEARCH, algorithm_checks, saturation_sweep, step_checks  # noqa: E402,F401 (Algorithm 1's rate)
+from .adler_rate import (P4_LINE_SEARCH, SAT_BRACKETED, SAT_CAP_REACHED, SAT_FIRST_RATE, SAT_SOFTMAX,  # noqa: E402,F401
+                         algorithm_checks, saturation_sweep, step_checks)  # (Algorithm 1's rate)

@@ -24,6 +24,10 @@ from ...deep import vision
 
 # P4 (a)'s criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it the Gauss-Newton variant's rate)
 P4_LINE_SEARCH = C.below(1e-10)  # relative error of eta against the exact line-search step (linear model, MSE, eps = 0)
+SAT_CAP_REACHED = C.above(0.0, strict=True)  # ADLER-sat: share of the sweep's runs whose eta reaches 1 / (2 eps)
+SAT_SOFTMAX = C.below(0.5)  # ADLER-sat: 1 - max softmax at the first capped step / its value before the first step
+SAT_FIRST_RATE = C.above(1.0, strict=True)  # ADLER-sat: the sweep's smallest eta_0 / the grid's largest rate
+SAT_BRACKETED = C.is_true()  # ADLER-sat: a width below the smallest capped one never reaches the cap
 
 
 def step_checks(seed: int = 0, method: str = "adler") -> dict:

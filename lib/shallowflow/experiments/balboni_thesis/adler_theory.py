@@ -69,9 +69,11 @@ RULES = RULES + (Rule.memory(("widths", "symmetry_widths", "n", "train_width", "
 # ------------------------------------------------------------------------------------------------
 class MLP:
     """x -> W_L tanh(... tanh(W_1 x / sqrt(d)) ...) / sqrt(width), with all weights N(0, 1) (NTK parameterisation)
-    in one flat float64 vector ``theta``."""
+    in one flat float64 vector ``theta``.  ``mean_field=True`` divides the output layer by its width instead of its
+    square root (the mean-field parameterisation: the false case of Sec. 7.5 (1) in tests/test_controls_balboni_thesis.py)."""
 
-    def __init__(self, d: int, widths: list[int], out: int):
+    def __init__(self, d: int, widths: list[int], out: int, mean_field: bool = False):
+        self.mean_field = bool(mean_field)
         self.sizes = [d, *widths, out]
         self.shapes = [(b, a) for a, b in zip(self.sizes[:-1], self.sizes[1:])]
         self.P = sum(a * b for a, b in self.shapes)
@@ -90,7 +92,7 @@ class MLP:
         Ws = self.unflatten(theta)
         h = X
         for i, W in enumerate(Ws):
-            h = h @ W.T / math.sqrt(W.shape[1])
+            h = h @ W.T / (W.shape[1] if self.mean_field and i == len(Ws) - 1 else math.sqrt(W.shape[1]))
             if i < len(Ws) - 1:
                 h = torch.tanh(h)
         return h
@@ -178,11 +180,12 @@ def residual_ratio(net: MLP, theta, X, y, iters: int, seed: int) -> float:
     return r / g
 
 
-def width_sweep(widths, seeds, n: int, iters: int, d: int = 8) -> dict:
-    """Sec. 7.5 (1): ||residual||_op / ||GGN||_op at initialisation against width (two tanh hidden layers)."""
+def width_sweep(widths, seeds, n: int, iters: int, d: int = 8, mean_field: bool = False) -> dict:
+    """Sec. 7.5 (1): ||residual||_op / ||GGN||_op at initialisation against width (two tanh hidden layers; NTK
+    parameterisation unless ``mean_field``)."""
     ratios = np.zeros((len(widths), len(seeds)))
     for i, m in enumerate(widths):
-        net = MLP(d, [m, m], 1)
+        net = MLP(d, [m, m], 1, mean_field=mean_field)
         for j, s in enumerate(seeds):
             X, y = _data(n, d, s)
             ratios[i, j] = residual_ratio(net, net.init(s), X, y, iters, s)
@@ -359,6 +362,7 @@ LEMMA13_POWER_ITERATION = C.below(1e-4)  # largest relative error of the power-i
 FN3_CONDITIONING = C.below(1.05)  # infinite-width conditioning of the renormalised feature Gram matrix at depth
 EQ73_EXACT = C.below(1e-10)  # ||H - GGN - residual||_F / ||H||_F
 LEMMA13_WARM_START = C.above(2.0)  # median iterations of the cold power iteration / of the warm-started one
+SEC75_WIDTH_SLOPE = C.within(-0.75, -0.25)  # Sec. 7.5 (1): log-log slope of ||residual|| / ||GGN|| against the width
 SEC75_REACHED = C.is_true()  # Sec. 7.5 (2): GD with (7.14) reaches 1e-4 x the initial loss within the step budget
 SEC75_VANISHES = C.below(0.1)  # Sec. 7.5 (2): residual ratio at the end / at initialisation
 LEMMA13_MONOTONE = C.above(0.99)  # fraction of GD steps with the rate (7.14) that do not increase the loss

@@ -125,9 +125,11 @@ def _inputs(P, seed: int, n: int, device) -> tuple[torch.Tensor, str]:
     return d.X, d.describe()
 
 
-def run_conditioning(P) -> InitResult:
+def run_conditioning(P, normalised: bool = True) -> InitResult:
     """Every (activation, renormalisation, width, n, seed, layer) statistic of G^m / width at
     initialisation, the ReLU infinite-width line, and both input-norm readings at infinite width.
+    ``normalised=False`` builds the finite networks with the plain activations (ReLU not centred: the negative control
+    of tests/test_controls_balboni_thesis.py; the infinite-width lines stay the normalised ReLU's).
 
     With ``P.resume`` (the paper profile) every seed is one chunk of :func:`shallowflow.engine.checkpoint.resumable`, kept
     on disk, so an interrupted run resumes at the seeds it has not finished; otherwise all seeds are one batch (the
@@ -136,8 +138,10 @@ def run_conditioning(P) -> InitResult:
     seeds = [int(s) for s in P.seeds]
     chunks = [[s] for s in seeds] if getattr(P, "resume", False) else [seeds]
     key = {k: getattr(P, k) for k in ("dataset", "depth", "widths", "examples", "forward_dtype")}
-    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, lambda c: _conditioning_chunk(P, c),
-                      enabled=getattr(P, "resume", False))
+    if not normalised:  # the default's key (and its kept chunks) unchanged
+        key["normalised"] = False
+    chunk = (lambda c: _conditioning_chunk(P, c)) if normalised else (lambda c: _conditioning_chunk(P, c, False))
+    parts = resumable("balboni-thesis/conditioning-at-init", key, chunks, chunk, enabled=getattr(P, "resume", False))
     cat = lambda xs: np.concatenate(xs, axis=0)  # noqa: E731
     stats = {case: {k: cat([p["stats"][case][k] for p in parts]) for k in parts[0]["stats"][case]} for case in parts[0]["stats"]}
     infinite = {rn: {k: cat([p["infinite"][rn][k] for p in parts]) for k in parts[0]["infinite"][rn]} for rn in parts[0]["infinite"]}
@@ -145,7 +149,7 @@ def run_conditioning(P) -> InitResult:
     return InitResult(P, parts[0]["names"][0], stats, infinite, reading, parts[0]["threads"], time.perf_counter() - t0)
 
 
-def _conditioning_chunk(P, seeds: list) -> dict:
+def _conditioning_chunk(P, seeds: list, normalised: bool = True) -> dict:
     """:func:`run_conditioning`'s arrays for the given seeds (leading axis: these seeds), as plain numpy."""
     device = default_device()
     dtype = torch.float32 if P.forward_dtype == "float32" else DTYPE
@@ -161,7 +165,7 @@ def _conditioning_chunk(P, seeds: list) -> dict:
         for act, renorm in progress.each(cases, "Gram statistics (activation, renormalisation)", unit="case"):
             out = {k: np.zeros(shape) for k in keys}
             for wi, w in enumerate(P.widths):
-                feats = models.stream_features(X, w, P.depth, act, True, renorm, seeds, dtype, device)
+                feats = models.stream_features(X, w, P.depth, act, normalised, renorm, seeds, dtype, device)
                 for m, h in enumerate(feats):
                     G = measure.gram(h) / w  # (R, nmax, nmax), float64
                     for ni, n in enumerate(P.examples):
@@ -226,6 +230,13 @@ def seed_interval(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.nd
 
 # The spec's stagnation criterion of Fig. 6.1(b): log k_30 - min_m log k_m <= 0.1 (log k_1 - min); a run "rises again"
 # when it fails it, and two curves have "departed" once they differ by this share of the initial decrease
+def width_violations(a: np.ndarray, level: float = 0.95) -> int:
+    """Fig. 6.2's count: over the layers of ``a`` (seeds, widths, depth; widths ascending), the layers where a wider
+    network is worse conditioned than the next narrower one beyond both Student-t intervals over the seeds."""
+    m, half = seed_interval(a, level)
+    return sum(int(np.sum(m[k + 1] - half[k + 1] > m[k] + half[k])) for k in range(a.shape[1] - 1))
+
+
 STAGNATION = 0.1
 
 
@@ -248,6 +259,11 @@ FIG61_STAGNATES = C.below(0.1, strict=False)  # stagnation_ratio of the renormal
 FIG63_INFINITE_ONE = C.below(0.05, strict=False)  # |lambda_min - 1| of the infinite-width line at the last layer
 FIG64_STABILISES = C.below(0.1)  # late_change of the rescaled highest eigenvalue, every width
 FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or sqrt(kappa)) against the (6.8) factor
+FIG61_ORDERED = C.above(0.8, strict=True)  # Spearman rho of the last layer's log kappa against n / width, renormalised and not
+FIG62_WIDER = C.below(0, strict=False)  # layers where a wider net is worse beyond the seeds' intervals, renormalised and not
+FIG63_WIDTH_ORDER = C.above(0, strict=True)  # differences of the last layer's rescaled lambda_min between consecutive widths
+FIG63_GROWS = C.above(1, strict=True)  # the last layer's rescaled lambda_min over the first layer's, every width
+FIG64_DECREASES = C.below(1)  # the last layer's rescaled lambda_max over the first layer's, every width
 
 
 def rises_again(curve: np.ndarray) -> np.ndarray:

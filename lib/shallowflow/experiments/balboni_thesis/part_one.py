@@ -106,6 +106,7 @@ QSTAR_CRITICAL = C.below(1e-3)
 # I-2's criteria: max |s - 1| of J (orthogonal weights); smallest increase of log10(s_max / s_median) between depths
 I2_ORTHOGONAL = C.below(1e-6)
 I2_GAUSSIAN_SPREAD = C.above(0.0, strict=True)
+I3_POWER_LAW = C.below(0.0, strict=True)  # upper end of the log-log slope interval of the relative kernel change against width
 # Definition 15's criteria: max |off-diagonal| at depth 30, the diagonal's largest deviation from 1, the late rate
 DEF15_OFFDIAG = C.below(1e-2)
 DEF15_DIAGONAL = C.below(1e-12)
@@ -198,9 +199,12 @@ def isometry(width: int, depths: list[int], seed: int) -> dict:
 # ------------------------------------------------------------------------------------------------
 # I-3: NTK constancy against width (two-layer NTK-parameterised tanh network)
 # ------------------------------------------------------------------------------------------------
-def ntk_change(widths: list[int], steps: int, seeds: list[int], n: int = 16, d: int = 4, lr: float = 1.0) -> dict:
+def ntk_change(widths: list[int], steps: int, seeds: list[int], n: int = 16, d: int = 4, lr: float = 1.0,
+               mean_field: bool = False) -> dict:
     """Relative change ||K_T - K_0||_F / ||K_0||_F of the tangent kernel after ``steps`` GD steps on
-    1/(2n) ||f - y||^2, f(x) = a . tanh(W x / sqrt(d)) / sqrt(m), a, W ~ N(0, 1)."""
+    1/(2n) ||f - y||^2, f(x) = a . tanh(W x / sqrt(d)) / sqrt(m), a, W ~ N(0, 1).  ``mean_field=True`` divides by m
+    instead and steps lr * m (the mean-field scaling, outside the NTK regime: the negative control of
+    tests/test_controls_balboni_thesis.py); the kernel's relative change does not depend on its overall scale."""
     out = np.zeros((len(widths), len(seeds)))
     loss_ratio = np.zeros_like(out)
     for j, s in enumerate(seeds):
@@ -219,17 +223,19 @@ def ntk_change(widths: list[int], steps: int, seeds: list[int], n: int = 16, d: 
 
             K0 = kernel(a, W)
             L0 = None
+            out_scale, step = (m, lr * m) if mean_field else (math.sqrt(m), lr)
+            w_scale = m * math.sqrt(d) if mean_field else math.sqrt(m * d)  # the NTK default's numbers bit for bit
             for _ in range(steps):
                 pre = X @ W.T / math.sqrt(d)
                 t = torch.tanh(pre)
-                r = (t @ a / math.sqrt(m) - y) / n
+                r = (t @ a / out_scale - y) / n
                 if L0 is None:
                     L0 = float((r * r).sum() * n / 2)
-                ga = t.T @ r / math.sqrt(m)
-                gW = (((1 - t ** 2) * a[None, :]) * r[:, None]).T @ X / math.sqrt(m * d)
-                a, W = a - lr * ga, W - lr * gW
+                ga = t.T @ r / out_scale
+                gW = (((1 - t ** 2) * a[None, :]) * r[:, None]).T @ X / w_scale
+                a, W = a - step * ga, W - step * gW
             t = torch.tanh(X @ W.T / math.sqrt(d))
-            L = float(((t @ a / math.sqrt(m) - y) ** 2).sum() / (2 * n))
+            L = float(((t @ a / out_scale - y) ** 2).sum() / (2 * n))
             out[i, j] = float((kernel(a, W) - K0).norm() / K0.norm())
             loss_ratio[i, j] = L / L0
     change = out.mean(1)  # a kernel that never moved (change 0 at some width) has no power law: slope NaN
