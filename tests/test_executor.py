@@ -124,8 +124,10 @@ def test_bad_point_is_refused_before_any_task_starts(client, tmp_path):
         S.plan(CHAPTER, {"widht": [3]}, "smoke")
 
 
-def test_sweep_on_a_separate_scheduler_and_worker(tmp_path):
-    """`dask scheduler` and `dask worker` processes on 127.0.0.1 receive a sweep sent by the CLI."""
+def test_sweep_on_a_separate_scheduler_and_worker(tmp_path, monkeypatch, capsys):
+    """`dask scheduler` and `dask worker` processes on 127.0.0.1 receive a sweep sent by the CLI (its ``main``, in
+    this process: the separate scheduler and worker are under test, and a CLI process of its own would only import
+    torch, Dask and the book's package again, about 7 CPU-s; the CLI as a process is tested in test_cli.py)."""
     bin_ = Path(sys.executable).parent
     sched_file = tmp_path / "scheduler.json"
     env = {**os.environ, "SHALLOWFLOW_TASKS_DIR": str(tmp_path / "tasks"), "CI": "true"}
@@ -142,10 +144,16 @@ def test_sweep_on_a_separate_scheduler_and_worker(tmp_path):
                                        "--no-dashboard", "--host", "127.0.0.1"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         out = tmp_path / "table"
-        res = subprocess.run([str(bin_ / "shallowflow"), "sweep", CHAPTER, "--profile", "smoke", "--grid", "seeds",
-                              "[[0]]", "--scheduler", address, "--out", str(out)],
-                             capture_output=True, text=True, timeout=300, env=env)
-        assert res.returncode == 0, res.stderr[-2000:]
+        for k in ("SHALLOWFLOW_TASKS_DIR", "CI"):
+            monkeypatch.setenv(k, env[k])
+        box = {}
+        sweep = threading.Thread(target=lambda: box.update(rc=cli.main([
+            "sweep", CHAPTER, "--profile", "smoke", "--grid", "seeds", "[[0]]", "--scheduler", address,
+            "--out", str(out)])), daemon=True)
+        sweep.start()
+        sweep.join(300)  # a guard against a hang only (the CLI process's timeout before): ending the processes below
+        assert not sweep.is_alive(), "the sweep did not end within 300 s"  # ends its connection
+        assert box.get("rc") == 0, capsys.readouterr().err[-2000:]
         import pandas as pd
 
         df = pd.read_csv(out.with_suffix(".csv"))
