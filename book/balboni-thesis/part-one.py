@@ -273,6 +273,10 @@ claims.check("Lemma20/interpolation", "||A||_2^2 <= ||A||_p ||A||_q: largest rel
              C.below(1e-12), source_value="(B.15)", valid=C.NO_TRAINING)
 claims.check("Lemma21/coordinate", "(B.18) bounds every coordinate's Hessian: max_ij |M_ij phi''(x_j)| / (B.18)",
              l21["coord_hessian"] / l21["b18"], C.below(1 + 1e-12, strict=False), source_value="(B.18)", valid=C.NO_TRAINING)
+claims.check("Lemma21/lipschitz", "(B.17) bounds the layer's Lipschitz ratio ||f(x) - f(x')|| / ||x - x'||: sampled ratio "
+             "(random pairs and a pair along M's top singular vector at 0) / (B.17)",
+             max(l21["lipschitz_random"], l21["lipschitz_aligned"]) / l21["b17"], T.LEMMA21_B17,
+             source_value="G_f = sigma_max(M) max|phi'|", valid=C.NO_TRAINING)
 claims.check("Lemma21/vector-map", "(B.18) bounds the smoothness of the vector map: sampled ratio / (B.18)",
              max(l21["random_ratio"], l21["aligned_ratio"]) / l21["b18"], C.below(1.0, strict=False),
              source_value="L_f = max|M_ij| max|phi''|", note="expected to fail (spec erratum 6)", valid=C.NO_TRAINING)

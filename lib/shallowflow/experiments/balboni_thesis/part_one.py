@@ -347,6 +347,8 @@ def _tanh_layer_jac(M, x):  # Jacobian of x -> M tanh(x), batched over rows of x
 
 
 LEMMA21_CORRECTED = C.below(1.0, strict=False)  # the vector map's sampled smoothness ratio / sigma_max(M) max|phi''|
+#: Lemma 21 (B.17), "G_f = sigma_max(M) max|phi'(t)|" (004:2026): the layer's sampled Lipschitz ratio over (B.17), at most 1
+LEMMA21_B17 = C.below(1.0, strict=False)
 
 
 def lemma21(pairs: int, seed: int, n: int = 50) -> dict:
@@ -372,8 +374,16 @@ def lemma21(pairs: int, seed: int, n: int = 50) -> dict:
     xb[j] += 1e-7
     aligned = float(torch.linalg.matrix_norm(_tanh_layer_jac(M, xa[None]) - _tanh_layer_jac(M, xb[None]), 2)[0]
                     / (xa - xb).norm())
+    # (B.17): the Lipschitz ratio ||f(x) - f(x')|| / ||x - x'|| (drawn after the smoothness pairs: their numbers are
+    # unchanged), over random pairs and a constructed pair, x' = 0 moved along M's top right singular vector, where
+    # max|tanh'| = 1 is reached, so the ratio approaches sigma_max(M)
+    lip = lambda a, b: (torch.tanh(a) @ M.T - torch.tanh(b) @ M.T).norm(dim=-1) / (a - b).norm(dim=-1)
+    xl, xr = torch.randn(pairs, n, generator=g, dtype=torch.float64), torch.randn(pairs, n, generator=g, dtype=torch.float64)
+    v = torch.linalg.svd(M).Vh[0]
     return dict(b18=b18, corrected=smax * TANH_D2, coord_hessian=coord, random_ratio=float(ratio.max()),
-                aligned_ratio=aligned, sigma_max=smax)
+                aligned_ratio=aligned, sigma_max=smax, b17=smax * 1.0,  # max |tanh'| = tanh'(0) = 1
+                lipschitz_random=float(lip(xl, xr).max()),
+                lipschitz_aligned=float(lip(1e-3 * v[None], torch.zeros(1, n, dtype=torch.float64))[0]))
 
 
 def lemma16(pairs: int, seed: int, n: int = 20) -> dict:

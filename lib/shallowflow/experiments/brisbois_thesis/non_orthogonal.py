@@ -168,6 +168,17 @@ def unconverged_share(converged: dict, scales: dict, rich: float = RICH) -> floa
 
 ALL_CONVERGED = C.within(1, 1)
 FEW_KINKS = C.below(5, strict=False)
+#: C.31: "the final interpolator becomes simpler with a decreasing lambda" (000:2211), read start to end as C.33/C.35:
+#: ReLU kinks at the smallest converged lambda over those at the largest (:func:`kink_ratio`), below 1
+RELU_SIMPLER = C.below(1.0)
+
+
+def kink_ratio(ks) -> float:
+    """C.31/simpler's measurement: ``ks`` per-scale kink counts from the largest lambda to the smallest
+    (:func:`per_scale`); the last over the first (nan with fewer than two scales or no kink at the largest)."""
+    return float(ks[-1]) / float(ks[0]) if len(ks) >= 2 and ks[0] > 0 else float("nan")
+
+
 def off_spurious(s: dict, runs, x0: int, n: int) -> int:
     """Fig. 3.28: among the runs ``runs`` of :func:`summary` ``s`` that did not converge, those NOT at the spurious
     stationary point of early alignment: final L within 1e-2 of 1/n (one point of label +-1 unfitted, h = 0 there,
