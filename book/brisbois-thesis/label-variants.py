@@ -221,7 +221,7 @@ claims.check("Fig3.17/relu-slope-ratio", "1.1.4, ReLU: slope of the negative-fit
              LV.RELU_RATIO, source_value="~ ||D+||/||D-|| = 10.05/1.005", valid=[ea.valid().all()] * len(slopes))
 ta = alt["tanh"]
 claims.check("Fig3.17/tanh-two-stages", "1.1.4, Tanh: a slow segment between the two halves of the drop, or second half / first half > 3",
-             all(atabs["tanh"][r]["count"] >= 2 or tanh_ratio[r] > 3 for r in range(ta.traj.runs)), C.is_true(),
+             LV.two_stages(atabs["tanh"], afits["tanh"]), LV.TANH_TWO_STAGES,
              source_value="first half much faster", note="ratios " + ", ".join(f"{x:.1f}" for x in tanh_ratio), valid=ta.valid())
 sa = alt["sigmoid"]
 claims.check("Fig3.17/sigmoid-single", "1.1.4, Sigmoid: plateaus per curve (a single drop after one plateau)",

@@ -172,7 +172,7 @@ if t_orth and r_orth:
     claims.check("Plateau/tanh-as-relu-orthogonal", "000, Conj. 2 (orthogonal input data): tanh's first plateau, like "
                  "ReLU's, grows linearly in ln(1/lambda) (R^2 of the fit, tanh then ReLU, each on the orthogonal data; "
                  "a non-positive slope reads 0)",
-                 [f.fit["r2"] if f.fit["slope"] > 0 else 0.0 for f in (*t_orth, *r_orth)], C.above(0.98),
+                 ex.rising_r2((*t_orth, *r_orth)), ex.TANH_AS_RELU,
                  source_value="the same dependency on -ln(lambda) as for ReLU (000)",
                  valid=[bool(f.valid.all()) for f in (*t_orth, *r_orth)])
     claims.check("Plateau/tanh-constant-orthogonal", "000's Conj. 2, 'the same dependency on -ln(lambda) and the data' as "

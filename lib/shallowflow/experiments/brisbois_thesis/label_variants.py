@@ -147,6 +147,18 @@ def fit_slope_ratios(ens: Cm.Ensemble, fits: np.ndarray, scales) -> list[float]:
     return out
 
 
+#: Fig. 3.17 (Dataset 1.1.4, c = 1, Tanh): "first half much faster", read on every run (:func:`two_stages`)
+TANH_TWO_STAGES = C.is_true()
+
+
+def two_stages(table, fits: np.ndarray) -> bool:
+    """Fig. 3.17's Tanh reading, every run: a slow segment between the two halves of the drop (at least two plateaus
+    in ``table``, Cm.plateau_table), or the second half (negative-fit minus positive-fit epoch) more than three times
+    the first (the positive-fit epoch); ``fits``: :func:`fit_epoch_table`, columns negative then positive."""
+    ratio = (fits[:, 0] - fits[:, 1]) / fits[:, 1]
+    return all(table[r]["count"] >= 2 or ratio[r] > 3 for r in range(len(table)))
+
+
 def one_plateau_growing(ens, table, scales) -> bool:
     """Per initialisation and seed of ``ens``, the initial plateau (``table``: Cm.plateau_table) strictly shorter at
     every larger lambda of ``scales``, and exactly one plateau on every curve."""

@@ -102,6 +102,9 @@ def two_components(res: Result) -> torch.Tensor:
 
 #: Figs 3.35 / 3.36 (Sigmoid, Tanh): the first principal component of the final weights dominates: EVR_1
 ONE_COMPONENT = C.above(0.999)
+#: Figs 3.35 / 3.36: "the explained variance of the second component, although small, is non-zero" (000:1563): EVR_2
+#: above float64 noise (the size is Fig3.35/one-component's)
+SECOND_NONZERO = C.above(1e-12)
 
 
 def zero_loss(goal: float):

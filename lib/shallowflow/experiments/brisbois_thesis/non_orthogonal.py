@@ -195,6 +195,39 @@ AT_SPURIOUS = C.below(1)
 SADDLE_TO_SADDLE = C.above(2)
 
 
+#: C.30 / C.32 / C.34: "the loss progressively exhibits phases of slow convergence as lambda decreases" (000:2211),
+#: :func:`slower_as_lambda_falls` (1 when it holds).  The smallest ratio of consecutive epochs to L < 0.01 at least 1
+#: alone ("do not decrease") passed a flat timeline, with no slow phase at any lambda (the lazy end of C.30's figure,
+#: lambda in {2.5, 2, 1}: every run below 0.01 within the first 1000 epochs): a finding of the controls round
+SLOWER = C.is_true()
+
+
+def slowdown_ratios(Ts) -> list[float]:
+    """``Ts``, epochs to L < 0.01 per lambda from the largest lambda to the smallest (:func:`per_scale`): each one's
+    ratio to the one before it."""
+    return [b / a for a, b in zip(Ts, Ts[1:])]
+
+
+def slower_as_lambda_falls(Ts) -> float:
+    """C.30 / C.32 / C.34's reading of ``Ts`` (as :func:`slowdown_ratios`): 1 when the epochs never fall from one lambda
+    to the next smaller one and the smallest lambda needs more than the largest, else 0; nan with fewer than two
+    lambdas (nothing to compare)."""
+    if len(Ts) < 2:
+        return float("nan")
+    return float(min(slowdown_ratios(Ts)) >= 1.0 and Ts[-1] > Ts[0])
+
+
+#: C.33 / C.35: a simpler interpolator as lambda decreases: the total variation of h' on [-2, 2] (:func:`summary`'s
+#: ``tv``) at the smallest converged lambda over that at the largest (:func:`tv_ratio`) below 1
+SIMPLER = C.below(1.0)
+
+
+def tv_ratio(tv) -> float:
+    """``tv`` per lambda from the largest to the smallest (:func:`per_scale`): the last over the first (nan with fewer
+    than two lambdas)."""
+    return tv[-1] / tv[0] if len(tv) >= 2 else float("nan")
+
+
 def zero_loss(goal: float):
     """Fig. 3.29, C.30: the final loss below the loss goal."""
     return C.below(goal)

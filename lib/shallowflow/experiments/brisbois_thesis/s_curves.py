@@ -408,6 +408,30 @@ def valid(g: Group) -> torch.Tensor:
     return measures.finite_runs(g.traj.loss, g.traj.final)
 
 
+#: Figs 3.19 / C.19: "more neurons, smaller norms" (:func:`norm_falls_with_m`, every seed) and, Fig. 3.19 right,
+#: "smaller lambda, less spread" (:func:`spread_falls_with_lambda`): yes or no
+FALLS = C.is_true()
+
+
+def monotone_down(seq) -> bool:
+    """Every value strictly below the one before it."""
+    seq = list(seq)
+    return all(b < a for a, b in zip(seq, seq[1:]))
+
+
+def norm_falls_with_m(finals) -> bool:
+    """Figs 3.19 / C.19 (left): ``finals``, the final hidden weights W (R, m, d) of one ensemble per width, in the
+    order of the widths (the same seeds in each); whether every seed's mean ||w_j|| strictly falls along them."""
+    per_seed = torch.stack([W.norm(dim=-1).mean(-1) for W in finals])  # (widths, R)
+    return all(monotone_down(per_seed[:, r].tolist()) for r in range(per_seed.shape[1]))
+
+
+def spread_falls_with_lambda(spreads) -> bool:
+    """Fig. 3.19 (right): ``spreads``, the RMS spread around the fitted curve (:class:`Fit` ``rms``, mean over
+    seeds) at each scale in increasing order of lambda; whether it strictly falls as lambda decreases."""
+    return monotone_down(list(spreads)[::-1])
+
+
 def label_fit_epochs(g: Group, data, network: Network, tol: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
     """Per run, the epochs from which on the positive (resp. negative) label stays fitted within ``tol``."""
     pos, neg, _ = measures.label_fit_epochs(g.traj, data, network, tol)

@@ -189,6 +189,17 @@ def approach(f: Fit, predicted: float) -> float:
     return max(abs(small / predicted - 1) - abs(big / predicted - 1), abs(small / predicted - 1) - 0.05)
 
 
+#: Plateau/tanh-as-relu-orthogonal (000's Conjecture 2, "the same dependency on -ln(lambda)" as ReLU, 000:1639): on
+#: the orthogonal data both plateaus grow linearly in ln(1/lambda): :func:`rising_r2`, each above LOG_LINEAR's 0.98
+TANH_AS_RELU = C.above(0.98)
+
+
+def rising_r2(fits) -> list[float]:
+    """Per fit (:class:`Fit`), the R^2 of the plateau against ln(1/lambda) where the fitted slope is positive, 0 where
+    it is not (a plateau that shrinks or stays as lambda falls does not grow linearly in ln(1/lambda))."""
+    return [f.fit["r2"] if f.fit["slope"] > 0 else 0.0 for f in fits]
+
+
 def interval_over(f: Fit, predicted: float) -> list[float]:
     """The slope's interval endpoints divided by a predicted slope (both within [0.95, 1.05]: a 5% agreement that
     the interval itself resolves)."""
