@@ -4,9 +4,39 @@ it is finite, and asserts the chapter's own criterion rejects it (and, where che
 import math
 
 import numpy as np
+import torch
 
+from shallowflow.experiments.weakly_interacting import local_pl as LP
+from shallowflow.experiments.weakly_interacting import reductions as RD
+from shallowflow.experiments.weakly_interacting import theory as T
 from shallowflow.experiments.weakly_interacting import threshold as TH
 from shallowflow.verdicts.controls import rejects
+
+EPS = 0.05  # book/weakly-interacting/local-pl.py's eps
+
+
+def test_lemma8_first_line_at_tn_rejects_the_wrongly_signed_pairs():
+    """Lemma8/monotone ((47)'s first line at Lemma 8's t_n, 001:719: a_j(0) y_i > 0 implies <w_j(t_n)|x_i>_+ >=
+    <w_j(0)|x_i>_+; LP.lemma8_first_line per run, the Wilson lower end LP.lemma8_share against LP.lemma8_criterion):
+    the chapter's orthogonal runs (n = 40, d = 2000, eight seeds, GD at lr 1 up to t_n or the stated horizon), read on
+    the pairs where the implication's premise is false, a_j(0) y_i < 0 (the labels -y): those pairs go extinct (47's
+    second line), so their pre-activations end below their start in every run and the share fails 1 - eps; on the
+    pairs the lemma names (a_j(0) y_i > 0) every run holds."""
+    n, d, lr = 40, 2000, 1.0
+    p = T.width_rule(n, EPS)
+    gs = LP.generator_seeds(n, range(8))
+    s, y = LP.orthogonal_data(n, d, gs)
+    a0, Wn, off = RD.orthogonal_init(gs, p, n, d)
+    Z0 = Wn * s[:, None, :]
+    steps = min(int(math.ceil(float(LP.lemma8_tn(n, y, s, a0, Wn, off, Z0).max()) / lr)), T.epochs_rule(n, p, lr))
+    run = RD.orthogonal_gd(a0, Z0, off, y, s, lr, steps)
+    assert bool(torch.isfinite(run.loss).all()) and bool(torch.isfinite(run.Z).all())
+    sign = a0[:, :, None] * y[:, None, :]
+    wrong, right = LP.lemma8_first_line(Z0, run.Z, sign < 0), LP.lemma8_first_line(Z0, run.Z, sign > 0)
+    low_wrong, low_right = LP.lemma8_share(wrong)[0], LP.lemma8_share(right)[0]
+    assert math.isfinite(low_wrong) and not bool(wrong.any())
+    assert rejects(LP.lemma8_criterion(EPS), [low_wrong])
+    assert bool(right.all())  # the lemma's own pairs: 8/8 (a Wilson lower end of 0.68 at 8 runs, undecided alone)
 
 
 def _thresholds(ps, N_of, step=0.25):
