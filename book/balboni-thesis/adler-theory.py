@@ -217,8 +217,10 @@ claims.check("Lemma13/monotone", "GD with (7.14): fraction of steps that do not 
              float(np.mean(np.diff(tr["loss"]) <= 0)), T.LEMMA13_MONOTONE, source_value="guarantees convergence", valid=trained)
 claims.check("Lemma13/sharpness", "eta_t x lambda_max(Hess h) <= 1: fraction of sampled steps",
              float(np.mean(tr["eta_sharp"] <= 1)), T.LEMMA13_SHARPNESS, source_value="robust rate", valid=trained)
-claims.check("Lemma13/adler-larger", "the full-batch ADLER rate exceeds (7.14) (median ratio)",
-             float(np.median(tr["adler_eta"] / tr["eta"])), C.above(1.0, strict=True), source_value="(7.14) too conservative", valid=trained)
+# the full-batch ADLER rate G^T G / (G^T Q G), Q = J^T J / n, is at least n / lambda_max(J^T J) = 2 x (7.14) by the
+# Rayleigh quotient: the ratio cannot fall below 2, so it is printed, not checked (an audit found it registered as a check)
+print(f"full-batch ADLER rate / (7.14): median {float(np.median(tr['adler_eta'] / tr['eta'])):.4g}, "
+      f"smallest {float(np.min(tr['adler_eta'] / tr['eta'])):.4g} (at least 2 by the Rayleigh quotient)")
 
 # %% [markdown]
 # ### Verdicts

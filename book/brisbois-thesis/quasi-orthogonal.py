@@ -139,6 +139,11 @@ claims.check("Fig3.25/orientation-minus", f"delta = {P.delta_a:g}: grown s=-1 ne
              valid=a["valid"])
 claims.check("Fig3.25/two-plateaus", f"delta = {P.delta_a:g}: the loss has an initial and an intermediate plateau "
              "(plateaus detected)", a["plateaus"], Q.TWO_PLATEAUS, source_value="unchanged profile", valid=a["valid"])
+if P.delta_a == Q.SOURCE_FIG325["delta"]:  # the text's printed directions are those of delta = 1
+    txt = Q.SOURCE_FIG325["directions"]
+    claims.check("Fig3.25/as-printed", f"delta = {P.delta_a:g}: grown s=+1 neurons at the text's D~_+ = {txt['D~_+']:g} and "
+                 f"s=-1 neurons at its D~_- = {txt['D~_-']:g} (max deviation over both signs)", Q.as_printed_deviation(a),
+                 Q.ORIENTATION, source_value="'D~_+ = 1 and D~_- = -0.5' (000:1471)", valid=a["valid"])
 sweep = [M[i] for i in sw]
 claims.check("Fig3.25/delta-sweep", f"every delta in {P.deltas} (sign -): two plateaus (count per run)",
              torch.cat([m["plateaus"] for m in sweep]), Q.TWO_PLATEAUS, source_value="for all tested delta",

@@ -144,8 +144,10 @@ for m, (v1, v2) in AUTHORS.items():
 # Extinction time $T_{ext}$: the first time no wrongly signed pair ($a_j y_i<0$) is active. Lemma 8 says, "with
 # probability at least $1-\varepsilon$ on the initialization", that it comes before
 # $t_n=\frac{2n}{C_y^-C_x^-\Delta}\max_{j,i}\langle w_j(0)|x_i\rangle_+$ and that correctly signed
-# pre-activations do not decrease before it (47); no pair reactivates. Each part is checked as the share of runs
-# showing it, the lower end of its Wilson interval against $1-\varepsilon$ (the chapter's `eps`). The spec adds
+# pre-activations are at $t_n$ no lower than at the start (47), read at $t_n$ or, where $t_n$ lies beyond the run's
+# horizon, at its last step. Each part is checked as the share of runs showing it, the lower end of its Wilson
+# interval against $1-\varepsilon$ (the chapter's `eps`). That an extinct pair "cannot become active again" holds
+# by construction here (its update (48) is exactly zero on these data), so it is printed, not checked. The spec adds
 # $|r_i-y_i|\le|y_i|/2$ at $T_{ext}$, which the lemma does not state (its proof bounds the residual at an earlier
 # time of its own). After $T_{ext}$ Proposition 1's explicit bound (64),
 # $\mu\le2\pi\sqrt{2/3}\frac{(C_x^+)^2}{C_x^-}C_y^+\max_i|1-r_i/y_i|\sqrt{p/n}+\frac2n(C_x^+)^2\bar C$, is tested
@@ -206,12 +208,15 @@ claims.check("Lemma8/before-tn", f"with probability at least 1 - eps (eps = {P.e
              f"lower end of the share of runs", l8_b, l8_crit, source_value="probability >= 1 - eps", valid=fin,
              note=f"{l8_b_text}; the largest T_ext / t_n of a run that went extinct: "
                   f"{float(torch.cat([(r['t_ext'] / r['t_l8'])[~r['never_extinct']] for r in st]).max()):.3g}")
-l8_m, l8_m_text = LP.lemma8_share(l8["monotone"], P.level)
-claims.check("Lemma8/monotone", f"with probability at least 1 - eps correctly signed pre-activations do not decrease before T_ext: "
-             f"lower end of the share of runs without a decrease", l8_m, l8_crit, source_value="probability >= 1 - eps", valid=fin,
-             note=f"{l8_m_text}; decreases over all runs: {int(sum(int(r['mono'].sum()) for r in st))}")
-claims.check("Lemma8/no-reactivation", "no pair ever reactivates (count)", int(sum(int(r["react"].sum()) for r in st)),
-             C.below(0.5), source_value="0", valid=fin)
+l8_g, l8_g_text = LP.lemma8_share(l8["grows_tn"], P.level)
+reached = torch.cat([r["tn_reached"] for r in st])
+claims.check("Lemma8/monotone", f"with probability at least 1 - eps (47)'s first line holds at Lemma 8's t_n (at the run's "
+             f"last step where t_n lies beyond it), <w_j(t)|x_i>_+ >= <w_j(0)|x_i>_+ wherever a_j(0) y_i > 0: lower end "
+             f"of the share of runs", l8_g, l8_crit,
+             source_value="probability >= 1 - eps", valid=fin,
+             note=f"{l8_g_text}; t_n inside the run in {int(reached.sum())} of {reached.numel()} runs, the others read at their "
+                  f"last step (t_n up to {float(torch.cat([r['t_l8'] / (r['epochs'] * P.lr) for r in st]).max()):.3g} times the horizon); "
+                  f"along the path before T_ext (not the lemma's words) {int(l8['monotone'].sum())} of {l8['monotone'].numel()} runs never decrease")
 claims.check("Lemma8/residual", "|r_i - y_i| <= |y_i|/2 at T_ext: max_i |r_i - y_i| / |y_i| (inf: never extinct)",
              torch.cat([r["resid_ext"] for r in st]), C.below(0.5, strict=False), source_value="<= 1/2", valid=fin)
 l8_s, l8_s_text = LP.lemma8_share(l8["short"], P.level)

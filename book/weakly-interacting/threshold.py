@@ -373,8 +373,16 @@ if f45 is not None:
                  TH.SUBLINEAR, source_value="sub-linear", valid=fin5,
                  note=f"exponent {exp5['beta']:.3f}; bracketed at p = {ps.astype(int).tolist()}; deviation from the spec "
                       "(slopes decreasing at every step)")
-    claims.check("Fig5/log-fits-better", "the logarithmic fit's residual <= the linear fit's", log5["rss"] - lin5["rss"], TH.LOG_FITS_BETTER,
-                 source_value="hard to tell", valid=fin5)
+    # "hard to differentiate between a sub-linear polynomial growth or a logarithmic growth" (001:952): both fits on the
+    # same thresholds; their largest difference against what the thresholds are known to
+    lp5 = TH.log_power_deviations(ps, kept5)
+    claims.check("Fig5/hard-to-tell", "the thresholds cannot tell a power law from a logarithm: the largest relative difference "
+                 "between the two fits at the bracketed p, over the thresholds' median relative interval half-width",
+                 lp5["tell"], TH.HARD_TO_TELL, source_value="hard to differentiate", valid=fin5,
+                 note=f"p = {ps.astype(int).tolist()}; power-law exponent {lp5['beta']:.3f}; the fits differ by at most "
+                      f"{lp5['sep']:.1%}, the intervals are +-{lp5['precision']:.1%} (median); each fit's largest miss of a "
+                      f"threshold, in intervals: power law {lp5['power']:.2f}, logarithm {lp5['log']:.2f}; extrapolated, the "
+                      f"fits part by more than the intervals from p = {lp5['decides_at']:.3g}")
     claims.check("Fig5/below-dp", "N(30, p) < 30 p (bracketed thresholds)", N5 / (P.fig5_d * ps) if len(N5) else [math.nan], C.below(1.0),
                  source_value="n <= C d p", valid=fin5)
 if fl is not None:

@@ -102,6 +102,16 @@ SLOWDOWN = C.above(3)
 NEGATIVE_FIRST = C.below(0.0)
 
 
+def as_printed_deviation(m: dict) -> torch.Tensor:
+    """Per run of a :func:`measure` entry at the thesis's delta = 1: the largest deviation of the grown s = +1 neurons'
+    orientations from the text's printed D~_+ and of the s = -1 neurons' from its D~_- (:data:`SOURCE_FIG325`), the
+    labels as printed (the formula D~ = -x_{k,2} / x_{k,1} puts them the other way round: ``dev_plus``, ``dev_minus``)."""
+    txt = SOURCE_FIG325["directions"]
+    dp = (m["k_plus"] - txt["D~_+"]).abs().nan_to_num(0.0).amax(1)
+    dm = (m["k_minus"] - txt["D~_-"]).abs().nan_to_num(0.0).amax(1)
+    return torch.maximum(dp, dm)
+
+
 def entry(run: QuasiRun, label: str, delta=None) -> int:
     for i, (lab, d) in enumerate(zip(run.labels, run.deltas)):
         if lab == label and (delta is None or d == delta):

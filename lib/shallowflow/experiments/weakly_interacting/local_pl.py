@@ -122,6 +122,13 @@ def run_n(n, P, protocol="stated"):
               react=torch.zeros(R_, dtype=torch.int64), resid_ext=torch.full((R_,), float("nan"), dtype=DTYPE),
               v64=torch.zeros(R_, dtype=torch.int64), n64=torch.zeros(R_, dtype=torch.int64))
     cxm, cxp, cyp = s.amin(-1), s.amax(-1), y.abs().amax(-1)  # per run (R,)
+    # Lemma 8's time t_n = 2n / (C_y^- C_x^- Delta) max_{j,i} <w_j(0)|x_i>_+ (001:717), per run, and the step that
+    # reaches it (the first k with k lr >= t_n); (47)'s first line is read there, or at the last step where t_n lies
+    # beyond the run (``tn_reached`` says which)
+    t_l8 = lemma8_tn(n, y, s, a0, Wn, off, Z0)
+    k_tn_full = torch.ceil(t_l8 / P.lr).to(torch.int64)
+    k_tn = torch.clamp(k_tn_full, max=epochs)
+    st["grows_tn"] = torch.zeros(R_, dtype=torch.bool)
     cbar = (((a0 ** 2 - (Wn ** 2).sum(-1) - off) / p).sum(-1)).clamp_min(0)  # (R,) >= max_i (1/p) sum_j delta_j 1_ji
     kappa64 = 2 * math.pi * math.sqrt(2 / 3) * cxp ** 2 / cxm * cyp * math.sqrt(p / n)  # (R,)
 
@@ -147,10 +154,18 @@ def run_n(n, P, protocol="stated"):
         st["v64"] += (after & alive & (mu > bound * (1 + 1e-9))).to(torch.int64)
         st["n64"] += (after & alive).to(torch.int64)
         st["prev"], st["prev_act"] = Z, act
+        at = k_tn == k
+        if bool(at.any()):
+            st["grows_tn"][at] = lemma8_first_line(Z0, Z, right0)[at]
 
     run = RD.orthogonal_gd(a0, Z0, off, y, s, P.lr, epochs, stop_abs=P.stop_factor / (2 * n), track=track)
     L = run.loss
     k_end = run.stopped_at
+    # every run stopped (frozen) before some k_tn: the loop ended early, and the frozen state is the state at k_tn
+    late = k_tn > int(k_end.max())
+    if bool(late.any()):
+        st["grows_tn"][late] = lemma8_first_line(Z0, run.Z, right0)[late]
+    tn_reached = k_tn_full <= k_end  # t_n inside the run (not beyond its horizon or its early stop)
     idx = torch.arange(R_)
     # mu(t_inf): per-epoch decay over the last (up to) 100 epochs, per unit time
     w = torch.clamp(k_end, max=100).clamp_min(1)
@@ -166,16 +181,30 @@ def run_n(n, P, protocol="stated"):
     # Lemma 7 at every iterate (orthogonal: ||X^T X - D|| = 0)
     # recomputed cheaply from the recorded mu and the final bounds is not enough: use the exact per-step check below
     t_fit = metrics.first_below(L / L[:, :1], 1e-2, torch.arange(L.shape[1]))
-    delta = (a0 ** 2 - (Wn ** 2).sum(-1) - off).amin(-1)
-    t_l8 = 2 * n / (y.abs().amin(-1) * cxm * delta) * torch.clamp_min(Z0, 0).flatten(1).amax(1)
     finite = torch.isfinite(L).all(1) & torch.isfinite(run.Z).flatten(1).all(1)
     never = st["t_ext"] < 0  # a wrongly signed pair still active at the end: no extinction time
     st["resid_ext"][never] = float("inf")
     return dict(n=n, p=p, epochs=epochs, seeds=seeds, rejected=rejected, generator_seeds=gs, never_extinct=never, mu_last=mu_last, mu_avg=mu_avg, mu_low=mu_low, mu_upp=mu_upp,
                 mu_spec=mu_spec, mu_exact=mu_exact, stopped=k_end, converged=L[idx, k_end] < P.stop_factor / (2 * n),
-                t_ext=st["t_ext"] * P.lr, mono=st["mono_viol"], react=st["react"], resid_ext=st["resid_ext"],
+                t_ext=st["t_ext"] * P.lr, mono=st["mono_viol"], grows_tn=st["grows_tn"], tn_reached=tn_reached, react=st["react"], resid_ext=st["resid_ext"],
                 v64=st["v64"], n64=st["n64"], t_fit=t_fit.to(DTYPE) * P.lr, t_l8=t_l8, finite=finite,
                 loss=L, mu=run.mu, lemma7=lemma7_violations(run, a0, Wn, off, s, y, p, n))
+
+
+def lemma8_tn(n, y, s, a0, Wn, off, Z0):
+    """Lemma 8's time t_n = 2n / (C_y^- C_x^- Delta) max_{j,i} <w_j(0)|x_i>_+ (001:717) per run: C_y^- = min_i |y_i|,
+    C_x^- = min_i ||x_i||, Delta = min_j |a_j(0)|^2 - ||w_j(0)||^2 (assumption 2, 001:711)."""
+    delta = (a0 ** 2 - (Wn ** 2).sum(-1) - off).amin(-1)
+    return 2 * n / (y.abs().amin(-1) * s.amin(-1) * delta) * torch.clamp_min(Z0, 0).flatten(1).amax(1)
+
+
+def lemma8_first_line(Z0, Zt, right0):
+    """(47)'s first line per run (001:719): a_j(0) y_i > 0 implies <w_j(t)|x_i>_+ >= <w_j(0)|x_i>_+, with Z = <w_j|x_i>
+    (R, p, n) at 0 and at t and ``right0`` = a_j(0) y_i > 0; True where no correctly signed pair's positive part fell
+    below its start (relative tolerance 1e-12 for the rounding of the float64 steps)."""
+    z0 = torch.clamp_min(Z0, 0)
+    dec = right0 & (torch.clamp_min(Zt, 0) < z0 - 1e-12 * z0)
+    return ~dec.flatten(1).any(1)
 
 
 def lemma7_violations(run, a0, Wn, off, s, y, p, n):
@@ -203,13 +232,15 @@ def lemma8_criterion(eps: float):
 def lemma8_flags(rows) -> dict:
     """Per run, over ``rows`` (:func:`run_n`'s results): ``before_tn``, every wrongly signed pair extinct by
     t_n ((47), second line); ``monotone``, no correctly signed pre-activation decreased before T_ext ((47),
-    first line); ``short``, extinction before half the fitting time t_fit (a run never extinct fails all but
-    ``monotone``, which counts its violations over the whole horizon)."""
+    first line, read along the path: the lemma states it at t_n only); ``grows_tn``, (47)'s first line at Lemma 8's t_n,
+    or at the run's last step where t_n lies beyond it (:func:`lemma8_first_line`); ``short``, extinction before half
+    the fitting time t_fit (a run never extinct fails all but ``monotone`` and ``grows_tn``)."""
     ext = torch.cat([~r["never_extinct"] for r in rows])
     t_ext = torch.cat([r["t_ext"].to(DTYPE) for r in rows])
     before = ext & (t_ext <= torch.cat([r["t_l8"] for r in rows]))
     short = ext & (t_ext < 0.5 * torch.cat([r["t_fit"] for r in rows]))
-    return dict(before_tn=before, monotone=torch.cat([r["mono"] == 0 for r in rows]), short=short)
+    return dict(before_tn=before, monotone=torch.cat([r["mono"] == 0 for r in rows]),
+                grows_tn=torch.cat([r["grows_tn"] for r in rows]), short=short)
 
 
 def lemma8_share(flags, level: float = 0.95):

@@ -466,8 +466,9 @@ def power_fit(x, y):
     return dict(beta=float(beta), c=float(math.exp(lc)))
 
 
-# Fig5/log-fits-better's criterion on the logarithmic fit's residual minus the linear fit's (the chapter's; the
-# negative control of tests/test_controls_weakly_interacting.py uses it too)
+# the retired Fig5/log-fits-better's criterion on the logarithmic fit's residual minus the linear fit's (it compared
+# a logarithm with a line, not with the sub-linear power law of 001:952; Fig5/hard-to-tell replaces it); the
+# negative control of tests/test_controls_weakly_interacting.py still reads it
 LOG_FITS_BETTER = C.below(0.0, strict=False)
 
 
@@ -476,6 +477,47 @@ def log_fit(x, y):
     a, b = np.polyfit(np.log(x), y, 1)
     res = y - (a * np.log(x) + b)
     return dict(a=float(a), b=float(b), rss=float((res ** 2).sum()))
+
+
+#: Fig5/hard-to-tell: "it is hard to differentiate between a sub-linear polynomial growth or a logarithmic growth"
+#: (001:952): the power-law and the logarithmic fits of the same thresholds differ by less than the thresholds are
+#: known to (:func:`log_power_deviations`' ``tell``, their largest relative difference over the intervals' median
+#: relative half-width, below 1: the data cannot tell the two apart)
+HARD_TO_TELL = C.below(1.0)
+
+
+def log_power_deviations(x, rows, spans=(1e6,)):
+    """The power-law fit (log-log least squares) and the logarithmic fit (N = a log x + b) of the bracketed thresholds
+    ``rows`` against ``x``, and for each its largest deviation from a threshold in units of that threshold's interval
+    (:func:`threshold_interval`) on the side the fit falls: at most 1, the fit passes through every interval (the data
+    cannot reject it).  ``sep``: the largest relative difference between the two fits at the points; ``precision``:
+    the median relative half-width of the intervals; ``tell`` = sep / precision (below 1: the thresholds cannot tell
+    the two fits apart); ``decides_at``: the first x (extrapolating both fits, up to ``spans[0]``) where the two fits
+    differ by more than ``precision`` (nan if none).  nan with fewer than three points."""
+    x = np.asarray(x, float)
+    nan = dict(power=math.nan, log=math.nan, sep=math.nan, precision=math.nan, tell=math.nan, decides_at=math.nan, beta=math.nan)
+    if len(rows) < 3:
+        return nan
+    N = np.array([r["fit"]["N"] for r in rows], float)
+    iv = np.array([threshold_interval(r["fit"]) for r in rows], float)
+    if not np.all(np.isfinite(iv)) or np.any(N <= 0):
+        return nan
+    pw, lg = power_fit(x, N), log_fit(x, N)
+    fpow = lambda t: pw["c"] * np.asarray(t, float) ** pw["beta"]  # noqa: E731
+    flog = lambda t: lg["a"] * np.log(np.asarray(t, float)) + lg["b"]  # noqa: E731
+
+    def dev(f):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.where(f >= N, (f - N) / (iv[:, 1] - N), (N - f) / (N - iv[:, 0]))
+        return float(np.max(np.where(np.isnan(d), 0.0, d)))
+
+    prec = float(np.median((iv[:, 1] - iv[:, 0]) / (2 * N)))
+    grid = np.geomspace(x.min(), max(spans[0], x.max()), 4000)
+    rel = np.abs(fpow(grid) - flog(grid)) / np.abs(fpow(grid))
+    far = grid[(rel > prec) & (grid > x.max())]
+    sep = float(np.max(np.abs(fpow(x) - flog(x)) / N))
+    return dict(power=dev(fpow(x)), log=dev(flog(x)), sep=sep, precision=prec, tell=sep / prec if prec > 0 else math.inf,
+                decides_at=float(far[0]) if far.size else math.nan, beta=pw["beta"])
 
 
 def run_capacity(P, d=20, p=30):
