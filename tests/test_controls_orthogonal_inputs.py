@@ -1043,11 +1043,9 @@ def test_implicit_bias_step_size_check_counts_a_step_too_coarse_for_the_flow():
     assert _finite(v) and not implicit_bias.STEP_SIZE_INDEPENDENT(v)
 
 
-@pytest.mark.xfail(reason="finding: L4/drift-decreases asks only that the S+,1 drift fall as lambda does; with "
-                   "<x_k, x_l> = +-0.2 it stays at 0.034 and 0.033 (lambda 1e-50, 1e-100; it does not vanish, as "
-                   "'did not move' needs) and still passes, where ORTHO-B's own drift falls 12-fold", **FINDING)
-def test_phases_drift_decreases_rejects_a_drift_that_does_not_vanish():
-    """L4/drift-decreases: the same measurement (phases.drift_decreases over phases.lemma4's drift_plus =
+def test_phases_drift_decreases_cannot_tell_a_drift_that_does_not_vanish():
+    """Why L4/drift-decreases was retired (the chapter prints it, unchecked): it asks only that the S+,1 drift fall
+    as lambda does, and a drift set by the data passes it. Formerly a strict xfail; the measurement: the same measurement (phases.drift_decreases over phases.lemma4's drift_plus =
     max_{S+,1} ||w_j(t2) - w_j(t3)||, per seed and step size) on ORTHO-B's labels with <x_k, x_l> = -0.2 at the late
     lambdas 1e-50 and 1e-100 (see _lemma_run_on; at 1e-150 these inputs never reach Lemma 4's level), where Lemma 4
     (iii)'s claim, that the S+,1 neurons do not move during Phase 3 (a drift below lambda^(eps/15), so vanishing as
@@ -1058,4 +1056,4 @@ def test_phases_drift_decreases_rejects_a_drift_that_does_not_vanish():
     l4 = {key: torch.cat([r[key] for r in runs]) for key in ("lr", "seed", "lam", "drift_plus")}
     assert float(l4["drift_plus"][1]) > 0.9 * float(l4["drift_plus"][0])  # it does not vanish with lambda
     v = [x for _, x in phases.drift_decreases(l4, [0.05], [0])]
-    assert _finite(v) and not phases.L4_DRIFT_DECREASES(v)
+    assert _finite(v) and phases.L4_DRIFT_DECREASES(v)  # the false case passes: the check could not tell

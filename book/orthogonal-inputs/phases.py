@@ -498,11 +498,11 @@ steps_check.check(claims, "L4/iii-plus-frozen", "(iii) max over S+,1 of ||w_j(t2
                   l4["drift_plus"] / l4["bound_iii"], l4["lr"], ex.L4_PLUS_FROZEN, source_value="<= 1", valid=ok_runs)
 steps_check.check(claims, "L4/iv-others-small", "(iv) max over neither set of ||w_j(t3)|| / (3 c lambda^eps)",
                   l4["max_other"] / l4["bound_iv"], l4["lr"], ex.L4_OTHERS_SMALL, source_value="<= 1", valid=ok_runs)
-# sharper companion: the S+ drift during Phase 3 decreases with lambda, per seed and step size
+# The spec's sharper companion (the S+,1 drift falls as lambda does) is shown, not checked: it cannot tell a drift set
+# by the data from one that vanishes with lambda (non-orthogonal inputs pass it; tests/test_controls_orthogonal_inputs.py),
+# and (iii)'s own bound above is the source's criterion.
 dec = ex.drift_decreases(l4, P.lrs, P.seeds)
-steps_check.check(claims, "L4/drift-decreases", "the S+,1 drift during Phase 3 decreases as lambda decreases "
-                  "(per seed and step size)", [v for _, v in dec], [l for l, _ in dec], ex.L4_DRIFT_DECREASES,
-                  source_value="sharper companion (spec)", valid=ok_runs)
+print("S+,1 drift falls as lambda does (1 = yes; per step size and seed):", [float(v) for _, v in dec])
 
 # %% [markdown]
 # ## Where the bounds say something
