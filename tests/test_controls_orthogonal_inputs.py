@@ -851,7 +851,7 @@ def test_phases_lemma4_others_small_rejects_non_orthogonal_inputs():
 
 
 @functools.lru_cache(maxsize=None)
-def _converged_on(name, delta):
+def _converged_on(name, delta, seed=0):
     """The dataset's labels on inputs with <x_k, x_l> = delta (data.nearly_orthonormal; the chapter's width for the
     dataset, lambda 1e-8 and 1e-16, one seed, dt 0.05, trained like the chapter's runs to L < STOP, for up to three
     horizons T), the key sets read on those inputs, the dataset's own constants (the claims' rates and T): Theorem 1
@@ -862,9 +862,9 @@ def _converged_on(name, delta):
     from shallowflow.engine.theory import key_sets
     from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
 
-    width = {"orthogonal-toy": 60, "ortho-A": 40, "ortho-B": 100}[name]
+    width = {"orthogonal-toy": 60, "ortho-A": 40, "ortho-B": 100, "ortho-C": 60}[name]  # ORTHO-C: smoke's width_c
     e = theory.make_ensemble(name, width, [1e-8, 1e-16], [0], [0.05])
-    data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=0).to("cpu")
+    data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=seed).to("cpu")
     sp, sm = key_sets(e.p0, data)
     ens = Ensemble(f"{name}, delta {delta}", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
     T = theory.phase_times(e.k, e.lams, 0.1)["horizon"]
@@ -915,39 +915,19 @@ def test_implicit_bias_rate_vs_slowest_mode_rejects_non_orthogonal_inputs(name, 
     assert _finite(v) and not implicit_bias.L5_RATE_VS_SLOWEST(v)
 
 
-@functools.lru_cache(maxsize=None)
-def _converged_on_seeded(name, delta, seed):
-    """As _converged_on, with the sign pattern of data.nearly_orthonormal drawn from ``seed`` (ORTHO-C at the smoke
-    tier's width_c 60): ORTHO-C's six inputs with <x_k, x_l> = +-0.3."""
-    from shallowflow.engine import data as datasets
-    from shallowflow.engine.theory import key_sets
-    from shallowflow.experiments.orthogonal_inputs.theory import Ensemble
-
-    width = {"ortho-C": 60}[name]
-    e = theory.make_ensemble(name, width, [1e-8, 1e-16], [0], [0.05])
-    data = datasets.nearly_orthonormal(e.data.y.tolist(), delta, d=e.data.d, seed=seed).to("cpu")
-    sp, sm = key_sets(e.p0, data)
-    ens = Ensemble(f"{name}, delta {delta}", data, e.width, e.seeds, e.lams, e.lrs, e.p0, sp, sm, e.c, e.k)
-    T = theory.phase_times(e.k, e.lams, 0.1)["horizon"]
-    mon = segmented_descent(ens, int(math.ceil(float((3 * T / e.lrs).max()) / 10)) * 10, 10, 4000,
-                            stop_below=implicit_bias.STOP)
-    run = SimpleNamespace(ens={name: ens}, mon={name: mon}, eps=0.1)
-    return e.k, implicit_bias.implicit_bias(run, name), implicit_bias.asymptotic_rates(run, name)
-
-
 def test_implicit_bias_ortho_c_rates_reject_non_orthogonal_inputs():
     """L5/rate-ortho-C and L5/rate-vs-slowest-mode-ortho-C: the fitted exponential rate of L over 1e-24 < L < 1e-16
     (implicit_bias.asymptotic_rates) divided by ||D-||, and divided by the slowest linearised GD rate at theta^inf,
     on ORTHO-C's labels with <x_k, x_l> = +-0.3 (data.nearly_orthonormal, sign patterns of seeds 2 and 1; m = 60,
-    lambda 1e-8 and 1e-16, trained to L < STOP; see _converged_on_seeded): Lemma 5 assumes orthogonal inputs, and
-    with delta much larger than lambda (003 line 142) the runs still converge (L < 1e-20) but L decays at 0.70 to
+    lambda 1e-8 and 1e-16, trained to L < STOP; see _converged_on, whose seed draws the sign pattern): Lemma 5 assumes
+    orthogonal inputs, and with delta much larger than lambda (003 line 142) the runs still converge (L < 1e-20) but L decays at 0.70 to
     0.73 times ||D-||, and (seed 1) the neurons still turn in the fitting window, so at lambda 1e-16 the fit is 0.70
     of the final state's slowest mode. On ORTHO-C's own inputs the chapter measures 1.6 to 4.0 and 1.00 to 1.98."""
-    k, tb, ar = _converged_on_seeded("ortho-C", 0.3, 2)
+    k, tb, ar = _converged_on("ortho-C", 0.3, 2)
     assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())  # they converge: only the rate is not Lemma 5's
     v = -ar["slope"] / k.norm_minus
     assert _finite(v) and not implicit_bias.L5_RATE(v)
-    _, tb, ar = _converged_on_seeded("ortho-C", 0.3, 1)
+    _, tb, ar = _converged_on("ortho-C", 0.3, 1)
     assert bool((tb["loss"] < implicit_bias.LIMIT_LOSS).all())
     v = -ar["slope"] / ar["gd_rates"].amin(1)
     assert _finite(v) and not implicit_bias.L5_RATE_VS_SLOWEST(v)
