@@ -81,8 +81,10 @@ PANEL_CD_LOSS = C.above(0.9)  # E2/panel-cd-loss: L / L(0) at tau_2 (the functio
 SADDLE_PREDICTION = C.below(1e-3)  # S5-limit/saddle-prediction: max relative gap of dL to its first-order prediction
 DRIFT_HALVES = C.within(1.8, 2.2)  # Lem1/drift-halves: balancedness drift at step lr over the drift at lr / 2
 EXPONENTIAL_TAIL = C.above(1e4)  # Lem7/exponential-tail: the fall of L - L_lin* over the fitted window (tail_fit)
-#: S5-limit/dominated-no-zero-neuron: min |a_j| of the dominated limit (local_min_test's min_abs_a) over the
-#: balancedness bound min_j sqrt(a_j(0)^2 - |w_j(0)|^2) (:func:`dominated_bound`): Lemma 1 keeps |a_j| above it
+# S5-limit/dominated-no-zero-neuron: min |a_j| of the dominated limit (local_min_test's min_abs_a) over the
+# balancedness bound min_j sqrt(a_j(0)^2 - |w_j(0)|^2) (dominated_bound): Lemma 1 keeps |a_j| above it.  A plain
+# comment, as beside the other criteria here: a documented (#:) attribute of this module holding a Criterion made
+# sphinx.ext.viewcode link verdicts/criteria.py's source page to anchors of this module that do not exist
 DOMINATED_NO_ZERO = C.above(1 - 1e-6)
 
 

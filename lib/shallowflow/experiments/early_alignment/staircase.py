@@ -196,9 +196,10 @@ def _join(parts: list, steps: int):
                        stopped_at=stopped, info=dict(last.info))
 
 
-#: E4/figure3-descent: the largest loss rise between consecutive animation frames over L(0) (:func:`largest_frame_rise`)
+# E4/figure3-descent: the largest loss rise between consecutive animation frames over L(0) (largest_frame_rise).
+# Plain comments (not #:): see DOMINATED_NO_ZERO in spurious.py.
 FIGURE3_DESCENT = C.below(1e-12)
-#: E3/step-size: the plateau levels at lr and lr / 2 match (largest relative gap, :func:`level_gap`)
+# E3/step-size: the plateau levels at lr and lr / 2 match (largest relative gap, level_gap)
 STEP_SIZE_LEVELS = C.below(1e-3)
 
 
