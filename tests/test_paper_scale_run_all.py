@@ -107,15 +107,19 @@ def test_a_stopped_run_is_stopped_whole_and_recorded_with_its_checkpoints(ps, tm
     monkeypatch.setattr(ps, "keep_claims", lambda *a: pytest.fail("a stopped run keeps no claims record"))
     runs, stop, out = tmp_path / "runs.jsonl", threading.Event(), {}
     worker = threading.Thread(target=lambda: out.update(rec=ps.run_chapter(
-        "synthesis/plateau", runs, tmp_path, profile="smoke", exe=_python_script(exe), stop=stop)))
+        "synthesis/plateau", runs, tmp_path, profile="smoke", exe=_python_script(exe), stop=stop)), daemon=True)
     worker.start()
     ready = marks / "ready"
-    for _ in range(600):  # wait for the event (the stand-in is running and has stored a chunk), at most a minute
-        if ready.exists():
-            break
-        worker.join(0.1)
-    assert ready.read_text().startswith("run synthesis/plateau --profile smoke")
-    stop.set()
+    try:
+        # wait for the event (the stand-in is running and has stored a chunk): it runs at nice 19, so on a loaded
+        # machine it may take minutes to start; the bound only keeps a broken run from hanging the suite
+        for _ in range(6000):
+            if ready.exists() or not worker.is_alive():
+                break
+            worker.join(0.1)
+        assert ready.read_text().startswith("run synthesis/plateau --profile smoke")
+    finally:
+        stop.set()  # whatever happened, the run is told to stop, so the worker thread (and pytest) can end
     worker.join(ps.GRACE_S + 30)
     assert not worker.is_alive()
     rec = out["rec"]
