@@ -68,3 +68,34 @@ def test_c11_converges_fails_on_a_short_budget():
     assert float(e.traj.loss.max()) > 1e3  # the spike happened: the same regime, only shorter
     assert _rejects(X.C11_ZERO_LOSS, X.final_loss(e.traj))
 
+
+def test_pl1_inequality_fails_on_the_printed_constant():
+    """PL1/inequality (Theorem 7 corrected, mu_t >= lambda_min(J J^T) / n along GD: PL.inequality_gap, the smallest
+    over the three activations, criterion PL.PL1_INEQUALITY): the same measurement against the thesis's printed chain,
+    mu_t >= lambda_min(J J^T) without the 1/n (a bound that is false: near the interpolator mu_t -> lambda_min / n), is
+    rejected on short lazy runs (Dataset 1.1.0, m = 10, lambda = 1), where the corrected bound holds."""
+    from types import SimpleNamespace
+
+    from shallowflow.experiments.brisbois_thesis import pl_analysis as PL
+
+    pl = PL.run_pl1(SimpleNamespace(width=10, steps=300, pl_scales=[1.0], every=30, lr=1e-3))
+    assert not _rejects(PL.PL1_INEQUALITY, min(PL.inequality_gap(v) for v in pl.values()))
+    assert _rejects(PL.PL1_INEQUALITY, min(PL.inequality_gap(v, "lmin") for v in pl.values()))
+
+
+def test_syn_pl_conditioning_bound_fails_on_the_printed_constant():
+    """syn PL/conditioning-bound (mu_t >= kappa_t = lambda_min(J J^T) / n at every kept state: ex.bound_margin,
+    criterion ex.BOUND_HOLDS): the same measurement against 000's printed constant lambda_min(J J^T) (n kappa_t, the
+    1/n dropped; a bound that is false) is rejected on a short ReLU run on 003's data (n = 2), where the bound holds."""
+    import dataclasses
+
+    from shallowflow.experiments.synthesis import pl_conditioning as PC
+    from shallowflow.experiments.synthesis.sources import SOURCES
+    from shallowflow.params import validate
+
+    P = validate(dict(profile="custom", sources=[3], width=6, scales=[0.01, 0.1], seeds=[0], lr=0.05, time=5.0),
+                 PC.SCHEMA, PC.RULES)
+    r = PC.run_pl(P).results["003"]
+    n = SOURCES["003"].dataset().n
+    assert not _rejects(PC.BOUND_HOLDS, PC.bound_margin(r))
+    assert _rejects(PC.BOUND_HOLDS, PC.bound_margin(dataclasses.replace(r, kappa=n * r.kappa)))
