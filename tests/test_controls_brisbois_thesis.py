@@ -1267,12 +1267,11 @@ def test_c33_c35_simpler_fails_when_lambda_is_held_fixed(lazy_end_1_3_3, act):
 
 def test_fig3_32_small_until_400k_fails_in_the_lazy_regime():
     """Fig3.32/small-until-400k (Tanh, Dataset 1.3.2: L at epoch 400,000 over L(0) above 0.99, "small norm, no fit yet";
-    the chapter's inline criterion C.above(0.99), a FROZEN notebook this session: the copy here is to become
-    TP's named constant): a lazy Tanh network (lambda = 1, the chapter's step 1e-3) fits the ten points long before
+    TP.SMALL_UNTIL_400K, the chapter's criterion): a lazy Tanh network (lambda = 1, the chapter's step 1e-3) fits the ten points long before
     that epoch; its L at the end of 3000 epochs over L(0) is far below 0.99."""
     tr = _ten("tanh", 1.0, 3000)
     ratio = (tr.loss[:, -1] / tr.loss[:, 0]).numpy()
-    assert _rejects(above(0.99), ratio) and ratio.max() < 0.5
+    assert _rejects(TP.SMALL_UNTIL_400K, ratio) and ratio.max() < 0.5
 
 
 def test_fig3_21_lsq_fit_is_never_below_the_procedure_by_construction():

@@ -250,7 +250,7 @@ if "grid" in P.sections:
                  source_value="groups change direction together", valid=ok(eR.traj, iR))
     claims.check("Fig3.32/one-orientation", f"Tanh, lambda = {P.fig32_scale:g}: axial concentration of neurons at epoch {k1}", conc,
                  T.ONE_ORIENTATION, source_value="one orientation (epochs < 400,000)", valid=ok(trT, iT))
-    claims.check("Fig3.32/small-until-400k", f"Tanh: L({k4}) / L(0)", Lk4 / L0, C.above(0.99),
+    claims.check("Fig3.32/small-until-400k", f"Tanh: L({k4}) / L(0)", Lk4 / L0, T.SMALL_UNTIL_400K,
                  source_value="small norm, no fit yet", valid=ok(trT, iT))
     claims.check("Fig3.32/small-norm-400k", f"Tanh: largest ||w_j|| at epoch {k4}", wmax4, C.below(0.2),
                  source_value="small in norm", valid=ok(trT, iT))

@@ -120,7 +120,7 @@ R = run.results
 claims.check("PL/conditioning-bound", "mu_t >= lambda_min(J J^T)/n at every kept state, every source's data, scale and "
              "seed: smallest (mu_t - kappa_t) / (lambda_max(J J^T)/n) over the states with L > 1e-20",
              [ex.bound_margin(r) for r in R.values()],
-             C.above(-1e-12), source_value="PL constant >= lambda_min / n (000 Thm 7, 1/n restored; 004)",
+             ex.BOUND_HOLDS, source_value="PL constant >= lambda_min / n (000 Thm 7, 1/n restored; 004)",
              valid=[bool(r.valid.all()) for r in R.values()])
 claims.check("PL/not-global", "mu at the initialisation vanishes near theta = 0: exponent of mu_0 in the scale between "
              "the two smallest scales, every source's data and seed",

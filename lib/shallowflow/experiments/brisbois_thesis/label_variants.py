@@ -147,6 +147,14 @@ def fit_slope_ratios(ens: Cm.Ensemble, fits: np.ndarray, scales) -> list[float]:
     return out
 
 
+def per_init_seed_valid(ens: Cm.Ensemble, scales) -> list[bool]:
+    """Per initialisation and seed of ``ens``, in :func:`fit_slope_ratios`' order: whether every run the seed's fit
+    over ``scales`` reads is finite (Cm.Ensemble.valid), the validity of that fit's one value."""
+    ok = ens.valid()
+    return [bool(all(ok[ens.runs(scale=lam, init=i, seed=s)[0]] for lam in sorted(scales)))
+            for i in ("balanced", "normal") for s in sorted({m["seed"] for m in ens.meta})]
+
+
 #: Fig. 3.17 (Dataset 1.1.4, c = 1, Tanh): "first half much faster", read on every run (:func:`two_stages`)
 TANH_TWO_STAGES = C.is_true()
 

@@ -408,6 +408,28 @@ def valid(g: Group) -> torch.Tensor:
     return measures.finite_runs(g.traj.loss, g.traj.final)
 
 
+# Fig. 3.21's setting as the s-curves chapter runs it (its parameters cell; tests/test_controls_h000.py checks that
+# they agree): Dataset 1.1.4 with c = 75, m = 100, lambda = 1e-6, alpha = 1e-4 on the MSE, theta^1000 merged with the
+# final neurons, k_1 = -5, the frame's angle refined by 12 steps.  Another chapter that compares a fit with the one the
+# thesis calls "very good" (C.13, activations) trains these runs with :func:`fig321_fits`.
+FIG321 = dict(c=75.0, width=100, init_scale=1e-6, lr=1e-4, merge_step=1000, k1=-5.0, fit_refine=12)
+
+
+def fig321_fits(seeds, steps: int, record_every: int = 10) -> tuple[list[ScurveFit], torch.Tensor]:
+    """Fig3.21/procedure's fits, one per seed: the Sigmoid runs of Fig. 3.21 (:data:`FIG321`, ``steps`` epochs)
+    fitted as :func:`fits_of` fits the chapter's main group.  Returns the fits and the runs' finiteness flags."""
+    ds = D.brisbois_alternative(FIG321["c"])
+    seeds = list(seeds)
+    scales = [FIG321["init_scale"]] * len(seeds)
+    p = init.balanced(seeds, FIG321["width"], 2, scales)
+    tr = train.gradient_descent(p, ds, Network("sigmoid"), lr=FIG321["lr"], steps=steps, loss="mean",
+                                snapshots=train.union([FIG321["merge_step"]], [steps]), record_every=record_every)
+    g = Group("fig3.21", "sigmoid", FIG321["width"], seeds, scales, tr)
+    fits = [fit_scurve(points_of(g, r, [FIG321["merge_step"], steps]), "sigmoid", FIG321["k1"],
+                       refine=FIG321["fit_refine"]) for r in range(len(seeds))]
+    return fits, valid(g)
+
+
 #: Figs 3.19 / C.19: "more neurons, smaller norms" (:func:`norm_falls_with_m`, every seed) and, Fig. 3.19 right,
 #: "smaller lambda, less spread" (:func:`spread_falls_with_lambda`): yes or no
 FALLS = C.is_true()

@@ -62,6 +62,7 @@ RULES = (
 
 
 NOT_GLOBAL = C.within(1.9, 2.1)  # PL/not-global: exponent of mu_0 in the scale near theta = 0 (2: 0 is stationary)
+BOUND_HOLDS = C.above(-1e-12)  # PL/conditioning-bound: bound_margin, mu_t >= kappa_t to the rounding of an eigenvalue
 
 
 def pl_quantities(net: Network, p: Params, X: torch.Tensor, y: torch.Tensor) -> dict:
