@@ -1,6 +1,6 @@
 """Resumable long runs: a computation split into independent chunks whose results are kept on disk, so that an
 interrupted run (a session's time limit, SIGTERM, a full disk) computes only the chunks it has not finished when
-it is started again with the same parameters and the same package code.
+it is started again with the same parameters and the same code.
 
     from shallowflow.engine.checkpoint import resumable
 
@@ -8,8 +8,16 @@ it is started again with the same parameters and the same package code.
                       lambda seed: train_one_seed(seed))        # one chunk per seed, each seeded by itself
 
 Each chunk's result (tensors, arrays, numbers, lists and dicts of them) is stored with ``torch.save`` under
-``<root>/<name>/<key>/<chunk key>.pt``; the key is a hash of the parameters, the chunk and the package's code
-(every ``.py`` file of ``shallowflow``), so a changed parameter or a changed function never reads an old result.
+``<root>/<name>/<key>/<chunk key>.pt``; the key is a hash of the parameters, the chunk and the code the chunk's
+numbers depend on (:func:`code_version`), so a changed parameter or a changed function never reads an old result.
+That code is the import closure of the module that defines ``compute`` (:func:`depends_on`): its file and those of
+every module of the package it imports, directly or not, read from the source
+(:mod:`shallowflow.engine.codegraph`), leaving out what no number depends on (:data:`NOT_COMPUTING_CHUNKS`: the
+site, the executor, the command line, the verdict machinery, the progress bars).  Editing another source's
+chapter, a verdict or the CLI keeps a paper run's checkpoints; editing the chapter's experiment module or anything
+it imports computes again.  A ``compute`` that the package does not define (a function of a notebook or of a
+test), or whose code cannot be told (see :func:`depends_on`), is keyed by the whole package
+(:func:`package_version`), as every chunk was before.
 A chunk is written to a temporary name and moved into place whole: a half-written chunk never survives, and an
 unreadable one counts as absent (computed again).  Results are bit-identical whether a chunk was computed now
 or read back (``torch.save`` keeps dtypes and values), so a resumed run prints the same numbers as an
@@ -19,7 +27,9 @@ smoke profiles (a validation run must compute, not read back) and on in the pape
 whose paper run takes hours.
 
 Only chunks whose computation depends on nothing but their own arguments may be checkpointed (each seeded by
-itself, not by a generator shared across chunks): the caller's chunking is the contract.
+itself, not by a generator shared across chunks): the caller's chunking is the contract.  Neither key covers
+third-party libraries (torch, numpy), data read from files not named in the parameters (:func:`fingerprint`
+hashes those that are), nor modules imported by a computed name (``importlib.import_module``).
 """
 from __future__ import annotations
 
@@ -27,18 +37,23 @@ import functools
 import hashlib
 import json
 import os
+import sys
+import sysconfig
+import types
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import torch
 
 from ..outputs import OutputError, describe, repo_root, safe_path
+from . import codegraph
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # the package (this module is in its engine/)
 last_resumed = 0  # chunks the last call of resumable() read back
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _hash_files(stamp: tuple, base: str) -> str:
     """A hash of the files of ``stamp`` ((path, mtime, size) each; the mtime and size only key the cache): each file's
     path relative to ``base`` and its bytes, so that the same code in another folder (a moved checkout, a worktree)
@@ -59,6 +74,124 @@ def package_version() -> str:
                    and p.relative_to(_PACKAGE).parts[0] not in NOT_COMPUTING)
     stamp = tuple((str(p.relative_to(_PACKAGE)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     return _hash_files(tuple((str(_PACKAGE / s[0]), *s[1:]) for s in stamp), str(_PACKAGE))
+
+
+#: the floors and modules no chunk's numbers depend on, left out of the code that keys a chunk (:func:`code_version`):
+#: the web pages, the executor, the command line (they present or schedule results), the verdict machinery (it
+#: judges numbers, it computes none) and the progress bars (they only read counters)
+NOT_COMPUTING_CHUNKS = ("shallowflow.site", "shallowflow.executor", "shallowflow.run", "shallowflow.verdicts",
+                        "shallowflow.engine.progress")
+_SCAN_LIMIT = 20_000  # objects looked at to tell what a compute calls; more: keyed by the whole package
+_PLAIN = (str, bytes, int, float, complex, bool, type(None), torch.Tensor, np.ndarray, np.generic, range, slice,
+          torch.dtype, torch.device)
+
+
+@functools.lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                         if paths.get(k)}))
+
+
+def _origin(module: Any) -> str:
+    """``package`` (a module of ``shallowflow``), ``library`` (the standard library or an installed distribution:
+    its code keys no checkpoint) or ``foreign`` (a notebook's ``__main__``, a test, a file elsewhere)."""
+    if not isinstance(module, str) or module == "__main__":  # a notebook's cells, a script
+        return "foreign"
+    if module == codegraph.PACKAGE or module.startswith(codegraph.PACKAGE + "."):
+        return "package"
+    if module in sys.builtin_module_names:
+        return "library"
+    file = getattr(sys.modules.get(module), "__file__", None)
+    if not file:
+        return "foreign"
+    path = os.path.realpath(file)
+    return "library" if any(path.startswith(d + os.sep) for d in _library_dirs()) else "foreign"
+
+
+def depends_on(compute: Callable) -> tuple[str, ...] | None:
+    """The package's modules whose code ``compute``'s results depend on: the modules that define it and what it
+    holds (through ``functools.partial``, bound methods, a closure's variables and defaults, containers, the
+    attributes and classes of objects), with every module of the package they import, but
+    :data:`NOT_COMPUTING_CHUNKS` (wherever they are met: a progress bar a compute updates adds nothing).  None
+    where that cannot be told and the whole package keys its chunks: a function or class defined outside the
+    package (a notebook's, a test's), no module of the package but the left-out ones (a compute defined in the
+    site), a module of the package without a file, or more than a bounded number of objects to look at."""
+    found, seen, todo, looked = set(), set(), [compute], 0
+    while todo:
+        obj = todo.pop()
+        if isinstance(obj, _PLAIN) or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        looked += 1
+        if looked > _SCAN_LIMIT:
+            return None
+        if isinstance(obj, functools.partial):
+            todo += [obj.func, *obj.args, *obj.keywords.values()]
+        elif isinstance(obj, types.MethodType):
+            todo += [obj.__func__, obj.__self__]
+        elif isinstance(obj, types.FunctionType):
+            origin = _origin(obj.__module__)
+            if origin == "foreign":
+                return None
+            if origin == "package":
+                found.add(obj.__module__)
+            todo += [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+            todo += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
+            if hasattr(obj, "__wrapped__"):
+                todo.append(obj.__wrapped__)
+        elif isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType)):
+            owner = getattr(obj, "__self__", None)
+            if owner is not None and not isinstance(owner, types.ModuleType):
+                todo.append(owner)  # parts.get: the dict it reads
+        elif isinstance(obj, types.ModuleType):
+            origin = _origin(obj.__name__)
+            if origin == "foreign":
+                return None
+            if origin == "package":
+                found.add(obj.__name__)
+        elif isinstance(obj, dict):
+            todo += [*obj.keys(), *obj.values()]
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            todo += list(obj)
+        else:
+            cls = obj if isinstance(obj, type) else type(obj)
+            origin = _origin(getattr(cls, "__module__", None))
+            if origin == "foreign":
+                return None
+            if origin == "package":
+                found.add(cls.__module__)
+            try:
+                attrs = {} if isinstance(obj, type) else vars(obj)
+            except TypeError:  # no __dict__ (slots, a C type's instance)
+                attrs = {}
+            todo += list(attrs.values()) if isinstance(attrs, dict) else []
+    found = {m for m in found if not codegraph.left_out(m, NOT_COMPUTING_CHUNKS)}  # as the closure leaves them out
+    if not found or any(codegraph.module_file(m) is None for m in found):
+        return None
+    return codegraph.closure(sorted(found), leave_out=NOT_COMPUTING_CHUNKS, parents=True)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure's variable not yet assigned
+        return False
+    return True
+
+
+def code_version(compute: Callable) -> str:
+    """A hash of the files of :func:`depends_on` (each file's path relative to the package and its bytes, so the same
+    code in another folder has the same hash), else of the whole package (:func:`package_version`)."""
+    modules = depends_on(compute)
+    if modules is None:
+        return package_version()
+    files = [codegraph.module_file(m) for m in modules]
+    try:
+        stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    except (OSError, AttributeError):  # a file removed since: the whole package
+        return package_version()
+    return "modules:" + _hash_files(stamp, str(codegraph.PACKAGE_DIR))
 
 
 def root() -> Path | None:
@@ -103,7 +236,8 @@ def _slug(name: str) -> str:
 def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any], Any],
               enabled: bool = True, say: bool = True) -> list:
     """``[compute(c) for c in chunks]``, each result read from the checkpoint folder when a finished chunk of
-    the same name, parameters, chunk and package code is there, else computed and stored.  ``enabled=False``
+    the same name, parameters, chunk and code (:func:`code_version` of ``compute``) is there, else computed and
+    stored.  ``enabled=False``
     (or ``SHALLOWFLOW_CHECKPOINTS=0``) computes everything and stores nothing.  A checkpoint folder that cannot
     be created (read-only), or that leads through a symlink out of the repository, is said once, in one line,
     and the run goes on without checkpoints; a chunk that cannot be stored (a full disk) stops the run with one
@@ -115,7 +249,7 @@ def resumable(name: str, params: dict, chunks: Sequence, compute: Callable[[Any]
     base = root() if enabled else None
     if base is None:
         return [compute(c) for c in chunks]
-    folder = base / _slug(name) / _key(dict(params=fingerprint(params), code=package_version()))
+    folder = base / _slug(name) / _key(dict(params=fingerprint(params), code=code_version(compute)))
     try:
         folder = safe_path(folder, base)  # artifacts/checkpoints (or a folder below it) linked out of the repository
         folder.mkdir(parents=True, exist_ok=True)

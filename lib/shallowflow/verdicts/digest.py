@@ -14,9 +14,9 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..engine import codegraph
 from .registry import repo_root
 
-PACKAGE = "shallowflow"
 #: sub-packages and modules that present or schedule results but compute none of a chapter's numbers
 PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.run", "shallowflow.engine.progress",
                 "shallowflow.verdicts.scorecard", "shallowflow.verdicts.report", "shallowflow.verdicts.paper",
@@ -28,75 +28,10 @@ PRESENTATION = ("shallowflow.site", "shallowflow.executor", "shallowflow.run", "
 UNKEYED = frozenset({"control"})
 
 
-def _package_dir() -> Path:
-    return Path(__file__).resolve().parents[1]
-
-
-def _module_file(name: str) -> Path | None:
-    """The file of module ``shallowflow.a.b`` (a package's ``__init__.py``), or None outside the package."""
-    if name != PACKAGE and not name.startswith(PACKAGE + "."):
-        return None
-    base = _package_dir().joinpath(*name.split(".")[1:])
-    for p in (base.with_suffix(".py"), base / "__init__.py"):
-        if p.is_file():
-            return p
-    return None
-
-
-def _presentation(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in PRESENTATION)
-
-
-def _imports(tree: ast.AST, here: str, is_package: bool) -> set[str]:
-    """The package's modules a parsed file imports (``here`` is its dotted name)."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = here.split(".")
-                base = parts if is_package else parts[:-1]
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)  # `from . import x`: x may be a module
-    return {m for m in out if _module_file(m) is not None}
-
-
-#: a module's own imports, keyed by its file's path, size and modification time: each file is parsed once per
-#: process however many chapters import it, and again whenever it changes
-_IMPORTS: dict[tuple, frozenset] = {}
-
-
-def _module_imports(name: str) -> frozenset:
-    """The package's modules that module ``name`` imports (empty where its file cannot be read or parsed)."""
-    path = _module_file(name)
-    try:
-        st = path.stat()
-    except (OSError, AttributeError):
-        return frozenset()
-    key = (name, str(path), st.st_size, st.st_mtime_ns)
-    if key not in _IMPORTS:
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
-            return frozenset()
-        _IMPORTS[key] = frozenset(_imports(tree, name, path.name == "__init__.py"))
-    return _IMPORTS[key]
-
-
 def _closure(start: tuple[str, ...]) -> tuple[str, ...]:
-    seen, todo = set(), list(start)
-    while todo:
-        name = todo.pop()
-        if name in seen or _presentation(name):
-            continue
-        seen.add(name)
-        todo.extend(_module_imports(name) - seen)
-    return tuple(sorted(seen))
+    """The package's modules the notebook's imports reach (the import graph of :mod:`shallowflow.engine.codegraph`,
+    the one the checkpoints are keyed by), the presentation left out."""
+    return codegraph.closure(start, leave_out=PRESENTATION)
 
 
 def _sha(data: bytes) -> str:
@@ -119,12 +54,12 @@ def chapter_digest(chapter: str, profile: str = "paper", root: Path | None = Non
     parts = {f"book/{chapter}.py": _file_sha(notebook)}
     try:
         tree = ast.parse(notebook.read_text(encoding="utf-8"))
-        start = tuple(sorted(_imports(tree, "__notebook__", False)))
+        start = tuple(sorted(codegraph.imports(tree, "__notebook__", False)))
     except (OSError, SyntaxError, ValueError):
         start = ()
-    pkg = _package_dir()
+    pkg = codegraph.PACKAGE_DIR
     for name in _closure(start):
-        path = _module_file(name)
+        path = codegraph.module_file(name)
         parts[f"lib/{path.relative_to(pkg.parent).as_posix()}"] = _file_sha(path)
     profile_file = root / "params" / profile / f"{chapter}.yml"
     parts[f"params/{profile}/{chapter}.yml"] = _file_sha(profile_file) if profile_file.exists() else "none"
