@@ -775,7 +775,7 @@ def test_phases_lemma4_plus_frozen_fails_when_phase_2_is_not_over():
     mon = run.mon
     early = {i: mon.state(i, int(t1[i])) for i in range(run.ens.runs)}
     at_t1 = SimpleNamespace(**{**vars(run), "mon": SimpleNamespace(
-        crossings=mon.crossings, crossing_states={"t2": early, "t3": mon.crossing_states["t3"]})})
+        steps=mon.steps, crossings=mon.crossings, crossing_states={"t2": early, "t3": mon.crossing_states["t3"]})})
     l4 = phases.lemma4(at_t1)
     v = l4["drift_plus"] / l4["bound_iii"]
     assert _finite(v) and not phases.L4_PLUS_FROZEN(v)

@@ -101,18 +101,6 @@ def test_iff_both_cases_rejects_a_width_where_the_event_always_holds():
     assert IN.IFF_BOTH_CASES(both(14))
 
 
-def test_fig5_log_fit_criterion_rejects_linear_thresholds():
-    """Fig5/log-fits-better: thresholds exactly linear in p (N = 3 p, the growth the source calls hard to tell from
-    logarithmic, made plainly linear), through the chapter's own fits, give a logarithmic residual above the linear
-    one, so TH.LOG_FITS_BETTER must fail; the authors' Fig. 5 data pass it."""
-    from shallowflow.experiments.weakly_interacting import threshold as TH
-
-    ps = np.array([20.0, 30.0, 40.0, 60.0])  # the smoke grid's widths, and one more
-    assert rejects(TH.LOG_FITS_BETTER, TH.log_fit(ps, 3 * ps)["rss"] - TH.linear_fit(ps, 3 * ps)["rss"])
-    p, N = np.array(TH.AUTHORS_FIG5["p"], float), np.array(TH.AUTHORS_FIG5["N"], float)
-    assert TH.LOG_FITS_BETTER(TH.log_fit(p, N)["rss"] - TH.linear_fit(p, N)["rss"])
-
-
 def test_lemma1_no_sign_flip_rejects_a_start_violating_assumption1():
     """Lemma1/no-sign-flip (sign flips of a_j over all steps, none: "if |a_j(0)| >= ||w_j(0)||, then a_j keeps its
     sign"): the chapter's orthogonal problem (n = 50, d = 2000) from the chapter's App-B start with the output layer

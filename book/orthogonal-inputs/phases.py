@@ -485,8 +485,14 @@ binds = l4["bound_i"] > 0
 print(f"(i) binds (bound > 0) at lambda = {sorted(set(l4['lam'][binds].tolist()))}")
 
 # %%
-steps_check.check(claims, "L4/t3-bound", "t3 / ((1 + 3 r eps)(-ln lambda)/||D-||)", l4["t3"] / l4["t3_bound"], l4["lr"],
-                  C.below(1.0, strict=False), source_value="<= 1", valid=ok_runs)
+# t3's bound is checked only where it lies inside the run (at most the run's last recorded time): beyond it a t3 above
+# the bound would never be seen, so those ratios could only pass (printed below, unchecked)
+inside = ex.t3_bound_inside(l4)
+steps_check.check(claims, "L4/t3-bound", "t3 / ((1 + 3 r eps)(-ln lambda)/||D-||), runs whose bound lies inside the run",
+                  (l4["t3"] / l4["t3_bound"])[inside], l4["lr"][inside], ex.L4_T3_BOUND, source_value="<= 1", valid=ok_runs)
+print("t3 / bound where the bound lies beyond the run (lambda, dt: ratio; unchecked):",
+      [(f"{float(l):g}", float(r), round(float(t), 4)) for l, r, t in
+       zip(l4["lam"][~inside], l4["lr"][~inside], (l4["t3"] / l4["t3_bound"])[~inside])] or "none")
 steps_check.check(claims, "L4/i-wbar", "(i) with w_bar, where the bound is positive: min over S-,1 of <w_bar_j, -D-> "
                   "minus (||D-|| - lambda^(eps/14))", (l4["bar_minus"] - l4["bound_i"])[binds], l4["lr"][binds],
                   C.above(0.0), source_value=">= 0", valid=ok_runs)

@@ -129,6 +129,7 @@ L3_T2_BOUND = C.below(1.0, strict=False)  # L3/t2-bound: t2 / ((1 + 3 eps)(-ln l
 L4_PLUS_FROZEN = C.below(1.0, strict=False)  # L4/iii-plus-frozen: max_{S+,1} ||w_j(t2) - w_j(t3)|| / lambda^(eps/15)
 L4_OTHERS_SMALL = C.below(1.0, strict=False)  # L4/iv-others-small: max over neither key set of ||w_j(t3)|| / (3 c lambda^eps)
 STEP_SIZE_INDEPENDENT = C.below(0.5)  # F1/step-size-independent: checks whose verdict depends on dt (StepSizes)
+L4_T3_BOUND = C.below(1.0, strict=False)  # L4/t3-bound: t3 / ((1 + 3 r eps)(-ln lambda)/||D-||), runs whose bound lies inside the run
 L4_DRIFT_DECREASES = C.is_true("every seed")  # L4/drift-decreases: 1 where the S+,1 drift falls as lambda does
 
 SCHEMA = {
@@ -353,11 +354,14 @@ def lemma4(run: PhasesRun) -> dict:
     t3 and its bound (1 + 3 r eps)(-ln lambda)/||D_-||; bar_minus (min_{S-} <w_bar_j, -D_->) and
     printed_minus (min_{S-} <w_j, -D_->) against bound_i = ||D_-|| - lambda^(eps/14); u_minus and
     target = n||D_-|| - lambda^(eps/20); drift_plus = max_{S+} ||w_j^{t_2} - w_j^{t_3}|| against
-    bound_iii = lambda^(eps/15); max_other = max over neither set of ||w_j|| against bound_iv = 3 c lambda^eps.
+    bound_iii = lambda^(eps/15); max_other = max over neither set of ||w_j|| against bound_iv = 3 c lambda^eps;
+    t_end, the run's last recorded flow time (iterations x step): where t3's bound lies beyond it, a t3 above the
+    bound is never seen (the crossing would come after the run), so L4/t3-bound reads only runs with
+    t3_bound <= t_end (:func:`t3_bound_inside`).
     """
     ens, mon, eps, k = run.ens, run.mon, run.eps, run.ens.k
     um = unit(-k.d_minus.cpu())
-    keys = ("run", "lam", "lr", "seed", "t3", "t3_bound", "bar_minus", "printed_minus", "bound_i", "u_minus",
+    keys = ("run", "lam", "lr", "seed", "t3", "t3_bound", "t_end", "bar_minus", "printed_minus", "bound_i", "u_minus",
             "target", "drift_plus", "bound_iii", "max_other", "bound_iv")
     out = {x: [] for x in keys}
     for i in _rows(run, run.late_lams):
@@ -375,6 +379,7 @@ def lemma4(run: PhasesRun) -> dict:
         out["seed"].append(int(ens.seeds[i]))
         out["t3"].append(it * float(ens.lrs[i]))
         out["t3_bound"].append(float(run.times["t3_bound"][i]))
+        out["t_end"].append(mon.steps * float(ens.lrs[i]))
         out["bar_minus"].append(float(((W3[sm] / nr[sm, None]) @ um).min()) * k.norm_minus)
         out["printed_minus"].append(float((W3[sm] @ um).min()) * k.norm_minus)
         out["bound_i"].append(k.norm_minus - lam ** (eps / 14))
@@ -385,6 +390,12 @@ def lemma4(run: PhasesRun) -> dict:
         out["max_other"].append(float(nr[~(sp | sm)].max()))
         out["bound_iv"].append(3 * float(ens.c[i]) * lam ** eps)
     return _tensors(out)
+
+
+def t3_bound_inside(l4: dict) -> torch.Tensor:
+    """L4/t3-bound's runs: t3's bound (1 + 3 r eps)(-ln lambda)/||D_-|| at most the run's last recorded time, where a
+    t3 above the bound would be seen (beyond the run it could only pass). Boolean, one per row of :func:`lemma4`."""
+    return l4["t3_bound"] <= l4["t_end"]
 
 
 def drift_decreases(l4: dict, lrs, seeds) -> list[tuple[float, float]]:

@@ -35,6 +35,7 @@ PHASE1_ALIGN_PLUS = C.above(0.999)  # E1/phase1-align-plus: min cos(w_j, D+) ove
 PHASE1_SMALL = C.below(1e-3)  # E1/phase1-small: max ||w_j|| at the end of Phase 1
 PHASE1_LOSS = C.below(1e-3)  # E1/phase1-loss: |L - L(theta0)| at the end of Phase 1
 PHASE1_KINKS_PLUS = C.below(0.05)  # E1/phase1-kinks-plus: |median kink of S+,1 + 0.5| at the end of Phase 1
+F1_BELOW_LINEAR = C.below(0.0)  # E1/F1-below-linear: the network's F1 cost sum |a_j| ||w_j|| minus the linear interpolator's F1 norm
 
 
 # E2 describes the typical loss curve of Figure 2e (one run of the authors): each E2 check measures the share
@@ -244,6 +245,23 @@ def alignment(run: ToyRun, step: int) -> dict:
     med_m = torch.stack([kinks[r][run.s_minus[r]].median() for r in range(p.runs)])
     return dict(cos_plus=cos_p, cos_minus=cos_m, max_norm=metrics.neuron_norms(p).amax(1),
                 loss_change=(L - L0).abs(), median_kink_plus=med_p, median_kink_minus=med_m)
+
+
+def learned_f1_below_linear(run: ToyRun, rows: list[int], linear) -> torch.Tensor:
+    """E1/F1-below-linear, per run of ``rows`` (outer) and interval (inner, one per value of ``linear``, the linear
+    interpolator's F1 norms from :func:`variation_norms`): the trained network's own F1 cost sum_j |a_j| ||w_j||
+    (w_j with its bias coordinate) minus the linear interpolator's F1 norm on the interval. As
+    sigma(<w, (x, 1)>) = ||w|| sigma(<w/||w||, (x, 1)>), the network is a combination of unit ReLUs with weights
+    summing to that cost, so it bounds the learned function's F1 norm on every interval from above: a negative value
+    shows "the learned function in Figure 2d has a smaller F1-norm than the linear interpolator" (003:244) for the
+    network itself. The sentence compares two interpolators: a run whose final loss FINAL_LOSS rejects learned no
+    interpolator and gets NaN (a check on it fails), never the small cost of a function that fits nothing."""
+    data = run.data.to("cpu")
+    p = run.traj.final
+    loss = run.network.loss(p, data.X, data.y, "half")
+    cost = (p.a.abs() * p.W.norm(dim=-1)).sum(1)
+    out = [float(cost[r]) - lin if FINAL_LOSS(float(loss[r])) else math.nan for r in rows for lin in linear]
+    return torch.tensor(out, dtype=torch.float64)
 
 
 def variation_norms(interval=(-1.5, 3.0)) -> dict:

@@ -466,12 +466,6 @@ def power_fit(x, y):
     return dict(beta=float(beta), c=float(math.exp(lc)))
 
 
-# the retired Fig5/log-fits-better's criterion on the logarithmic fit's residual minus the linear fit's (it compared
-# a logarithm with a line, not with the sub-linear power law of 001:952; Fig5/hard-to-tell replaces it); the
-# negative control of tests/test_controls_weakly_interacting.py still reads it
-LOG_FITS_BETTER = C.below(0.0, strict=False)
-
-
 def log_fit(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
     a, b = np.polyfit(np.log(x), y, 1)
