@@ -19,8 +19,8 @@ from ...engine.monitor import Monitored, train_monitored
 from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemble_bytes, gd_work
 from ...engine.train import animation_frames, gradient_descent
 from .theory import (
-    CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, masked_reduce,
-    neuron_sets, ols, phase_monitor)
+    CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, largest_frame_rise,
+    masked_reduce, neuron_sets, ols, phase_monitor)
 
 
 SCHEMA = {
@@ -93,11 +93,6 @@ def dominated_bound(p0) -> float:
     (0 for a balanced start), below which gradient flow cannot take any |a_j| (Lemma 1)."""
     return float(((p0.a ** 2) - (p0.W ** 2).sum(-1)).clamp_min(0).sqrt().min())
 
-
-def largest_frame_rise(losses: torch.Tensor) -> float:
-    """E4/figure2-descent: the largest increase of the loss between consecutive animation frames, over the first
-    frame's loss (negative when every frame is below the one before)."""
-    return float((losses[1:] - losses[:-1]).max() / losses[0])
 
 # The invariants of Lemma 1 (the sign of every a_j is constant) and Lemma 4 (3) (the S0 neurons never move) hold for
 # a network that does not train at all. Two safeguards make their checks able to fail for the right reason:
