@@ -1,0 +1,52 @@
+"""Negative controls added by h002 for 002 (early alignment): each test builds a case where the claim of a deciding
+check is false with the package's own functions, measures it with the function the chapter uses, checks that the
+measurement is finite, and asserts that the chapter's own criterion object rejects it (see
+tests/test_controls_early_alignment.py for the pattern; the registry, verdicts/002.yml, links these tests with
+``control:``)."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from shallowflow.engine import data as datasets
+from shallowflow.engine.models import Network
+from shallowflow.experiments.early_alignment import spurious
+from shallowflow.experiments.early_alignment import theory as th
+
+
+def _finite(x) -> bool:
+    return bool(torch.isfinite(torch.as_tensor(x, dtype=torch.float64)).all())
+
+
+@pytest.fixture(scope="module")
+def three_points():
+    data = datasets.get("ea-three-point", device=th.CPU)
+    return data, th.key_vector(data.X, data.y)
+
+
+def test_spurious_untrained_positive_neurons_do_not_align(three_points):
+    """Lem4/positive-aligned (Lemma 4 (1), "Positive neurons are aligned with D", 002:140): the same measurement
+    (spurious.lemma4_alignment, spurious.alignment_exponent) on a network that does not train (eps -> 0: tau_eps is
+    iteration 0 at every lambda, the chapter's lambda 1e-3 and width 20) keeps its initial directions: the largest
+    misalignment over S+ does not fall with lambda, its exponent is 0, and the chapter's criterion
+    (spurious.positive_aligned_criterion at the chapter's eps 0.5) rejects it."""
+    data, D = three_points
+    P = SimpleNamespace(init_scale=1e-3, eps=1e-12, lr=1e-3, seeds=[0, 1], width=20)
+    r = spurious.lemma4_alignment(P, data, D, Network("relu"))
+    assert int(r["iterations"].max()) == 0
+    v = spurious.alignment_exponent(r["scales"], r["max_mis"])
+    assert _finite(v) and bool((r["max_mis"] > 1e-3).all())
+    assert not spurious.positive_aligned_criterion(0.5)(v)
+
+
+def test_spurious_positive_neurons_do_not_align_above_lambda_star(three_points):
+    """Lem4/positive-aligned: the same measurement on trained runs far above lambda* (lambda in 1 x (1, 0.1, 0.01),
+    the chapter's eps 0.5 and step, width 20), where the output is not small during the alignment (Lemma 4 holds for
+    lambda <= lambda* only): the misalignment falls more slowly than lambda^(2 eps) and the criterion rejects it."""
+    data, D = three_points
+    P = SimpleNamespace(init_scale=1.0, eps=0.5, lr=1e-3, seeds=[0, 1], width=20)
+    r = spurious.lemma4_alignment(P, data, D, Network("relu"))
+    v = spurious.alignment_exponent(r["scales"], r["max_mis"])
+    assert _finite(v)
+    assert not spurious.positive_aligned_criterion(P.eps)(v)
+
