@@ -50,3 +50,35 @@ def test_spurious_positive_neurons_do_not_align_above_lambda_star(three_points):
     assert _finite(v)
     assert not spurious.positive_aligned_criterion(P.eps)(v)
 
+
+def _monitored_with_captures(kind: str, net: Network, lr: float = 1e-2, width: int = 20, time: float = 8.0):
+    """A run of the chapter spurious's phase monitor (theory.phase_monitor, the Figure 2 data, lambda 1e-3, eps2 =
+    eps3 = 1e-2, as spurious.run_controls) that keeps its captures (tau_2, tau_3) for theory.series_at_capture."""
+    from shallowflow.engine.monitor import train_monitored
+
+    data = datasets.get("ea-three-point", device=th.CPU)
+    X, y = data.X, data.y
+    o, D = th.ols(X, y), th.key_vector(X, y)
+    p0 = th.initialise(kind, [0], width, 2, 1e-3)
+    captures = {"tau2": {}, "tau3": {}}
+    mon = th.phase_monitor(X, y, th.neuron_sets(p0, X), p0, o.beta, D, 1e-2, 1e-2, captures, net)
+    k = int(round(time / lr))
+    run = train_monitored(p0, data, net, steps=k, lr=lr, every=max(1, k // spurious.CONTROL_OBSERVATIONS), monitor=mon)
+    return run, captures, D
+
+
+@pytest.mark.parametrize("kind,net", [("balanced", Network("leaky_relu", leak=0.1)), ("unbalanced", Network("relu"))],
+                         ids=["leaky", "unbalanced"])
+def test_spurious_negative_norms_grow_by_tau_2_of_the_controls(kind, net):
+    """Lem5/negative-norms (Lemma 5 (4), "negative neurons' norm decreased", 002:166): the same measurement (the
+    largest norm of a negative neuron over its initial norm, minus 1, at the run's tau_2: theory.series_at_capture of
+    the phase monitor's neg_norm_ratio) and the same criterion (spurious.negative_norms_criterion at the run's step)
+    on the chapter's two control cases (width 20, lambda 1e-3, step 1e-2, flow time 8): with a leaky ReLU (slope
+    0.1, the failure-rates chapter's gamma) the negative neurons inactive on every point still get a gradient and
+    grow; from an unbalanced start (Eq. (4) broken, Lemma 1's conserved a_j^2 - |w_j|^2 no longer 0) they grow too.
+    Both reach tau_2, and the criterion rejects both."""
+    run, captures, D = _monitored_with_captures(kind, net)
+    assert 0 in captures["tau2"], "the control never reached tau_2"
+    v = th.series_at_capture(run, captures, "tau2", "neg_norm_ratio") - 1
+    assert _finite(v)
+    assert not spurious.negative_norms_criterion(1e-2, D)(v)
