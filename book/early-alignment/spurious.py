@@ -375,7 +375,7 @@ claims.check("Lem1/control-can-fail", "the same count on a trained run with an u
                   "measures nan and fails", valid=fr.valid["unbalanced"])
 claims.check("Lem1/control-flips-unbalanced", "in that control, the output weights that changed sign all started with "
              "a_j^2 < |w_j|^2, the only ones the conserved a_j^2 - |w_j|^2 lets cross zero (share)",
-             ex.flips_where_unbalanced(fr.controls["unbalanced"]), C.above(1.0), source_value="Lemma 1 with Eq. (4) [T]",
+             ex.flips_where_unbalanced(fr.controls["unbalanced"]), ex.FLIPS_UNBALANCED, source_value="Lemma 1 with Eq. (4) [T]",
              note="the control fails for the lemma's reason: nan when no weight changed sign or the control did not train",
              valid=fr.valid["unbalanced"])
 
