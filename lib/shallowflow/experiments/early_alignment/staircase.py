@@ -17,7 +17,7 @@ from ...params import Bool, Float, Int, Ints, PROFILE, Rule, STEP_BUDGET, ensemb
 from ...engine.train import gradient_descent
 from ...engine import checkpoint
 from ...engine.checkpoint import resumable
-from .theory import CPU, LOSS, TWO_PI, TYPICAL, authors_frames, initialise, typical_share
+from .theory import CPU, LOSS, TWO_PI, TYPICAL, authors_frames, initialise, largest_frame_rise, typical_share
 
 
 SCHEMA = {
@@ -201,12 +201,6 @@ def _join(parts: list, steps: int):
 FIGURE3_DESCENT = C.below(1e-12)
 # E3/step-size: the plateau levels at lr and lr / 2 match (largest relative gap, level_gap)
 STEP_SIZE_LEVELS = C.below(1e-3)
-
-
-def largest_frame_rise(losses: torch.Tensor) -> float:
-    """E4/figure3-descent: the largest increase of the loss between consecutive animation frames, over the first
-    frame's loss (negative when every frame is below the one before)."""
-    return float((losses[1:] - losses[:-1]).max() / losses[0])
 
 
 def level_gap(levels: list, levels_half: list) -> float:

@@ -323,6 +323,13 @@ def frame_losses(states: Sequence[Params], data: datasets.Dataset, network: Netw
     return torch.stack([network.loss(q.select(run), data.X, data.y, LOSS)[0] for q in states])
 
 
+def largest_frame_rise(losses: torch.Tensor) -> float:
+    """E4/figure2-descent and E4/figure3-descent: the largest increase of the loss between consecutive animation
+    frames (:func:`frame_losses`), over the first frame's loss (negative when every frame is below the one before).
+    The chapters ``spurious`` and ``staircase`` import it from here (it is documented here only)."""
+    return float((losses[1:] - losses[:-1]).max() / losses[0])
+
+
 def neuron_sets(p0: Params, X: torch.Tensor) -> dict:
     """002, Section 4.1.1 [R]: ``S_+`` (a_j(0) > 0, active on some x_k), ``S_0`` (a_j(0) > 0, inactive on all), ``S_-`` (a_j(0) < 0)."""
     Z = p0.W @ X.T
