@@ -282,6 +282,7 @@ FIG613_PROPORTIONAL = C.within(0.7, 1.3)  # per-layer log-log slope of kappa (or
 FIG61_ORDERED = C.below(0)  # width_steps of the last layer's log kappa (every n, renormalised and not): all negative
 FIG62_WIDER = C.below(0)  # width_gaps of log kappa at the largest n (every pair of widths, renormalised and not): all negative
 FIG63_WIDTH_ORDER = C.above(0, strict=True)  # differences of the last layer's rescaled lambda_min between consecutive widths
+FIG63_FINITE_BELOW = C.below(1)  # largest seed-mean rescaled lambda_min over the infinite-width line's, last 10 layers
 FIG63_GROWS = C.above(1, strict=True)  # the last layer's rescaled lambda_min over the first layer's, every width
 FIG64_DECREASES = C.below(1)  # the last layer's rescaled lambda_max over the first layer's, every width
 
