@@ -136,8 +136,9 @@ claims.check("Fig6.1/plain-rises-again", "not renormalised: conditioning increas
 steps = {rn: X.width_steps(res.arr("relu", rn, "logcond"), W, N) for rn in (True, False)}
 claims.check("Fig6.1/ordered-by-ratio", "log-conditioning at the last layer is lower at the higher width/n ratio where the "
              "construction does not order it: the seed-mean steps between consecutive widths at every n are negative "
-             f"(renormalised and not; along n at fixed width nested subsets order kappa by Cauchy interlacing: there the "
-             f"Spearman rho against n/width, {rho[True]:.2f} and {rho[False]:.2f}, holds by construction)",
+             f"(renormalised and not; along n at fixed width the nested subsets order kappa by Cauchy interlacing, whatever "
+             f"the width does: the Spearman rho against n/width over every configuration, {rho[True]:.2f} and {rho[False]:.2f}, "
+             "rests mostly on that order)",
              np.concatenate([steps[True], steps[False]]), X.FIG61_ORDERED,
              source_value="smaller for higher width-examples ratio", valid=C.NO_TRAINING);
 
