@@ -56,3 +56,24 @@ def test_fig63_finite_below_rejects_finite_networks_that_reach_the_infinite_widt
     finite = res.arr("relu", True, "lmin")[:, :, ni].mean(0)
     assert rejects(CI.FIG63_FINITE_BELOW, (reached[:, late] / inf_min[late]).max())
     assert CI.FIG63_FINITE_BELOW((finite[:, late] / inf_min[late]).max())
+
+
+def test_fig610_diagonal_dominant_rejects_an_uncentred_relu():
+    """Fig6.10/diagonal-dominant (004:1412 'there are some intermediate layers in which the minimum entry on the
+    diagonal is higher than the maximum off the diagonal', non-renormalised ReLU networks): the number of
+    configurations with such a layer (conditioning_at_init.dominant_configurations of the seed-mean curves), measured
+    on networks built with the plain, UN-centred ReLU (run_conditioning normalised=False: every layer raises the
+    correlations towards 1, so the off-diagonal entries approach the diagonal and no layer is dominant) is 0: it must
+    fail FIG610_DOMINANT. The centred (the chapter's) networks of the same configuration (digits, depth 12, width 128,
+    n = 8 and 16, seeds 0 and 1; about 0.4 s CPU for both) have such a layer and pass."""
+    from shallowflow.experiments.balboni_thesis import conditioning_at_init as CI
+    from shallowflow.params import validate
+
+    P = validate(dict(profile="custom", dataset="digits", depth=12, widths=[128], examples=[8, 16], seeds=[0, 1],
+                      forward_dtype="float64", lemma23_widths=[256, 1024, 4096], lemma24_trials=10, level=0.95,
+                      resume=False), CI.SCHEMA, CI.RULES)
+    for normalised, ok in ((False, False), (True, True)):
+        r = CI.run_conditioning(P, normalised=normalised)
+        dmin, omax = r.arr("relu", False, "diag_min"), r.arr("relu", False, "offdiag_max")
+        assert np.isfinite(dmin).all() and np.isfinite(omax).all()
+        assert CI.FIG610_DOMINANT(len(CI.dominant_configurations(dmin, omax, CI.configurations(P)))) is ok

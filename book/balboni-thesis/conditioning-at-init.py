@@ -289,13 +289,11 @@ claims.check("Fig6.9/aligned-run-specific", "not renormalised: the row sum's min
                   "the rising runs)",
              valid=C.NO_TRAINING)
 dmin_r, omax_r = res.arr("relu", False, "diag_min"), res.arr("relu", False, "offdiag_max")
-dmin, omax = dmin_r.mean(0), omax_r.mean(0)
-dom = {(wi, nj): dmin[wi, nj] > omax[wi, nj] for wi, nj, _ in ratios}  # per layer
-dominant = [(wi, nj) for (wi, nj), ok in dom.items() if ok.any()]
+dominant = X.dominant_configurations(dmin_r, omax_r, ratios)
 inverts, dom_runs = X.inverts_later(dmin_r, omax_r, rising)
 inv_low, inv_text = metrics.typical_share(inverts, P.level)
 claims.check("Fig6.10/diagonal-dominant", "some intermediate layers have min diagonal > max off-diagonal "
-             "(number of configurations where it happens)", len(dominant), C.above(1), source_value="some intermediate layers",
+             "(number of configurations where it happens)", len(dominant), X.FIG610_DOMINANT, source_value="some intermediate layers",
              note=f"configurations (width, n) with such layers: {[(W[wi], N[nj]) for wi, nj in dominant]} of {len(ratios)}", valid=C.NO_TRAINING)
 claims.check("Fig6.10/inverts-later", "where conditioning rises again (Fig6.1's per-run test) and a dominance phase appeared, it "
              f"inverts at a later layer in a majority of such (seed, configuration) runs: {inv_text}; measured: the interval's "

@@ -283,8 +283,17 @@ FIG61_ORDERED = C.below(0)  # width_steps of the last layer's log kappa (every n
 FIG62_WIDER = C.below(0)  # width_gaps of log kappa at the largest n (every pair of widths, renormalised and not): all negative
 FIG63_WIDTH_ORDER = C.above(0, strict=True)  # differences of the last layer's rescaled lambda_min between consecutive widths
 FIG63_FINITE_BELOW = C.below(1)  # largest seed-mean rescaled lambda_min over the infinite-width line's, last 10 layers
+FIG610_DOMINANT = C.above(1)  # number of configurations with a diagonally dominant layer (dominant_configurations)
 FIG63_GROWS = C.above(1, strict=True)  # the last layer's rescaled lambda_min over the first layer's, every width
 FIG64_DECREASES = C.below(1)  # the last layer's rescaled lambda_max over the first layer's, every width
+
+
+def dominant_configurations(diag_min: np.ndarray, offdiag_max: np.ndarray, configs) -> list[tuple[int, int]]:
+    """Fig. 6.10's 'some intermediate layers in which the minimum entry on the diagonal is higher than the maximum off
+    the diagonal': the (width index, n index) of the ``configs`` (:func:`configurations`) whose seed-mean curves
+    (arrays (seeds, widths, examples, depth)) have such a layer."""
+    dmin, omax = diag_min.mean(0), offdiag_max.mean(0)
+    return [(wi, nj) for wi, nj, _ in configs if (dmin[wi, nj] > omax[wi, nj]).any()]
 
 
 def rises_again(curve: np.ndarray) -> np.ndarray:
