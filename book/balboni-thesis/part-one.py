@@ -233,8 +233,8 @@ claims.check("I-5/rate", "GD with step 1/L contracts f by gamma = 1 - mu/L each 
 claims.check("I-5/radius", "the iterates stay within sqrt(2 f(x0)/L) / (1 - sqrt(gamma)) (largest distance / bound)",
              kns["worst_dist_ratio"], T.I5_RADIUS, source_value="(4.4), corrected", valid=kns["finite"])
 claims.check("I-5/pl-constant", "f is 1/32-PL: min over a grid of f'^2 / (2 f)", kns["empirical_mu"],
-             C.above(1 / 32), source_value="mu = 1/32", valid=C.NO_TRAINING)
-claims.check("I-5/smoothness", "f is 8-smooth: max f'' on a grid", kns["max_curvature"], C.below(8.0, strict=False),
+             T.I5_PL_CONSTANT, source_value="mu = 1/32", valid=C.NO_TRAINING)
+claims.check("I-5/smoothness", "f is 8-smooth: max f'' on a grid", kns["max_curvature"], T.I5_SMOOTHNESS,
              source_value="L = 8", valid=C.NO_TRAINING)
 claims.check("Def15/offdiag-depth30", f"max |off-diagonal| of the iterated normalised-ReLU dual kernel at depth {P.dual_depth}",
              dual["max_offdiag"][min(30, P.dual_depth)], T.DEF15_OFFDIAG, source_value="shrinks geometrically",

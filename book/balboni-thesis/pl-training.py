@@ -305,8 +305,9 @@ if "conditioning" in P.sections:
 #
 # **What holds by construction.** That the actual $\lambda_{\min}$ lies above both bounds is no finding: for any
 # matrices Weyl's inequality gives $\lambda_{\min}(G_t)\ge\lambda_{\min}(G_0)-\|G_t-G_0\|_{op}$ (the oracle), and the
-# chain bound only bounds $\|G_t-G_0\|_{op}$ from above (Lemma 16), for any weights. `Fig6.6/actual-above-bounds`
-# is therefore kept as an identity check of the implementation (no trained run stands behind its verdict). The
+# chain bound only bounds $\|G_t-G_0\|_{op}$ from above (Lemma 16), for any weights. The former check
+# `Fig6.6/actual-above-bounds` could not fail, so it is retired: the smallest gap is printed below, and the identity
+# is a test of the implementation (`tests/test_controls_balboni_thesis.py`). The
 # thesis's observation is that the bound is *pessimistic*, "degrades significantly": `Fig6.6/bound-pessimistic` asks
 # that at the last epoch the chain bound lie below the actual $\lambda_{\min}$ by at least half of
 # $\lambda_{\min,0}$ in a majority of kept runs, which a network that does not move (gap 0) fails. Figures
@@ -330,12 +331,10 @@ if "bounds" in P.sections:
 # %%
 if "bounds" in P.sections:
     sanity, valid = select("relu", "mse", X.bounds_below_actual)
-    claims.check("Fig6.6/actual-above-bounds", "identity (holds by construction, not a finding): the actual lambda_min is "
-                 "above both bounds (4.11) at every epoch (smallest lambda_min - bound, ReLU MSE, kept runs with finite values)",
-                 sanity[valid], C.above(0), source_value="lower bounds (4.11)", valid=C.NO_TRAINING,
-                 note="Weyl's inequality makes the oracle bound lambda_min(G_0) - ||G_t - G_0||_op <= lambda_min(G_t) for any "
-                      "matrices, and Lemma 16's chain bounds ||G_t - G_0||_op from above for any weights, so this checks the "
-                      "implementation of the bounds; the thesis's observation is Fig6.6/bound-pessimistic")
+    print("Identity of the implementation, not a check (retired: it holds for any weights, trained or not, so it decides "
+          "nothing; tests/test_controls_balboni_thesis.py): the smallest lambda_min - bound (4.11) over the epochs, ReLU MSE, kept runs "
+          f"with finite values: {float(sanity[valid].min()) if valid.any() else float('nan'):.3g} (>= 0 by Weyl's inequality "
+          "and Lemma 16)")
     pess, valid = select("relu", "mse", X.bound_pessimistic)
     pess_oracle, _ = select("relu", "mse", lambda g: (g.lmin[-1] - g.oracle[-1]) / g.lmin[0] >= X.PESSIMISM_MARGIN)
     pe = X.majority(pess, P.level)

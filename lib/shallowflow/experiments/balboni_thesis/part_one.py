@@ -268,16 +268,20 @@ def nystrom(X: torch.Tensor, sizes: list[int], seed: int) -> np.ndarray:
 # I-5's rate criterion (the chapter's; tests/test_controls_balboni_thesis.py feeds it a step above 2/L)
 I5_RATE = C.below(1e-12, strict=False)  # worst f_(k+1) / f_k minus gamma = 1 - mu/L
 I5_RADIUS = C.below(1.0, strict=False)  # largest |x_k - x_0| over the (4.4) radius sqrt(2 f(x0)/L) / (1 - sqrt(gamma))
+I5_PL_CONSTANT = C.above(1 / 32)  # min over the grid of f'^2 / (2 f): f is 1/32-PL (tests/test_controls_h004.py)
+I5_SMOOTHNESS = C.below(8.0, strict=False)  # max over the grid of f'': f is 8-smooth
 
 
-def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, step: float = 1.0) -> dict:
+def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, step: float = 1.0, a: float = 3.0) -> dict:
     """I-5: gradient descent with step 1/L on the KNS16 example f(x) = x^2 + 3 sin^2 x (PL with mu = 1/32,
     L = 8): the worst per-step loss ratio against the linear rate 1 - mu/L, from several starts (``step`` / L
-    replaces the step: the negative control of tests/test_controls_balboni_thesis.py)."""
+    replaces the step: the negative control of tests/test_controls_balboni_thesis.py). ``a`` replaces the coefficient
+    3 of sin^2 x (the negative control of tests/test_controls_h004.py: for a = 5, f'' reaches 12 and f' has zeros
+    away from 0, so f is neither 8-smooth nor PL); mu and L stay the example's, which hold for a = 3 only."""
     mu, L = 1.0 / 32, 8.0
     gamma = 1 - mu / L
-    f = lambda x: x * x + 3 * np.sin(x) ** 2
-    df = lambda x: 2 * x + 3 * np.sin(2 * x)
+    f = lambda x: x * x + a * np.sin(x) ** 2
+    df = lambda x: 2 * x + a * np.sin(2 * x)
     worst_ratio, worst_dist_ratio = 0.0, 0.0
     finite = np.ones(len(starts), dtype=bool)  # per start: every iterate and loss finite
     for i, x0 in enumerate(starts):
@@ -297,7 +301,7 @@ def kns_example(starts=(-100.0, -37.0, 0.7, 12.0, 100.0), steps: int = 3000, ste
     grid = grid[np.abs(grid) > 1e-6]
     pl = float(np.min(0.5 * df(grid) ** 2 / f(grid)))
     return dict(worst_ratio=worst_ratio, rate_bound=gamma, worst_dist_ratio=worst_dist_ratio, empirical_mu=pl, finite=finite,
-                mu=mu, L=L, max_curvature=float(np.max(2 + 6 * np.cos(2 * grid))))
+                mu=mu, L=L, max_curvature=float(np.max(2 + 2 * a * np.cos(2 * grid))))
 
 
 # ------------------------------------------------------------------------------------------------
