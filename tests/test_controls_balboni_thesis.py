@@ -358,6 +358,26 @@ def test_fig6_6_actual_above_bounds_holds_for_any_weights_so_it_was_retired():
     assert np.isfinite(gap).all() and C.above(0)(gap)  # the former criterion accepts it: a check that cannot fail
 
 
+def test_lemma13_gershgorin_holds_for_every_matrix_so_it_was_retired():
+    """Why Lemma13's former check `gershgorin` (largest lambda_max(K) - max_i sum_j |K_ij| <= 0 over tanh MLPs of depth
+    1-8, adler_theory.gershgorin) was retired: it could not fail. Gershgorin's theorem puts every eigenvalue of every
+    square matrix within max_i sum_j |a_ij| of 0: shown here on random symmetric matrices, nothing trained, and on the
+    tangent kernel of an untrained net, which the former criterion accepted the same way. What the thesis says of the
+    proxy, 'We expect this to be a reliable proxy' (004:1668, tightening with depth by [AAK20]), is an expectation for
+    wide deep networks that the chapter prints (tightness by depth, one seed), not a check; Lemma 13 stays decided by
+    power-iteration, warm-start, monotone and sharpness."""
+    from shallowflow import verdicts as C
+    from shallowflow.experiments.balboni_thesis import adler_theory as T
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        A = rng.standard_normal((9, 9))
+        A = A + A.T
+        assert np.abs(np.linalg.eigvalsh(A)).max() <= np.abs(A).sum(1).max() + 1e-12
+    ger = T.gershgorin([1, 2], seed=0, n=8, d=4, width=16)  # the chapter's function on untrained nets
+    assert C.below(0.0, strict=False)(ger["max_violation"])  # the former criterion accepts it: a check that cannot fail
+
+
 # ------------------------------------------------------------------------------------------------
 # adler: P4 (a), ADLER's rate is the exact minimiser of the quadratic model
 # ------------------------------------------------------------------------------------------------

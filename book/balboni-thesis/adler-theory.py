@@ -32,7 +32,10 @@
 # $L$-smooth, $h$ is $\mu\lambda_*$-PL and $\lambda^*L$ (PL$^+$) with $\lambda_*,\lambda^*$ the extreme eigenvalues of
 # $K=\nabla F\nabla F^\top$. Lemma 13's rate is $\eta(\theta)=1/(2\lambda^*(\theta)\|\nabla^2\mathcal L\|_{op})$ (7.14),
 # with $\lambda^*$ from power iteration (one JVP and one VJP per iteration, warm-started, footnote 6) or a Gershgorin
-# bound. (The spec notes that KNS16's rate is $1/L$, not the "$1/2L$" the lemma's proof cites, so (7.14) is a further
+# bound. That the Gershgorin bound lies above $\lambda^*$ is Gershgorin's theorem, true of every matrix, so it is
+# printed, not checked; the thesis's hope that the bound tightens with depth ("We expect this to be a reliable proxy",
+# 004:1668, by [AAK20]'s off-diagonal entries that vanish in the number of layers) is an expectation stated for wide
+# deep networks: its tightness by depth is printed, one seed at width 128, and decides nothing. (The spec notes that KNS16's rate is $1/L$, not the "$1/2L$" the lemma's proof cites, so (7.14) is a further
 # factor 2 conservative.)
 #
 # Everything here is float64 on small MLPs in the NTK parameterisation (weights $\mathcal N(0,1)$, each layer divided
@@ -161,7 +164,11 @@ print(f"Lemma 2/12 over {l12['evaluations']} points: smallest (r - lambda_min)/l
       f"smallest (lambda_max - r)/lambda_max = {l12['min_upper_margin']:.3g}")
 print(f"power iteration vs eigvalsh: largest relative error {pw['rel_err'].max():.2e}; iterations to converge "
       f"cold {np.median(pw['cold']):.0f}, warm-started {np.median(pw['warm']):.0f} (medians)")
-print("Gershgorin tightness lambda_max / bound by depth:", dict(zip(ger["depths"].tolist(), np.round(ger["tightness"], 3).tolist())))
+print("Gershgorin tightness lambda_max / bound by depth (one seed, width 128; the thesis's 'we expect this to be a "
+      "reliable proxy' is an expectation, not tested here):", dict(zip(ger["depths"].tolist(), np.round(ger["tightness"], 3).tolist())))
+print("Identity of the implementation, not a check (retired: Gershgorin's theorem holds for every matrix, trained or "
+      "not, so it decides nothing; tests/test_controls_balboni_thesis.py): largest lambda_max(K) - max_i sum_j |K_ij| "
+      f"over the depths: {ger['max_violation']:.3g} (<= 0 by the theorem)")
 print(f"infinite-width conditioning (normalised ReLU, digits inputs): kappa(S^0) = {deep['kappa0']:.3g}, depth 1: "
       f"{deep['kappa'][0]:.3g}, depth {P.dual_depth}: {deep['kappa'][-1]:.6f}")
 
@@ -211,8 +218,6 @@ claims.check("Lemma13/power-iteration", "JVP+VJP power iteration agrees with eig
              pw["rel_err"].max(), T.LEMMA13_POWER_ITERATION, source_value="footnote 6", valid=pw_valid)
 claims.check("Lemma13/warm-start", "warm-starting cuts the iterations (median cold / median warm)",
              float(np.median(pw["cold"]) / np.median(pw["warm"])), T.LEMMA13_WARM_START, source_value="footnote 6", valid=pw_valid)
-claims.check("Lemma13/gershgorin", "lambda_max(K) <= max_i sum_j |K_ij| (largest lambda_max - bound)",
-             ger["max_violation"], C.below(0.0, strict=False), source_value="Gershgorin proxy", valid=C.NO_TRAINING)
 claims.check("Lemma13/monotone", "GD with (7.14): fraction of steps that do not increase the loss",
              float(np.mean(np.diff(tr["loss"]) <= 0)), T.LEMMA13_MONOTONE, source_value="guarantees convergence", valid=trained)
 claims.check("Lemma13/sharpness", "eta_t x lambda_max(Hess h) <= 1: fraction of sampled steps",
