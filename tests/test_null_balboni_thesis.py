@@ -196,7 +196,8 @@ def test_pl_training_untrained_bound_is_not_slow_in_n():
 def test_pl_training_untrained_networks_show_no_pessimistic_gap():
     """Fig. 6.6/bound-pessimistic, the empirical half of 'actual above the bounds': a network that does not move keeps
     its chain bound at lambda_min,0 = lambda_min,T, so the gap is 0 and no run is 'pessimistic'; the check fails.  The
-    identity half (actual-above-bounds) still holds there, as it must for any weights."""
+    identity (the actual lambda_min above the bounds, printed by the chapter since its check was retired) still holds
+    there, as it must for any weights."""
     g = _untrained("relu", "mse")
     assert np.abs(g.lmin[-1] / g.lmin[0] - 1).max() < 1e-5  # the null is what it says
     assert (PT.bounds_below_actual(g) >= 0).all()  # the identity: true by construction, trained or not

@@ -141,8 +141,9 @@ claims.check("Lemma5/sufficient-code", "the authors' p = floor(log(n/eps)/log(4/
 # The proof's union bound (17), P(I) >= 1 - n (3/4)^p (001:532), is shown, not checked: it holds for every n and p
 # (each example misses every neuron with probability (3/4)^p), so the exact P(I) cannot fall below it
 # (tests/test_controls_h13.py); the lemma's sufficiency is decided by Lemma5/sufficient and sufficient-code.
-print("P(I) - (1 - n (3/4)^p) at p = 4 log(n/eps), the proof's union bound (17):",
-      C.fmt([r["P"]["suf"] - r["bound"] for r in l5]))
+_gaps = [r["P"]["suf"] - r["bound"] for r in l5]
+print(f"P(I) - (1 - n (3/4)^p) at p = 4 log(n/eps), the proof's union bound (17): {C.fmt(min(_gaps))} .. "
+      f"{C.fmt(max(_gaps))} over {len(_gaps)} grid points (n, eps)")
 claims.check("Lemma5/necessary-orthogonal", "p <= 3 log(n/eps) - 2 gives P(I) <= 1 - eps on orthogonal data (margin (1 - eps) - P)",
              [(1 - r["eps"]) - r["P"]["nec"] for r in l5], C.above(0.0), source_value="<= 1 - eps",
              valid=C.NO_TRAINING)
