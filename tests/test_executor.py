@@ -37,6 +37,54 @@ def frozen_code_version():
         yield version
 
 
+# First in the file: it uses no LocalCluster, so the module's 2-worker cluster (``client``, set up at its first
+# use, torn down after the module's last test) does not idle beside this test's own scheduler and worker.
+def test_sweep_on_a_separate_scheduler_and_worker(tmp_path, monkeypatch, capsys):
+    """`dask scheduler` and `dask worker` processes on 127.0.0.1 receive a sweep sent by the CLI (its ``main``, in
+    this process: the separate scheduler and worker are under test, and a CLI process of its own would only import
+    torch, Dask and the book's package again, about 7 CPU-s; the CLI as a process is tested in test_cli.py)."""
+    bin_ = Path(sys.executable).parent
+    sched_file = tmp_path / "scheduler.json"
+    env = {**os.environ, "SHALLOWFLOW_TASKS_DIR": str(tmp_path / "tasks"), "CI": "true"}
+    procs = [subprocess.Popen([str(bin_ / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    try:
+        deadline = time.monotonic() + 240  # a guard against a hang only: the scheduler writes its file when up
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        procs.append(subprocess.Popen([str(bin_ / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                       "--no-dashboard", "--host", "127.0.0.1"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        out = tmp_path / "table"
+        for k in ("SHALLOWFLOW_TASKS_DIR", "CI"):
+            monkeypatch.setenv(k, env[k])
+        box = {}
+        sweep = threading.Thread(target=lambda: box.update(rc=cli.main([
+            "sweep", CHAPTER, "--profile", "smoke", "--grid", "seeds", "[[0]]", "--scheduler", address,
+            "--out", str(out)])), daemon=True)
+        sweep.start()
+        sweep.join(300)  # a guard against a hang only (the CLI process's timeout before): ending the processes below
+        assert not sweep.is_alive(), "the sweep did not end within 300 s"  # ends its connection
+        assert box.get("rc") == 0, capsys.readouterr().err[-2000:]
+        import pandas as pd
+
+        df = pd.read_csv(out.with_suffix(".csv"))
+        assert len(df) == 1 and (df["error"].isna() | (df["error"] == "")).all()  # one point: which process ran it
+        pids = {int(w.rsplit(":", 1)[1]) for w in df["worker"]}
+        assert os.getpid() not in pids and len(pids) == 1  # executed by the separate worker process
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 @pytest.fixture(scope="module")
 def client():
     with X.cluster(workers=2) as c:
@@ -122,49 +170,3 @@ def test_bad_point_is_refused_before_any_task_starts(client, tmp_path):
     assert not any(client.processing().values())
     with pytest.raises(X.ChapterError, match="unknown (grid )?parameter.*'widht'"):
         S.plan(CHAPTER, {"widht": [3]}, "smoke")
-
-
-def test_sweep_on_a_separate_scheduler_and_worker(tmp_path, monkeypatch, capsys):
-    """`dask scheduler` and `dask worker` processes on 127.0.0.1 receive a sweep sent by the CLI (its ``main``, in
-    this process: the separate scheduler and worker are under test, and a CLI process of its own would only import
-    torch, Dask and the book's package again, about 7 CPU-s; the CLI as a process is tested in test_cli.py)."""
-    bin_ = Path(sys.executable).parent
-    sched_file = tmp_path / "scheduler.json"
-    env = {**os.environ, "SHALLOWFLOW_TASKS_DIR": str(tmp_path / "tasks"), "CI": "true"}
-    procs = [subprocess.Popen([str(bin_ / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--no-dashboard", "--scheduler-file", str(sched_file)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
-    try:
-        deadline = time.monotonic() + 240  # a guard against a hang only: the scheduler writes its file when up
-        while not sched_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(sched_file.read_text())["address"]
-        assert address.startswith("tcp://127.0.0.1:")
-        procs.append(subprocess.Popen([str(bin_ / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
-                                       "--no-dashboard", "--host", "127.0.0.1"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
-        out = tmp_path / "table"
-        for k in ("SHALLOWFLOW_TASKS_DIR", "CI"):
-            monkeypatch.setenv(k, env[k])
-        box = {}
-        sweep = threading.Thread(target=lambda: box.update(rc=cli.main([
-            "sweep", CHAPTER, "--profile", "smoke", "--grid", "seeds", "[[0]]", "--scheduler", address,
-            "--out", str(out)])), daemon=True)
-        sweep.start()
-        sweep.join(300)  # a guard against a hang only (the CLI process's timeout before): ending the processes below
-        assert not sweep.is_alive(), "the sweep did not end within 300 s"  # ends its connection
-        assert box.get("rc") == 0, capsys.readouterr().err[-2000:]
-        import pandas as pd
-
-        df = pd.read_csv(out.with_suffix(".csv"))
-        assert len(df) == 1 and (df["error"].isna() | (df["error"] == "")).all()  # one point: which process ran it
-        pids = {int(w.rsplit(":", 1)[1]) for w in df["worker"]}
-        assert os.getpid() not in pids and len(pids) == 1  # executed by the separate worker process
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import sys
 from types import SimpleNamespace
 from typing import Any, Mapping, Sequence
 
 from . import chapters
 from .datafile import check_value
-from .spec import ParameterError, Rule, Spec, _names, _scalar, distinct_items, short
+from .spec import INT_MAX, INT_MIN, ParameterError, Rule, Spec, _names, _scalar, distinct_items, short
 
 
 def check(name: str, value: Any, spec: Spec):
@@ -28,7 +29,9 @@ def check(name: str, value: Any, spec: Spec):
         if len(value) > spec.max_len:
             raise ParameterError(f"parameter {name!r} has {len(value)} values, at most {spec.max_len} are "
                                  f"accepted")
-        out = [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
+        out = _plain_list(value, spec)
+        if out is None:  # anything else, every refusal included: item by item, each message as it always was
+            out = [_scalar(name, v, spec, spec.kind[:-1], f" (item {i})") for i, v in enumerate(value)]
         if distinct_items(name, spec) and len(set(out)) != len(out):
             seen: set = set()
             for i, twice in enumerate(out):
@@ -41,6 +44,40 @@ def check(name: str, value: Any, spec: Spec):
                                  f"{why.format(short(twice, 30), i)}")
         return out
     return _scalar(name, value, spec, spec.kind)
+
+
+def _plain_list(value: Any, spec: Spec) -> list | None:
+    """The fast path of :func:`check` for an ``ints``/``floats`` list or tuple of plain ``int`` (and, for floats,
+    ``float``) items that :func:`~shallowflow.params.spec._scalar` would accept one by one: the same list it
+    would return, in a few passes at C speed (a 10,000-item list item by item costs ~10 ms, far more under
+    tracemalloc). ``None`` for anything else (another type, an out-of-bound, non-finite or too large item,
+    ``choices``): the caller then checks item by item, so that every refusal and its message is the old one
+    (tests/test_params_hperf.py compares the two on generated values)."""
+    if type(value) not in (list, tuple) or not value or spec.choices is not None:
+        return None
+    types = set(map(type, value))
+    if spec.kind == "ints":
+        if types != {int}:
+            return None  # bools, floats, numpy integers, ...: item by item
+        out = list(value)
+        lo, hi = min(out), max(out)
+        if lo < INT_MIN or hi > INT_MAX:
+            return None
+    else:
+        if not types <= {int, float}:
+            return None
+        try:
+            out = list(map(float, value))
+        except OverflowError:  # an int too large for a float
+            return None
+        if not all(map(math.isfinite, out)):
+            return None
+        lo, hi = min(out), max(out)
+    if spec.low is not None and (lo < spec.low or (spec.low_open and lo == spec.low)):
+        return None
+    if spec.high is not None and hi > spec.high:
+        return None
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
