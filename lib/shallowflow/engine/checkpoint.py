@@ -131,11 +131,8 @@ def depends_on(compute: Callable) -> tuple[str, ...] | None:
         elif isinstance(obj, types.MethodType):
             todo += [obj.__func__, obj.__self__]
         elif isinstance(obj, types.FunctionType):
-            origin = _origin(obj.__module__)
-            if origin == "foreign":
+            if not _note(obj.__module__, found):
                 return None
-            if origin == "package":
-                found.add(obj.__module__)
             todo += [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
             todo += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
             if hasattr(obj, "__wrapped__"):
@@ -145,22 +142,16 @@ def depends_on(compute: Callable) -> tuple[str, ...] | None:
             if owner is not None and not isinstance(owner, types.ModuleType):
                 todo.append(owner)  # parts.get: the dict it reads
         elif isinstance(obj, types.ModuleType):
-            origin = _origin(obj.__name__)
-            if origin == "foreign":
+            if not _note(obj.__name__, found):
                 return None
-            if origin == "package":
-                found.add(obj.__name__)
         elif isinstance(obj, dict):
             todo += [*obj.keys(), *obj.values()]
         elif isinstance(obj, (list, tuple, set, frozenset)):
             todo += list(obj)
         else:
             cls = obj if isinstance(obj, type) else type(obj)
-            origin = _origin(getattr(cls, "__module__", None))
-            if origin == "foreign":
+            if not _note(getattr(cls, "__module__", None), found):
                 return None
-            if origin == "package":
-                found.add(cls.__module__)
             try:
                 attrs = {} if isinstance(obj, type) else vars(obj)
             except TypeError:  # no __dict__ (slots, a C type's instance)
@@ -170,6 +161,15 @@ def depends_on(compute: Callable) -> tuple[str, ...] | None:
     if not found or any(codegraph.module_file(m) is None for m in found):
         return None
     return codegraph.closure(sorted(found), leave_out=NOT_COMPUTING_CHUNKS, parents=True)
+
+
+def _note(module: Any, found: set) -> bool:
+    """Adds ``module`` to ``found`` where it is the package's; False where it is foreign (the whole package then
+    keys the chunk), True otherwise (a library's code keys nothing)."""
+    origin = _origin(module)
+    if origin == "package":
+        found.add(module)
+    return origin != "foreign"
 
 
 def _filled(cell) -> bool:
