@@ -194,6 +194,9 @@ def run_chapter(chapter: str, runs_file: Path, root: Path, timeout: float | None
 
     exe = exe or Path(sys.executable).with_name("shallowflow")
     env = dict(os.environ, SHALLOWFLOW_PROGRESS="0")
+    # the code the run starts with: a record is keyed to it only where the code is the same when the run ends (an
+    # edit during a run leaves a record that no digest matches, i.e. stale)
+    digest0 = chapter_digest(chapter, profile, root)
     t0, l0 = time.time(), os.getloadavg()[0]
     p = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", _WRAP, str(exe), "run", chapter, "--profile",
                           profile, "--workers", "1", "--quiet"], cwd=root, env=env, stdout=subprocess.PIPE,
@@ -216,6 +219,8 @@ def run_chapter(chapter: str, runs_file: Path, root: Path, timeout: float | None
                load_start=l0, load_end=l1, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
                commit=commit(root), machine=machine(), stdout=out[-1500:], stderr=err[-3000:],
                digest=chapter_digest(chapter, profile, root))
+    if rec["digest"] != digest0:
+        rec.update(digest=None, code_changed="the code it depends on changed while it ran: keyed to no code")
     if stopped:
         rec.update(stopped=stopped, checkpoints=checkpoint.progress(chapter, since=t0))
     with open(runs_file, "a") as fh:

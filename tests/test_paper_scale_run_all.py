@@ -153,3 +153,18 @@ def test_every_paper_run_longer_than_20_minutes_resumes():
         schema, _ = chapters.schema(ch)
         assert "resume" in schema, ch
         assert "\nresume = False" in (root / "book" / f"{ch}.py").read_text(), ch
+
+
+def test_a_run_whose_code_changes_while_it_runs_is_keyed_to_no_code(ps, tmp_path, monkeypatch):
+    """The digest is taken when the run starts and again when it ends: an edit in between (a chapter's module saved
+    while its paper run goes on) leaves a record that no code matches (digest None, shown stale), never one keyed to
+    code the run did not execute."""
+    exe = tmp_path / "shallowflow"
+    exe.write_text("import sys\nsys.exit(0)\n")
+    digests = iter([dict(digest="a" * 16, parts={}), dict(digest="b" * 16, parts={})])
+    monkeypatch.setattr(ps, "chapter_digest", lambda *a, **k: next(digests))
+    monkeypatch.setattr(ps, "keep_claims", lambda *a: None)
+    runs = tmp_path / "runs.jsonl"
+    rec = ps.run_chapter("synthesis/plateau", runs, tmp_path, profile="smoke", exe=_python_script(exe))
+    assert rec["rc"] == 0 and rec["digest"] is None and "changed while it ran" in rec["code_changed"]
+    assert json.loads(runs.read_text().splitlines()[-1])["digest"] is None
