@@ -41,6 +41,19 @@ def test_c13_worse_than_fig321_fails_on_a_perfect_and_on_an_equal_fit():
     assert not _rejects(A.WORSE_THAN_FIG321, A.unexplained_ratio(worse, [good]))
 
 
+def test_c13_worse_than_fig321_rejects_fits_of_the_same_quality():
+    """The false case of 000:1423 at its run count: C.13's three fits of the same quality as Fig. 3.21's three (clouds
+    with the same noise, other draws) are not "worse": the smallest 1 - R^2 of one group does not exceed the largest of
+    the other, so the criterion rejects them; one fit as good as a reference among C.13's also fails the check."""
+    fit = lambda P_: S.fit_scurve(P_, "sigmoid", -5.0, coarse=3, fine=2, refine=0).procedure.r2
+    ref = [fit(_cloud(0.02, seed=k)) for k in (0, 1, 2)]
+    same = [fit(_cloud(0.02, seed=k)) for k in (3, 4, 5)]
+    assert _rejects(A.WORSE_THAN_FIG321, A.unexplained_ratio(same, ref))
+    worse = [fit(_cloud(0.1, seed=k)) for k in (6, 7)]
+    assert not _rejects(A.WORSE_THAN_FIG321, A.unexplained_ratio(worse, ref))
+    assert _rejects(A.WORSE_THAN_FIG321, A.unexplained_ratio(worse + [ref[1]], ref))  # one as good as a reference
+
+
 def test_fig321_reference_is_the_s_curves_chapters_setting():
     """C.13's reference runs (s_curves.FIG321, trained in the activations chapter) are Fig. 3.21's as the s-curves
     chapter runs them: its parameters cell's values, its seeds and its epochs at book scale."""
@@ -48,6 +61,7 @@ def test_fig321_reference_is_the_s_curves_chapters_setting():
     act = chapters.defaults("brisbois-thesis/activations")
     assert {k: sc[k] for k in S.FIG321} == S.FIG321
     assert act["fig321_seeds"] == sc["seeds"] and act["fig321_steps"] == sc["steps"]
+    assert act["c13_seeds"] == act["fig321_seeds"]  # C.13's runs: three against three, the same draws
 
 
 def test_unexplained_ratio_edges():
@@ -57,6 +71,8 @@ def test_unexplained_ratio_edges():
     assert np.isnan(A.unexplained_ratio(0.9, [0.99, float("nan")]))
     assert A.unexplained_ratio(0.9, [1.0]) == float("inf")
     assert np.isclose(A.unexplained_ratio(0.9, [0.99, 0.98]), 5.0)
+    assert np.isclose(A.unexplained_ratio([0.9, 0.8], [0.99, 0.98]), 5.0)  # the best of several fits is compared
+    assert np.isnan(A.unexplained_ratio([0.9, float("nan")], [0.99]))
 
 
 def test_c11_converges_fails_on_a_short_budget():

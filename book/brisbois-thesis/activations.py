@@ -73,6 +73,8 @@ fig37_seeds = list(range(16))  # Fig. 3.7's typical Sigmoid run (balanced, lambd
 fig38_seeds = list(range(16))  # Fig. 3.8's typical Tanh run (balanced, lambda 1e-6): the share of runs per check (those not in seeds are trained for it)
 fig321_seeds = [0, 1, 2]  # runs at Fig. 3.21's setting (Dataset 1.1.4, c = 75, m = 100; s_curves.FIG321): the very good fits C.13's is compared with
 fig321_steps = 30_000  # epochs of those runs (the s-curves chapter's)
+c13_seeds = [0, 1, 2]  # C.13's runs: Dataset 1.1.0 at Fig. 3.21's other settings (m = 100, lambda 1e-6, alpha 1e-4)
+c13_steps = 300_000  # epochs of those runs (the thesis's budget; the original labels at alpha 1e-4 need about 1e5)
 
 # %% tags=["remove-cell"]
 import matplotlib.pyplot as plt
@@ -82,6 +84,7 @@ from IPython.display import HTML, Markdown, display
 
 from shallowflow import verdicts as C
 from shallowflow.engine import config, metrics, theory
+from shallowflow.engine import data as datasets
 from shallowflow.site import plots
 from shallowflow.engine.models import Network
 from shallowflow.experiments.brisbois_thesis import activations as A
@@ -270,7 +273,11 @@ for act, e in res.grids.items():
 # "Does not perfectly fit" is said against Fig. 3.21's fit ("Here, the fit appears very good. However, this is not
 # always the case", 000:1423), so C.13's check compares the two: the same procedure on Fig. 3.21's own runs (Dataset
 # 1.1.4, $c=75$, $m=100$, $\lambda=10^{-6}$, $\alpha=10^{-4}$, `fig321_seeds`, the s-curves chapter's setting) gives
-# the very good fits, and C.13's unexplained share $1-R^2$ must exceed the largest of theirs.
+# the very good fits, and C.13's own runs are Dataset 1.1.0 at those settings ("The rest of the settings remain the
+# same as in the referred section", 000:2100; `c13_seeds`, `c13_steps`, run to zero loss): every C.13 fit must be
+# worse than every Fig. 3.21 fit (the smallest unexplained share $1-R^2$ of the first over the largest of the second
+# above 1; with three runs each, fits of one quality pass 1 time in 20). The figure above shows the fit on this
+# chapter's own grid ($m=60$, $\alpha=10^{-3}$), beside the check.
 
 # %% tags=["hide-input"]
 fitq = {}
@@ -289,10 +296,16 @@ for ax, act in zip(axes, ("sigmoid", "tanh")):
     ax.legend(fontsize=7)
 fig.tight_layout()
 plt.show()
-ref321, ref321_valid = S.fig321_fits(P.fig321_seeds, P.fig321_steps)
+ref321, ref321_valid, _ = S.fig321_fits(P.fig321_seeds, P.fig321_steps)
 ref321_r2 = [f.procedure.r2 for f in ref321]
-print(f"Fig. 3.21's runs (seeds {list(P.fig321_seeds)}, {P.fig321_steps} epochs): the procedure's R^2 "
-      f"{[round(r, 4) for r in ref321_r2]}; sigmoid on Dataset 1.1.0: {fitq['sigmoid']['procedure'].procedure.r2:.4f}")
+c13, c13_finite, c13_loss = S.fig321_fits(P.c13_seeds, P.c13_steps, record_every=A.C13_RECORD_EVERY,
+                                          data=datasets.brisbois_orthogonal("1.1.0"))
+c13_r2 = [f.procedure.r2 for f in c13]
+c13_valid = c13_finite & (c13_loss < A.ZERO_LOSS_LEVEL)  # a run that has not reached zero loss has nothing to fit
+print(f"Fig. 3.21's runs (Dataset 1.1.4, c = 75; seeds {list(P.fig321_seeds)}, {P.fig321_steps} epochs): the procedure's R^2 "
+      f"{[round(r, 4) for r in ref321_r2]}; C.13's runs (Dataset 1.1.0, the same settings; seeds {list(P.c13_seeds)}, "
+      f"{P.c13_steps} epochs, final MSE {C.fmt(c13_loss)}): {[round(r, 4) for r in c13_r2]}; on this chapter's grid "
+      f"(m = {P.width}, alpha = {P.lr}): {fitq['sigmoid']['procedure'].procedure.r2:.4f}")
 
 # %% [markdown]
 # ## Checks
@@ -438,15 +451,16 @@ claims.check("Conj2/zero-loss", "Tanh: zero loss for every rich lambda (final MS
              th.traj.loss[[r for lam in rich for r in sel(th, scale=lam)], -1], A.ZERO_LOSS, source_value="Conjecture 2",
              valid=th.valid()[[r for lam in rich for r in sel(th, scale=lam)]])
 # the thesis fits the S-curve of a trained network: on a run that has not converged there is nothing to fit (nan)
-c13_r2 = fitq["sigmoid"]["procedure"].procedure.r2
-claims.check("C.13/worse-than-fig321", "sigmoid, Dataset 1.1.0: 1 - R^2 of the thesis's procedure (Fig. 3.21, k1 = -5, "
-             "K and k read off) over the largest 1 - R^2 of the same procedure on Fig. 3.21's runs, whose fit 'appears very "
-             "good' ('does not perfectly fit'; nan unless C.1/converged passes)",
-             A.unexplained_ratio(c13_r2, ref321_r2) if claims.passed("C.1/converged") else float("nan"),
+claims.check("C.13/worse-than-fig321", "sigmoid, Dataset 1.1.0 at Fig. 3.21's other settings: the smallest 1 - R^2 of the "
+             "thesis's procedure (k1 = -5, K and k read off) over C.13's runs, over the largest 1 - R^2 of the same procedure "
+             "on Fig. 3.21's runs, whose fit 'appears very good' ('does not perfectly fit'; nan unless every run converged)",
+             A.unexplained_ratio(c13_r2, ref321_r2) if bool(c13_valid.all()) else float("nan"),
              A.WORSE_THAN_FIG321, source_value="'does not perfectly fit' where Fig. 3.21's 'appears very good'",
-             valid=torch.tensor([bool(sg.valid()[fitq["sigmoid"]["run"]]) and bool(ref321_valid.all())]),
-             note=f"R^2 {c13_r2:.4f} against Fig. 3.21's {min(ref321_r2):.4f} .. {max(ref321_r2):.4f}; a free least-squares "
-                  f"fit of the same family to the final neurons reaches R^2 = {fitq['sigmoid']['r2']:.6f}")
+             valid=torch.tensor([bool(c13_valid.all()) and bool(ref321_valid.all())]),
+             note=f"R^2 {min(c13_r2):.4f} .. {max(c13_r2):.4f} ({len(c13_r2)} runs) against Fig. 3.21's {min(ref321_r2):.4f} .. "
+                  f"{max(ref321_r2):.4f} ({len(ref321_r2)} runs); on this chapter's grid (m = {P.width}, alpha = {P.lr}) the "
+                  f"procedure reaches {fitq['sigmoid']['procedure'].procedure.r2:.4f} and a free least-squares fit of the "
+                  f"same family to the final neurons {fitq['sigmoid']['r2']:.6f}")
 for cid, act, grid, conv in (("C.14", "tanh", th, "C.2/converged"),):
     claims.check(f"{cid}/imperfect", f"{act}, Dataset 1.1.0: R^2 of the thesis's procedure (Fig. 3.21, k1 = -5, K and k read off) "
                  f"below the 0.95 that Fig3.21/procedure requires of a good fit ('does not perfectly fit'; nan unless {conv} passes)",

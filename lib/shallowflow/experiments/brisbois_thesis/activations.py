@@ -52,10 +52,17 @@ SCHEMA = {
                          "m = 100, lambda = 1e-6, alpha = 1e-4) whose procedure fits C.13's fit is compared with",
                          low=0, high=10_000, min_len=1, max_len=100),
     "fig321_steps": Int("epochs of the Fig. 3.21 runs (the s-curves chapter's steps)", low=10, high=10_000_000),
+    "c13_seeds": Ints("seeds of C.13's Sigmoid runs: Dataset 1.1.0 at Fig. 3.21's other settings (m = 100, "
+                      "lambda = 1e-6, alpha = 1e-4, the same procedure; 'the rest of the settings remain the same', "
+                      "000:2100)", low=0, high=10_000, min_len=1, max_len=100),
+    "c13_steps": Int("epochs of C.13's runs (the thesis's budget for n = 2 is 3e5; at alpha = 1e-4 the original labels "
+                     "need about 1e5 to converge)", low=10, high=10_000_000),
 }
 RULES = (Rule(("snap_every", "steps"), lambda P: P.snap_every <= P.steps, "snap_every must be <= steps"),
          Rule(("fig321_steps",), lambda P: P.fig321_steps > S.FIG321["merge_step"],
               f"fig321_steps must be above the merged epoch {S.FIG321['merge_step']}"),
+         Rule(("c13_steps",), lambda P: P.c13_steps > S.FIG321["merge_step"],
+              f"c13_steps must be above the merged epoch {S.FIG321['merge_step']}"),
          Cm.assumption5_rule("seeds", "width"), Cm.assumption5_rule("align_seeds", "width"),
          Cm.assumption5_rule("fig37_seeds", "width"), Cm.assumption5_rule("fig38_seeds", "width"))
 
@@ -80,7 +87,8 @@ def memory_estimate(P) -> float:
     S_ = P.steps // P.snap_every + 2
     return (3 * gd_bytes(R, P.width, 2, 2, P.steps, 1, S_) + gd_bytes(_align_extra(P), P.width, 2, 2, P.steps, 1, S_)
             + sum(gd_bytes(_typical_extra(P, k), P.width, 2, 2, P.steps, 1, S_) for k in TYPICAL_FIGURES.values())
-            + gd_bytes(len(P.fig321_seeds), S.FIG321["width"], 2, 2, P.fig321_steps, 10, 2))
+            + gd_bytes(len(P.fig321_seeds), S.FIG321["width"], 2, 2, P.fig321_steps, 10, 2)
+            + gd_bytes(len(P.c13_seeds), S.FIG321["width"], 2, 2, P.c13_steps, C13_RECORD_EVERY, 2))
 
 
 def work_estimate(P) -> float:
@@ -88,13 +96,18 @@ def work_estimate(P) -> float:
             + gd_work(_align_extra(P), P.width, 2, 2, P.steps)
             + sum(gd_work(_typical_extra(P, k), P.width, 2, 2, P.steps) for k in TYPICAL_FIGURES.values())
             + gd_work(len(P.fig321_seeds), S.FIG321["width"], 2, 2, P.fig321_steps)
-            + 1e7 * len(P.fig321_seeds) * (1 + S.FIG321["fit_refine"]))
+            + gd_work(len(P.c13_seeds), S.FIG321["width"], 2, 2, P.c13_steps)
+            + 1e7 * (len(P.fig321_seeds) + len(P.c13_seeds)) * (1 + S.FIG321["fit_refine"]))
+
+
+#: the loss is recorded every this many epochs in C.13's runs (only the final loss is read)
+C13_RECORD_EVERY = 100
 
 
 #: The figures showing one typical run of an activation at lambda = 1e-6 (balanced): the seed list of its shares.
 TYPICAL_FIGURES = {"sigmoid": "fig37_seeds", "tanh": "fig38_seeds"}
 NAMES = ("width", "steps", "rich_scales", "seeds", "snap_every", "align_seeds", "fig37_seeds", "fig38_seeds",
-         "fig321_seeds", "fig321_steps")
+         "fig321_seeds", "fig321_steps", "c13_seeds", "c13_steps")
 RULES = RULES + (Rule.memory(NAMES, memory_estimate, what="the ensembles and their snapshots"),
                  Rule.work(NAMES, work_estimate, what="the runs"))
 
@@ -204,12 +217,16 @@ IMPERFECT = C.below(0.95)
 # C.13 (000:1423, after Fig. 3.21's fit: "Here, the fit appears very good. However, this is not always the case, as
 # shown by examples in Appendix C.1.5, where we can observe that the resulting f(w) does not perfectly fit the
 # data"): the procedure's fit on Dataset 1.1.0 is worse than the very good fits of Fig. 3.21, the same procedure on
-# Fig. 3.21's runs (s_curves.fig321_fits): its unexplained share 1 - R^2 over the largest of theirs
-# (:func:`unexplained_ratio`) above 1.  A perfect fit (ratio 0), or one as good as every Fig. 3.21 run, fails.
+# Fig. 3.21's runs (s_curves.fig321_fits), every other setting the same (000:2100): the smallest unexplained share
+# 1 - R^2 of C.13's runs over the largest of Fig. 3.21's (:func:`unexplained_ratio`) above 1, i.e. every C.13 fit is
+# worse than every Fig. 3.21 fit.  A perfect fit (ratio 0) fails; fits of the same quality as Fig. 3.21's pass only
+# when all of one group happen to lie beyond all of the other (3 runs against 3: 1 time in 20).
 # (a plain comment, not a doc comment: a documented Criterion constant breaks the site's viewcode anchors)
 WORSE_THAN_FIG321 = C.above(1.0, strict=True)
-#: C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
-ZERO_LOSS = C.below(1e-10)
+#: the final MSE read as zero loss (C.1, C.2, Conjectures 1 and 2; C.13's runs must reach it to be fitted)
+ZERO_LOSS_LEVEL = 1e-10
+# C.1, C.2, Conjectures 1 and 2: the final MSE (zero loss)
+ZERO_LOSS = C.below(ZERO_LOSS_LEVEL)
 #: C.2 ("for the Tanh activation function, the neuron disposition draws an S-curve"): the free least-squares R^2 of
 #: (3.2) to the final neurons and anti-neurons (:func:`s_curve_fit`), read as Fig3.18's fit criterion (s_curves.GOOD_FIT)
 C2_S_CURVE = S.GOOD_FIT
@@ -411,16 +428,19 @@ def s_curve_fit(W: torch.Tensor, act: str) -> dict:
     return dict(r2=r2, params=None if best is None else best[1], u=u, v=v)
 
 
-def unexplained_ratio(r2: float, reference_r2) -> float:
-    """C.13: (1 - r2) over the largest 1 - R^2 of ``reference_r2`` (the good fits it is compared with); nan when any
-    value is nan, inf when the references are perfect and r2 is not."""
+def unexplained_ratio(r2, reference_r2) -> float:
+    """C.13: the smallest 1 - R^2 of ``r2`` (one fit or several) over the largest 1 - R^2 of ``reference_r2`` (the
+    good fits they are compared with); nan when any value is nan, inf when the references are perfect and the fits
+    are not."""
     ref = np.asarray(reference_r2, dtype=float)
-    if not np.isfinite(r2) or ref.size == 0 or not np.isfinite(ref).all():
+    fits = np.atleast_1d(np.asarray(r2, dtype=float))
+    if fits.size == 0 or not np.isfinite(fits).all() or ref.size == 0 or not np.isfinite(ref).all():
         return float("nan")
+    best = float((1.0 - fits).min())
     worst = float((1.0 - ref).max())
     if worst <= 0.0:
-        return float("inf") if r2 < 1.0 else float("nan")
-    return (1.0 - float(r2)) / worst
+        return float("inf") if best > 0.0 else float("nan")
+    return best / worst
 
 
 def procedure_fit(ens: Cm.Ensemble, r: int, act: str, merge_epoch: int = 1000, k1: float = -5.0) -> "S.ScurveFit":

@@ -415,10 +415,13 @@ def valid(g: Group) -> torch.Tensor:
 FIG321 = dict(c=75.0, width=100, init_scale=1e-6, lr=1e-4, merge_step=1000, k1=-5.0, fit_refine=12)
 
 
-def fig321_fits(seeds, steps: int, record_every: int = 10) -> tuple[list[ScurveFit], torch.Tensor]:
+def fig321_fits(seeds, steps: int, record_every: int = 10, data: D.Dataset | None = None
+                ) -> tuple[list[ScurveFit], torch.Tensor, torch.Tensor]:
     """Fig3.21/procedure's fits, one per seed: the Sigmoid runs of Fig. 3.21 (:data:`FIG321`, ``steps`` epochs)
-    fitted as :func:`fits_of` fits the chapter's main group.  Returns the fits and the runs' finiteness flags."""
-    ds = D.brisbois_alternative(FIG321["c"])
+    fitted as :func:`fits_of` fits the chapter's main group, on Dataset 1.1.4 with c = 75, or on ``data`` with every
+    other setting the same (C.13: "the same curve fitting ... but here for Dataset 1.1.0. The rest of the settings
+    remain the same", 000:2100).  Returns the fits, the runs' finiteness flags and their final losses."""
+    ds = D.brisbois_alternative(FIG321["c"]) if data is None else data
     seeds = list(seeds)
     scales = [FIG321["init_scale"]] * len(seeds)
     p = init.balanced(seeds, FIG321["width"], 2, scales)
@@ -427,7 +430,7 @@ def fig321_fits(seeds, steps: int, record_every: int = 10) -> tuple[list[ScurveF
     g = Group("fig3.21", "sigmoid", FIG321["width"], seeds, scales, tr)
     fits = [fit_scurve(points_of(g, r, [FIG321["merge_step"], steps]), "sigmoid", FIG321["k1"],
                        refine=FIG321["fit_refine"]) for r in range(len(seeds))]
-    return fits, valid(g)
+    return fits, valid(g), g.traj.loss[:, -1]
 
 
 #: Figs 3.19 / C.19: "more neurons, smaller norms" (:func:`norm_falls_with_m`, every seed) and, Fig. 3.19 right,

@@ -277,8 +277,12 @@ def output_exponent_criterion(eps: float) -> C.Criterion:
     return C.within(2 * (1 - eps) - 0.15, 2 * (1 - eps) + 0.15)
 
 
+#: the tolerance on a fitted alignment exponent against its predicted 2 eps (Theorem 1 (ii), Lemma 4 (1))
+EXPONENT_TOL = 0.15
+
+
 def alignment_exponent_criterion(eps: float) -> C.Criterion:
-    return C.within(2 * eps - 0.15, 2 * eps + 0.15)
+    return C.within(2 * eps - EXPONENT_TOL, 2 * eps + EXPONENT_TOL)
 
 
 def spread_arc(sw: "Sweep", eps: float) -> torch.Tensor:

@@ -21,7 +21,7 @@ from ...engine.train import animation_frames, gradient_descent
 from .theory import (
     CPU, LOSS, OLS, activation_counts, authors_frames, grad_factor, initialise, key_vector, largest_frame_rise,
     masked_reduce, misalignment, neuron_sets, ols, phase_monitor)
-from .alignment import alignment_exponent_criterion
+from .alignment import EXPONENT_TOL
 
 
 SCHEMA = {
@@ -159,9 +159,10 @@ def negative_norms_criterion(lr: float, D: torch.Tensor) -> C.Criterion:
 # O(lambda^(2 eps)) [R] (the chapter alignment: for a balanced neuron on one cone tan(theta/2) = tan(theta_0/2)
 # e^(-||D|| t)). The O() has no constant to compare one lambda with, so the check measures, per run, the fitted
 # exponent in lambda of max over S+ of 1 - cos(w_j(tau_eps), D) at the chapter's lambda and at LEM4_SCALE_FACTORS
-# times it (the same seeds and width: the same initial directions, each run to its own tau_eps), against Theorem 1
-# (ii)'s criterion 2 eps +- 0.15 (alignment.alignment_exponent_criterion). A network that does not align (untrained:
-# the misalignment does not fall with lambda) has exponent 0 and fails it (tests/test_controls_h002.py).
+# times it (the same seeds and width: the same initial directions, each run to its own tau_eps), against at least
+# 2 eps less Theorem 1 (ii)'s tolerance (alignment.EXPONENT_TOL): the O() bounds the misalignment from above, so a
+# faster alignment satisfies the lemma too. A network that does not align (untrained: the misalignment does not fall
+# with lambda) has exponent 0 and fails it (tests/test_controls_h002.py).
 LEM4_SCALE_FACTORS = (1.0, 0.1, 0.01)
 
 
@@ -204,8 +205,10 @@ def alignment_exponent(scales: torch.Tensor, max_mis: torch.Tensor) -> torch.Ten
 
 
 def positive_aligned_criterion(eps: float) -> C.Criterion:
-    """Lem4/positive-aligned: Theorem 1 (ii)'s criterion on the exponent, 2 eps +- 0.15 (the chapter alignment)."""
-    return alignment_exponent_criterion(eps)
+    """Lem4/positive-aligned: 1 - cos = O(lambda^(2 eps)) bounds the misalignment from above, so the exponent must
+    reach 2 eps, less the tolerance of Theorem 1 (ii)'s criterion (0.15, the chapter alignment); a faster alignment
+    (a larger exponent) satisfies the lemma too, so the criterion is one-sided."""
+    return C.above(2 * eps - EXPONENT_TOL)
 
 
 def invariants(mon: Monitored) -> dict:
