@@ -116,8 +116,11 @@ def test_balancedness_identity_b1():
 def test_schemas_reject_bad_values():
     from shallowflow.experiments.brisbois_thesis import activations, width_grid
     good = dict(profile="book", width=60, lr=1e-3, steps=1000, rich_scales=[1e-6, 1e-2], lazy_scale=1.0, seeds=[0], snap_every=100,
-                align_seeds=[0], fig37_seeds=[0], fig38_seeds=[0])
+                align_seeds=[0], fig37_seeds=[0], fig38_seeds=[0], fig321_seeds=[0], fig321_steps=2000, c13_seeds=[0],
+                c13_steps=2000)
     validate(good, activations.SCHEMA, activations.RULES)
+    with pytest.raises(ParameterError, match="c13_steps"):
+        validate({**good, "c13_steps": 1000}, activations.SCHEMA, activations.RULES)  # not beyond the merged epoch
     with pytest.raises(ParameterError, match="snap_every"):
         validate({**good, "snap_every": 2000}, activations.SCHEMA, activations.RULES)
     with pytest.raises(ParameterError, match="lr"):

@@ -71,9 +71,9 @@ snap_every = 250  # epochs between parameter snapshots (the thesis saved every 1
 align_seeds = [0, 1, 2, 3, 4, 5]  # seeds of Fig. 3.4's ordering (ReLU, balanced, three lambdas; those not in seeds are trained for it)
 fig37_seeds = list(range(16))  # Fig. 3.7's typical Sigmoid run (balanced, lambda 1e-6): the share of runs per check (those not in seeds are trained for it)
 fig38_seeds = list(range(16))  # Fig. 3.8's typical Tanh run (balanced, lambda 1e-6): the share of runs per check (those not in seeds are trained for it)
-fig321_seeds = [0, 1, 2]  # runs at Fig. 3.21's setting (Dataset 1.1.4, c = 75, m = 100; s_curves.FIG321): the very good fits C.13's is compared with
+fig321_seeds = [0, 1, 2]  # runs at Fig. 3.21's setting (Dataset 1.1.4, c 75, m 100; s_curves.FIG321): the very good fits C.13's are compared with
 fig321_steps = 30_000  # epochs of those runs (the s-curves chapter's)
-c13_seeds = [0, 1, 2]  # C.13's runs: Dataset 1.1.0 at Fig. 3.21's other settings (m = 100, lambda 1e-6, alpha 1e-4)
+c13_seeds = [0, 1, 2]  # C.13's runs: Dataset 1.1.0 at Fig. 3.21's other settings (m 100, lambda 1e-6, alpha 1e-4)
 c13_steps = 300_000  # epochs of those runs (the thesis's budget; the original labels at alpha 1e-4 need about 1e5)
 
 # %% tags=["remove-cell"]
