@@ -411,3 +411,20 @@ def test_fig3_remaining_loss_rejects_untrained_runs():
     assert all(bool(r["finite"].all()) and not bool(r["converged"].any()) for r in rows)
     assert all(math.isfinite(TH.remaining_loss(r)) for r in rows)
     assert rejects(TH.REMAINING_LOSS, TH.remaining_loss_flags(rows, N))
+
+
+def test_fig5_below_dp_holds_by_the_grid_so_it_was_retired():
+    """Why Fig5's former check `below-dp` (N(30, p) < 30 p at the bracketed thresholds) was retired: a bracketed
+    threshold lies inside the n grid, and in every profile the grid's largest n is below d x the smallest p, so the
+    check could not fail.  (Fig4/below-dp is kept: the paper profile's n grid reaches 36 d, beyond d p = 30 d.)"""
+    import yaml
+
+    from shallowflow.params import chapters
+
+    book = chapters.defaults("weakly-interacting/threshold")
+    for profile in ("smoke", "paper"):
+        P = {**book, **(yaml.safe_load(chapters.profile_file("weakly-interacting/threshold", profile).read_text()) or {})}
+        assert max(P["fig5_ns"]) < P["fig5_d"] * min(P["fig5_ps"]), profile
+    assert max(book["fig5_ns"]) < book["fig5_d"] * min(book["fig5_ps"])
+    paper = {**book, **yaml.safe_load(chapters.profile_file("weakly-interacting/threshold", "paper").read_text())}
+    assert max(paper["fig4_mults"]) > paper["fig4_p"]  # Fig. 4's grid can pass d p at paper scale: its check can fail there

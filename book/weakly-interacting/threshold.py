@@ -383,8 +383,12 @@ if f45 is not None:
                       f"{lp5['sep']:.1%}, the intervals are +-{lp5['precision']:.1%} (median); each fit's largest miss of a "
                       f"threshold, in intervals: power law {lp5['power']:.2f}, logarithm {lp5['log']:.2f}; extrapolated, the "
                       f"fits part by more than the intervals from p = {lp5['decides_at']:.3g}")
-    claims.check("Fig5/below-dp", "N(30, p) < 30 p (bracketed thresholds)", N5 / (P.fig5_d * ps) if len(N5) else [math.nan], C.below(1.0),
-                 source_value="n <= C d p", valid=fin5)
+    # N(30, p) < 30 p is not checked: the bracketed thresholds lie inside the n grid, whose largest n is below
+    # d x the smallest p in every profile (book 450 < 1500), so it could not fail (tests/test_controls_weakly_interacting.py)
+    _r5 = (N5 / (P.fig5_d * ps)).tolist() if len(N5) else []
+    print(f"Fig. 5, not a check (it holds by the grid: the largest n {max(P.fig5_ns)} is below d x min p = "
+          f"{P.fig5_d * min(P.fig5_ps)}): N(d, p) / (d p) "
+          + (f"{C.fmt(min(_r5))} .. {C.fmt(max(_r5))} at the {len(_r5)} bracketed p" if _r5 else "(nothing bracketed)"))
 if fl is not None:
     mm = sorted(set(P.fig4_mults))
     res = min(b / a for a, b in zip(mm, mm[1:]))  # the Fig. 4 grid's resolution: the closest consecutive n ratio
